@@ -1,0 +1,79 @@
+# txbox: plain GNU Makefile.  `make` builds build/txbox; `make check` runs every test.
+PREFIX ?= /usr/local
+BUILD  ?= build
+CC     ?= gcc
+PKGS   := libseccomp sqlite3 jansson
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
+          -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 $(WARN) -fvisibility=hidden -fstack-protector-strong -Iinclude -Isrc/lib \
+          $(PKG_CFLAGS)
+ifeq ($(SANITIZE),1)
+BUILD  := build-san
+CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+else
+CFLAGS += -D_FORTIFY_SOURCE=3
+endif
+LDLIBS := $(PKG_LIBS)
+
+LIB_SRC  := $(wildcard src/lib/*.c)
+CLI_SRC  := $(wildcard src/cli/*.c)
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+HEADERS  := include/txbox.h $(wildcard src/lib/*.h src/cli/*.h tests/unit/*.h)
+
+.PHONY: all deps check unit integration demo bench install clean stress fuzz
+all: $(BUILD)/txbox $(UNIT_BIN)
+
+$(BUILD)/%.o: %.c $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/libtxbox.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/txbox: $(CLI_OBJ) $(BUILD)/libtxbox.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtxbox.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtxbox.a $(LDLIBS)
+
+deps:
+	@scripts/deps.sh
+
+check: deps
+	$(MAKE) all
+	BUILD=$(BUILD) tests/run.sh
+
+unit: all
+	BUILD=$(BUILD) tests/run.sh unit
+
+integration: all
+	BUILD=$(BUILD) tests/run.sh integration
+
+demo: deps
+	$(MAKE) $(BUILD)/txbox
+	BUILD=$(BUILD) scripts/demo.sh
+
+bench: all
+	BUILD=$(BUILD) bench/run.sh
+
+stress: all
+	BUILD=$(BUILD) TXBOX_STRESS=1 tests/run.sh integration
+
+install: $(BUILD)/txbox
+	install -D -m 0755 $(BUILD)/txbox $(DESTDIR)$(PREFIX)/bin/txbox
+	install -D -m 0644 docs/txbox.1 $(DESTDIR)$(PREFIX)/share/man/man1/txbox.1
+	install -D -m 0644 include/txbox.h $(DESTDIR)$(PREFIX)/include/txbox.h
+
+clean:
+	rm -rf build build-san

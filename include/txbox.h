@@ -1,0 +1,195 @@
+/* txbox: every command an agent runs becomes a transaction on its workspace.
+ *
+ * Lifecycle of one transaction:
+ *
+ *   txbox_ws_open()          open the workspace, its state dir and audit store;
+ *                            recovers interrupted commits when asked to
+ *   txbox_tx_begin()         allocate a transaction: tx dir, upper/work layers, audit row
+ *   txbox_tx_run()           run a program in the sandbox on an overlay of the workspace
+ *   txbox_tx_evaluate()      walk the upper layer: what changed, which effect rules broke
+ *   txbox_tx_commit()        apply the changes atomically and crash-safe (journal + renames)
+ *   txbox_tx_rollback()      or drop them
+ *   txbox_tx_free()          release the handle (a pending transaction stays on disk)
+ *   txbox_ws_close()
+ *
+ * Later: txbox_undo() puts a committed transaction's originals back; txbox_recover() brings
+ * every interrupted transaction to a whole state.
+ *
+ * Errors: functions return >= 0 on success and -errno on failure, and fill the optional
+ * struct txbox_error with a message naming the path or value at fault.  The library never
+ * prints and never exits.
+ */
+#ifndef TXBOX_H
+#define TXBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define TXBOX_API __attribute__((visibility("default")))
+
+#define TXBOX_VERSION "0.1.0"
+
+struct txbox_error {
+        int code;        /* positive errno */
+        char msg[1024];  /* one line, no trailing newline */
+};
+
+struct txbox_ws;
+struct txbox_tx;
+
+enum txbox_outcome {
+        TXBOX_RUNNING = 0,
+        TXBOX_PENDING,
+        TXBOX_COMMITTING,
+        TXBOX_COMMITTED,
+        TXBOX_ROLLED_BACK,
+        TXBOX_DENIED,
+        TXBOX_UNDOING,
+        TXBOX_UNDONE,
+};
+
+enum txbox_change {
+        TXBOX_ADDED = 0,
+        TXBOX_MODIFIED,
+        TXBOX_DELETED,
+};
+
+struct txbox_path {
+        char *path; /* relative to the workspace, no leading slash */
+        enum txbox_change change;
+};
+
+struct txbox_violation {
+        char *rule;
+        char *path;
+        char *detail;
+};
+
+/* The record of one transaction: what the audit store keeps and what JSON shows. */
+struct txbox_record {
+        char id[32];
+        int64_t seq;        /* begin order, from the audit store */
+        int64_t commit_seq; /* commit order, 0 when never committed */
+        char **argv;        /* NULL-terminated */
+        char *cwd;
+        char *decision; /* "allow" | "deny" */
+        char *rule;     /* NULL when no rule decided */
+        char *reason;   /* NULL when no rule decided */
+        int exit_code;  /* -1: none (did not exit normally or did not run) */
+        int signal;     /* 0: none */
+        enum txbox_outcome outcome;
+        struct txbox_path *paths;
+        size_t npaths;
+        struct txbox_violation *violations;
+        size_t nviolations;
+        int64_t started_ms; /* unix time, milliseconds */
+        int64_t ended_ms;
+        int64_t duration_ms;
+        char *message; /* why txbox decided what it did; NULL when nothing to say */
+};
+
+enum txbox_commit_mode {
+        TXBOX_COMMIT_AUTO = 0,
+        TXBOX_COMMIT_KEEP,
+        TXBOX_COMMIT_DISCARD,
+};
+
+enum txbox_net_mode {
+        TXBOX_NET_NONE = 0, /* an empty network namespace: no interface up */
+        TXBOX_NET_LOOPBACK, /* an own network namespace with its loopback up */
+        TXBOX_NET_HOST,     /* the host's network */
+};
+
+struct txbox_run_opts {
+        enum txbox_net_mode net;
+        double timeout_s; /* 0: none */
+        const char *cwd;  /* absolute; NULL: the workspace root */
+};
+
+/* What txbox_tx_run() saw. */
+struct txbox_run_result {
+        int exit_code;  /* -1 when killed by a signal or never started */
+        int signal;     /* 0 when exited */
+        bool timed_out;
+        bool exec_failed; /* the program could not be executed (exit_code 126/127) */
+};
+
+/* Flags for txbox_ws_open(). */
+#define TXBOX_OPEN_RECOVER 0x1u /* recover interrupted transactions first */
+
+/* Open a workspace.  state_dir NULL picks the default (on the workspace's filesystem,
+ * outside the workspace).  Fails when the workspace is missing, the state dir is on
+ * another filesystem or the audit store is unusable. */
+TXBOX_API int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
+                            struct txbox_ws **out, struct txbox_error *err);
+TXBOX_API void txbox_ws_close(struct txbox_ws *ws);
+/* Absolute, canonical paths of the workspace and the state dir. */
+TXBOX_API const char *txbox_ws_path(const struct txbox_ws *ws);
+TXBOX_API const char *txbox_ws_state_path(const struct txbox_ws *ws);
+
+/* Start a transaction for argv (recorded as given). */
+TXBOX_API int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **out,
+                             struct txbox_error *err);
+/* Load a pending transaction by id or unique id prefix, to commit or roll it back. */
+TXBOX_API int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx **out,
+                            struct txbox_error *err);
+/* Run argv in the sandbox; blocks until the program and all its descendants are gone. */
+TXBOX_API int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts,
+                           struct txbox_run_result *res, struct txbox_error *err);
+/* Compute the changeset and effect-rule violations; fills the record's paths and
+ * violations.  Returns the number of violations. */
+TXBOX_API int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err);
+/* Apply the changes to the live workspace.  Refuses (-EPERM) when violations exist. */
+TXBOX_API int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err);
+/* Drop the changes; message (may be NULL) says why, for the audit log. */
+TXBOX_API int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_error *err);
+/* Leave the transaction pending on disk (commit or roll back later by id). */
+TXBOX_API int txbox_tx_keep(struct txbox_tx *tx, struct txbox_error *err);
+/* Record the program's exit status before commit/rollback/keep. */
+TXBOX_API void txbox_tx_set_result(struct txbox_tx *tx, const struct txbox_run_result *res);
+/* The whole decision after a run, as CONTRACT.md says: evaluate, then commit (auto and the
+ * program exited 0 with no violation), keep, or roll back.  *status receives the exit status
+ * txbox run must return (the program's, 122-126, or 128+N).  When txbox decided a non-zero
+ * outcome, *why (may be NULL) points at a one-line reason owned by the record. */
+TXBOX_API int txbox_tx_finish(struct txbox_tx *tx, enum txbox_commit_mode mode,
+                              const struct txbox_run_result *res, int *status, const char **why,
+                              struct txbox_error *err);
+TXBOX_API const struct txbox_record *txbox_tx_record(const struct txbox_tx *tx);
+/* A non-fatal problem found before the run (e.g. workspace files the sandbox cannot map),
+ * or NULL. */
+TXBOX_API const char *txbox_tx_warning(const struct txbox_tx *tx);
+TXBOX_API void txbox_tx_free(struct txbox_tx *tx);
+
+/* Revert committed transaction id (NULL: the newest committed one).  Refuses with
+ * -EBUSY, naming the paths in err, when a later change touched the same paths.
+ * out (may be NULL) receives the updated record. */
+TXBOX_API int txbox_undo(struct txbox_ws *ws, const char *id, struct txbox_record *out,
+                         struct txbox_error *err);
+
+struct txbox_recover_stats {
+        unsigned rolled_back; /* interrupted commits reverted, dead runs discarded */
+        unsigned completed;   /* commits or undos found finished, audit brought up to date */
+};
+TXBOX_API int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats,
+                            struct txbox_error *err);
+
+/* Audit reads. */
+TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **out, size_t *n,
+                        struct txbox_error *err);
+TXBOX_API int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_record *out,
+                         struct txbox_error *err);
+/* A unified diff of a transaction's text changes (committed: original vs committed;
+ * pending: live vs upper).  *out is malloc'd. */
+TXBOX_API int txbox_diff(struct txbox_ws *ws, const char *id, char **out, struct txbox_error *err);
+
+TXBOX_API void txbox_record_clear(struct txbox_record *rec);
+TXBOX_API void txbox_records_free(struct txbox_record *recs, size_t n);
+TXBOX_API const char *txbox_outcome_name(enum txbox_outcome o);
+TXBOX_API const char *txbox_change_name(enum txbox_change c);
+/* The record as one JSON object (CONTRACT.md), malloc'd, no trailing newline. */
+TXBOX_API char *txbox_record_json(const struct txbox_record *rec);
+/* An array of records as JSON. */
+TXBOX_API char *txbox_records_json(const struct txbox_record *recs, size_t n);
+
+#endif

@@ -1,0 +1,60 @@
+/* Shared pieces of the command-line faces: global options, opening the workspace, errors. */
+#ifndef TXBOX_CLI_H
+#define TXBOX_CLI_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "txbox.h"
+
+/* Exit statuses (CONTRACT.md for run/sh; the other verbs use 0, 1 and 2). */
+enum {
+        EXIT_REFUSED = 1, /* the verb could not do what was asked (nothing to undo, conflict) */
+        EXIT_USAGE = 2,
+        EXIT_CONFLICT = 122,
+        EXIT_EFFECT = 123,
+        EXIT_TIMEOUT = 124,
+        EXIT_TXBOX = 125,
+        EXIT_DENIED = 126,
+};
+
+struct global_opts {
+        const char *workspace;
+        const char *state;
+        const char *policy;
+};
+
+struct verb {
+        const char *name;
+        int (*run)(int argc, char **argv, const struct global_opts *g);
+        const char *summary;
+};
+
+/* Parse global options at the front of argv; returns the index of the verb, or -1 with a
+ * message printed (usage), or -2 when --help/--version was handled. */
+int cli_parse_globals(int argc, char **argv, struct global_opts *g);
+/* Open the workspace (recovering interrupted commits when recover); prints the error. */
+struct txbox_ws *cli_open(const struct global_opts *g, bool recover);
+/* Print "txbox: MSG" to stderr. */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* True when argv has -h or --help before any "--". */
+bool cli_wants_help(int argc, char **argv);
+/* Colour is used only on a terminal and never with NO_COLOR. */
+bool cli_color(FILE *f);
+
+int cmd_run(int argc, char **argv, const struct global_opts *g);
+int cmd_sh(int argc, char **argv, const struct global_opts *g);
+int cmd_log(int argc, char **argv, const struct global_opts *g);
+int cmd_show(int argc, char **argv, const struct global_opts *g);
+int cmd_diff(int argc, char **argv, const struct global_opts *g);
+int cmd_commit(int argc, char **argv, const struct global_opts *g);
+int cmd_rollback(int argc, char **argv, const struct global_opts *g);
+int cmd_undo(int argc, char **argv, const struct global_opts *g);
+int cmd_recover(int argc, char **argv, const struct global_opts *g);
+
+/* Human output shared by show, log, commit, rollback and undo. */
+void print_record_human(FILE *f, const struct txbox_record *rec);
+void print_log_table(FILE *f, const struct txbox_record *recs, size_t n);
+/* Parse a --json / -n style flag set for read verbs; returns 0 or EXIT_USAGE. */
+
+#endif

@@ -1,0 +1,39 @@
+/* txbox commit TX: apply a pending transaction. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+static void commit_usage(FILE *f)
+{
+        fprintf(f, "Usage: txbox commit TX\n\n"
+                   "Commit pending transaction TX (left by run --commit=keep): its changes are\n"
+                   "checked again and applied atomically; the originals are kept for txbox undo.\n");
+}
+
+int cmd_commit(int argc, char **argv, const struct global_opts *g)
+{
+        struct txbox_tx *tx = NULL;
+        struct txbox_error err = {0};
+        int r;
+
+        if (cli_wants_help(argc, argv)) {
+                commit_usage(stdout);
+                return 0;
+        }
+        if (argc != 2) {
+                commit_usage(stderr);
+                return EXIT_USAGE;
+        }
+        struct txbox_ws *ws = cli_open(g, true);
+        if (!ws)
+                return EXIT_TXBOX;
+        if ((r = txbox_tx_load(ws, argv[1], &tx, &err)) == 0 && (r = txbox_tx_evaluate(tx, &err)) >= 0)
+                r = txbox_tx_commit(tx, &err);
+        if (r < 0)
+                cli_error("%s", err.msg);
+        else
+                printf("committed tx %s (%zu change%s)\n", txbox_tx_record(tx)->id, txbox_tx_record(tx)->npaths,
+                       txbox_tx_record(tx)->npaths == 1 ? "" : "s");
+        txbox_tx_free(tx);
+        txbox_ws_close(ws);
+        return r < 0 ? EXIT_REFUSED : 0;
+}

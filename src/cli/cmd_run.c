@@ -1,0 +1,135 @@
+/* txbox run [OPTS] -- PROGRAM [ARG...]: one program, one transaction. */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "run.h"
+
+static void run_usage(FILE *f)
+{
+        fprintf(f, "Usage: txbox run [OPTIONS] -- PROGRAM [ARG...]\n\n"
+                   "Run PROGRAM as one transaction: in a sandbox (own user, mount, pid, ipc, uts and\n"
+                   "network namespaces; read-only system; private /tmp; secrets hidden) on a\n"
+                   "copy-on-write view of the workspace.  When it ends, its changes are committed\n"
+                   "atomically or rolled back.  stdin, stdout and stderr pass through.\n\n"
+                   "Options:\n");
+        run_options_help(f);
+        fprintf(f, "\nExit status: the program's own (128+N when killed by signal N); 124 timeout;\n"
+                   "123 an effect rule was broken; 122 conflict; 125 txbox failed; 126 denied by policy.\n");
+}
+
+void run_options_help(FILE *f)
+{
+        fprintf(f, "  --commit=auto|keep|discard  auto (default): commit when PROGRAM exits 0 and no\n"
+                   "                              effect rule is broken, else roll back; keep: leave it\n"
+                   "                              pending (txbox commit/rollback TX); discard: roll back\n"
+                   "  --net=none|loopback|host    network: none (default, empty namespace), loopback\n"
+                   "                              (own loopback up), host (the host's network)\n"
+                   "  --timeout=SECONDS           kill the program and roll back after SECONDS\n"
+                   "  --report=FILE               write the transaction's JSON record to FILE\n"
+                   "  -v, --verbose               say what happened even when it went well\n"
+                   "  -h, --help                  this help\n");
+}
+
+static int parse_commit(const char *s, enum txbox_commit_mode *m)
+{
+        if (!strcmp(s, "auto"))
+                *m = TXBOX_COMMIT_AUTO;
+        else if (!strcmp(s, "keep"))
+                *m = TXBOX_COMMIT_KEEP;
+        else if (!strcmp(s, "discard"))
+                *m = TXBOX_COMMIT_DISCARD;
+        else
+                return -1;
+        return 0;
+}
+
+static int parse_net(const char *s, enum txbox_net_mode *m)
+{
+        if (!strcmp(s, "none"))
+                *m = TXBOX_NET_NONE;
+        else if (!strcmp(s, "loopback"))
+                *m = TXBOX_NET_LOOPBACK;
+        else if (!strcmp(s, "host"))
+                *m = TXBOX_NET_HOST;
+        else if (!strncmp(s, "allow:", 6)) {
+                cli_error("--net=%s: per-domain network filtering is not available in this version; "
+                          "use --net=host or --net=none", s);
+                return -2;
+        } else
+                return -1;
+        return 0;
+}
+
+static int parse_timeout(const char *s, double *t)
+{
+        char *end;
+        *t = strtod(s, &end);
+        return *end || *t < 0 || *t > 1e7 ? -1 : 0;
+}
+
+/* Parse run/sh options up to the first non-option; returns optind or -EXIT code. */
+int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FILE *))
+{
+        static const struct option opts[] = {
+                {"commit", required_argument, NULL, 'm'}, {"net", required_argument, NULL, 'n'},
+                {"timeout", required_argument, NULL, 't'}, {"report", required_argument, NULL, 'r'},
+                {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+                {"tx", required_argument, NULL, 'x'},     {0},
+        };
+        int c, r;
+
+        optind = 1;
+        while ((c = getopt_long(argc, argv, o->shell ? "+vhc:" : "+vh", opts, NULL)) != -1) {
+                switch (c) {
+                case 'm':
+                        if (parse_commit(optarg, &o->mode) < 0) {
+                                cli_error("--commit=%s: expected auto, keep or discard", optarg);
+                                return -EXIT_TXBOX;
+                        }
+                        break;
+                case 'n':
+                        if ((r = parse_net(optarg, &o->opts.net)) < 0) {
+                                if (r == -1)
+                                        cli_error("--net=%s: expected none, loopback or host", optarg);
+                                return -EXIT_TXBOX;
+                        }
+                        break;
+                case 't':
+                        if (parse_timeout(optarg, &o->opts.timeout_s) < 0) {
+                                cli_error("--timeout=%s: expected a number of seconds", optarg);
+                                return -EXIT_TXBOX;
+                        }
+                        break;
+                case 'r': o->report = optarg; break;
+                case 'v': o->verbose = true; break;
+                case 'c': o->command = optarg; break;
+                case 'x':
+                        cli_error("--tx: session transactions are not available in this version");
+                        return -EXIT_TXBOX;
+                case 'h': help(stdout); return -0x100;
+                default: help(stderr); return -EXIT_TXBOX;
+                }
+        }
+        return optind;
+}
+
+int cmd_run(int argc, char **argv, const struct global_opts *g)
+{
+        struct run_cli o = {0};
+        int i = run_parse_options(argc, argv, &o, run_usage);
+
+        if (i == -0x100)
+                return 0;
+        if (i < 0)
+                return -i;
+        if (i >= argc) {
+                cli_error("run: no program given; usage: txbox run [OPTIONS] -- PROGRAM [ARG...]");
+                return EXIT_TXBOX;
+        }
+        return run_transaction(argv + i, &o, g);
+}

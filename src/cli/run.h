@@ -1,0 +1,21 @@
+/* Shared by txbox run and txbox sh. */
+#ifndef TXBOX_CLI_RUN_H
+#define TXBOX_CLI_RUN_H
+
+#include "cli.h"
+
+struct run_cli {
+        enum txbox_commit_mode mode;
+        struct txbox_run_opts opts;
+        const char *report;
+        const char *command; /* sh -c STRING */
+        bool verbose;
+        bool shell;
+};
+
+int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FILE *));
+void run_options_help(FILE *f);
+/* Run argv as one transaction and return the exit status CONTRACT.md gives. */
+int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g);
+
+#endif

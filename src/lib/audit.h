@@ -1,0 +1,49 @@
+/* The audit store: one SQLite database (WAL) in the state dir.
+ *
+ * Schema v1:
+ *   meta(key TEXT PRIMARY KEY, value TEXT)               -- 'schema_version' = '1'
+ *   tx(seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT UNIQUE NOT NULL, argv TEXT (JSON array),
+ *      cwd TEXT, decision TEXT, rule TEXT, reason TEXT, exit_code INTEGER (NULL when -1),
+ *      signal INTEGER (NULL when 0), outcome TEXT, commit_seq INTEGER, started_ms INTEGER,
+ *      ended_ms INTEGER, duration_ms INTEGER, n_added INTEGER, n_modified INTEGER,
+ *      n_deleted INTEGER, violations TEXT (JSON array of {rule,path,detail}), message TEXT)
+ *   path(tx_seq INTEGER REFERENCES tx(seq), path TEXT, change TEXT, PRIMARY KEY(tx_seq, path))
+ *   index on path(path)
+ */
+#ifndef TXBOX_AUDIT_H
+#define TXBOX_AUDIT_H
+
+#include "util.h"
+
+struct audit;
+
+/* Open or create the database at path; sets WAL, a busy timeout, foreign keys, and checks
+ * integrity cheaply (quick schema read).  A corrupt or foreign file gives -EBADMSG with a
+ * message saying which file and what to do. */
+int audit_open(const char *path, struct audit **out, struct txbox_error *err);
+void audit_close(struct audit *a);
+
+/* Insert a new record; assigns rec->seq.  rec->id must be unique. */
+int audit_insert(struct audit *a, struct txbox_record *rec, struct txbox_error *err);
+/* Overwrite the row of rec->id with rec's fields and replace its path rows with rec->paths,
+ * in one SQLite transaction. */
+int audit_update(struct audit *a, const struct txbox_record *rec, struct txbox_error *err);
+/* Load one record (with paths and violations) by exact id or unique prefix (>= 4 chars).
+ * -ENOENT when none, -EINVAL (message lists candidates) when ambiguous. */
+int audit_get(struct audit *a, const char *id, struct txbox_record *out, struct txbox_error *err);
+/* Newest first (by seq); limit <= 0: all.  Records carry their paths and violations. */
+int audit_list(struct audit *a, int limit, struct txbox_record **out, size_t *n,
+               struct txbox_error *err);
+/* Records whose outcome is one of the given (e.g. RUNNING, COMMITTING, UNDOING). */
+int audit_list_outcomes(struct audit *a, const enum txbox_outcome *outcomes, size_t noutcomes,
+                        struct txbox_record **out, size_t *n, struct txbox_error *err);
+/* The newest committed (not undone) record by commit_seq: -ENOENT when none. */
+int audit_newest_committed(struct audit *a, struct txbox_record *out, struct txbox_error *err);
+/* The next commit sequence number (max(commit_seq)+1). */
+int audit_next_commit_seq(struct audit *a, int64_t *out, struct txbox_error *err);
+/* Paths of committed (not undone) transactions with commit_seq > after_commit_seq that equal,
+ * lie beneath, or lie above any of paths[].  Returned as "path (tx ID)" strings in *out. */
+int audit_later_overlaps(struct audit *a, int64_t after_commit_seq, const struct txbox_path *paths,
+                         size_t npaths, struct strvec *out, struct txbox_error *err);
+
+#endif

@@ -1,0 +1,66 @@
+/* The changeset: what a transaction's upper layer changes in the live workspace, and the
+ * operations that commit applies.
+ *
+ * Operations never nest: when a directory moves into place whole (new directory, opaque
+ * directory, or directory replacing a non-directory) its children are not operations of
+ * their own.  Operations come in pre-order (parents before children). */
+#ifndef TXBOX_CHANGESET_H
+#define TXBOX_CHANGESET_H
+
+#include <sys/types.h>
+
+#include "util.h"
+
+enum cs_op_kind {
+        CS_OP_SWAP = 0, /* move live entry (if has_old) aside; move upper entry (if has_new) in */
+        CS_OP_CHMOD,    /* a merged directory whose mode changed: chmod live to new_mode */
+};
+
+struct cs_op {
+        char *path; /* relative to the workspace */
+        enum cs_op_kind kind;
+        bool has_old;  /* SWAP: live had an entry at plan time */
+        bool has_new;  /* SWAP: upper has an entry to move in (false: a deletion) */
+        mode_t old_mode, new_mode; /* CHMOD: permission bits; SWAP: file type+mode of each side */
+        /* Identity of the new entry (upper; rename keeps it) for undo's "touched since?" check. */
+        uint64_t new_ino;
+        int64_t new_size;
+        int64_t new_mtime_ns;
+};
+
+struct changeset {
+        struct cs_op *ops;
+        size_t nops, cap_ops;
+        struct txbox_path *paths; /* every added/modified/deleted path, sorted by path */
+        size_t npaths, cap_paths;
+        struct txbox_violation *violations;
+        size_t nviolations, cap_violations;
+};
+
+/* Limits on what a transaction's upper layer may hold. */
+#define CS_MAX_DEPTH 256
+#define CS_MAX_ENTRIES 2000000
+
+/* Walk upper_fd (the transaction's upper layer) against live_fd (the workspace root) and fill
+ * cs.  Classifies entries: whiteouts (char 0/0, or zero-size file with xattr
+ * user.overlay.whiteout) = deleted; directories with user.overlay.opaque = "y" replace the
+ * live directory; copy-ups whose type, mode, content (or symlink target) equal the live entry
+ * are no change; devices, fifos and sockets are violations (rule "special-file").
+ * Deleted or replaced live directories list every live path beneath them as deleted.  Never
+ * follows symlinks. */
+int changeset_build(int upper_fd, int live_fd, struct changeset *cs, struct txbox_error *err);
+
+/* Make the upper layer fit to move into the live workspace: remove overlay's own xattrs
+ * (user.overlay.opaque, .origin, .impure, .nlink, .upper, .redirect, .metacopy, .whiteout,
+ * .protattr, .uuid ...), unescape user.overlay.overlay.X to user.overlay.X, remove whiteouts
+ * inside directories that move whole, clear setuid/setgid bits.  Only touches entries
+ * named by cs->ops (and their subtrees). */
+int changeset_prepare(int upper_fd, const struct changeset *cs, struct txbox_error *err);
+
+void changeset_free(struct changeset *cs);
+
+/* Add a violation (copies strings). */
+void changeset_add_violation(struct changeset *cs, const char *rule, const char *path,
+                             const char *detail);
+
+#endif

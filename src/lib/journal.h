@@ -1,0 +1,32 @@
+/* The commit journal: the ordered list of operations, written and fsynced before the first
+ * change, and the idempotent steps that apply or revert them.
+ *
+ * Every SWAP op is two renames: the live entry (if any) moves aside (tx/undo/PATH), then the
+ * new entry moves in from the source layer (tx/upper/PATH).  Each step checks where the
+ * entries are before moving them, so apply and revert can both be replayed after a crash at
+ * any point.  Undo is the inverse list (journal_invert) applied with undo/ as the source and
+ * redo/ as the aside area. */
+#ifndef TXBOX_JOURNAL_H
+#define TXBOX_JOURNAL_H
+
+#include "changeset.h"
+
+/* Write ops to dirfd/name durably (temp file, fsync, rename, fsync dir). */
+int journal_write(int dirfd, const char *name, const struct cs_op *ops, size_t n,
+                  struct txbox_error *err);
+/* Read a journal; -EBADMSG when incomplete or malformed. */
+int journal_read(int dirfd, const char *name, struct cs_op **ops, size_t *n,
+                 struct txbox_error *err);
+void journal_ops_free(struct cs_op *ops, size_t n);
+/* The inverse operation list (reverse order, old and new swapped). */
+struct cs_op *journal_invert(const struct cs_op *ops, size_t n);
+
+/* Apply ops to live_fd, taking new entries from src_fd and moving originals to aside_fd.
+ * fp names the failpoint hit before every rename (tests crash there). */
+int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
+                  const char *fp, struct txbox_error *err);
+/* Undo whatever part of journal_apply happened, in reverse order. */
+int journal_revert(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
+                   struct txbox_error *err);
+
+#endif

@@ -1,0 +1,47 @@
+/* The sandbox: a child in new user, mount, pid, ipc, uts (and network) namespaces that sees
+ * the workspace through an overlay and the rest of the system read-only. */
+#ifndef TXBOX_SANDBOX_H
+#define TXBOX_SANDBOX_H
+
+#include <sys/types.h>
+
+#include "util.h"
+
+#define IDMAP_MAX 32
+
+/* How ids map into the sandbox's user namespace: identity ranges. */
+struct idmap {
+        struct {
+                uint32_t start, count;
+        } uid[IDMAP_MAX], gid[IDMAP_MAX];
+        size_t nuid, ngid;
+        bool privileged; /* we may write arbitrary maps (CAP_SETUID/CAP_SETGID) */
+};
+
+/* Plan the id maps: with CAP_SETUID+CAP_SETGID, mirror every range of our own namespace;
+ * otherwise map only our uid and gid. */
+int idmap_plan(struct idmap *m, struct txbox_error *err);
+bool idmap_has_uid(const struct idmap *m, uid_t uid);
+bool idmap_has_gid(const struct idmap *m, gid_t gid);
+
+struct sandbox_spec {
+        const char *workspace; /* absolute, canonical */
+        const char *upper;     /* absolute; on a filesystem with user xattrs */
+        const char *work;      /* absolute; same filesystem as upper, empty */
+        const char *state_dir; /* hidden inside the sandbox */
+        const char *home;      /* secrets beneath it are hidden; may be NULL */
+        char *const *argv;
+        const char *cwd; /* absolute; where the program starts */
+        enum txbox_net_mode net;
+        double timeout_s;
+        const struct idmap *idmap;
+};
+
+/* Paths beneath $HOME that hold credentials: masked (empty) inside the sandbox. */
+extern const char *const sandbox_secret_paths[];
+
+/* Run spec->argv; returns when the program and every process it left are gone. */
+int sandbox_run(const struct sandbox_spec *spec, struct txbox_run_result *res,
+                struct txbox_error *err);
+
+#endif

@@ -1,0 +1,682 @@
+/* Transactions: workspace and state dir, begin/run/evaluate/commit/rollback/keep.
+ *
+ * State dir layout:
+ *   audit.db            the audit store (SQLite, WAL)
+ *   lock                flock'd around every commit, undo and recovery step
+ *   active/ID           one file per transaction a process is working on, flock'd by it;
+ *                       recovery visits only these (a dead owner leaves an unlocked file)
+ *   tx/ID/upper, work   the overlay's layers
+ *   tx/ID/journal       the commit plan, durable before the first change
+ *   tx/ID/committed     marker: every op applied and synced
+ *   tx/ID/undo/         originals moved aside by the commit (what undo puts back)
+ *   tx/ID/undoing, undone, redo/   the same for an undo
+ */
+#define _GNU_SOURCE
+#include "tx.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <pwd.h>
+#include <sys/file.h>
+
+#include "journal.h"
+#include "record.h"
+
+/* ---- workspace ---- */
+
+static int mount_id(const char *path, uint64_t *id)
+{
+        struct statx stx;
+        if (statx(AT_FDCWD, path, 0, STATX_MNT_ID, &stx) < 0)
+                return -errno;
+        if (!(stx.stx_mask & STATX_MNT_ID))
+                return -ENOSYS;
+        *id = stx.stx_mnt_id;
+        return 0;
+}
+
+/* The closest existing ancestor of path (path itself when it exists). */
+static char *existing_ancestor(const char *path)
+{
+        char *p = xstrdup(path);
+        struct stat st;
+        while (stat(p, &st) < 0) {
+                char *slash = strrchr(p, '/');
+                if (!slash || slash == p) {
+                        strcpy(p, "/");
+                        break;
+                }
+                *slash = '\0';
+        }
+        return p;
+}
+
+static bool same_mount(const char *a, const char *b)
+{
+        uint64_t ia, ib;
+        _cleanup_free_ char *ea = existing_ancestor(a), *eb = existing_ancestor(b);
+        return mount_id(ea, &ia) == 0 && mount_id(eb, &ib) == 0 && ia == ib;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+        uint32_t h = 2166136261u;
+        for (; *s; s++)
+                h = (h ^ (unsigned char)*s) * 16777619u;
+        return h;
+}
+
+static const char *home_dir(void)
+{
+        const char *h = getenv("HOME");
+        if (h && h[0] == '/')
+                return h;
+        struct passwd *pw = getpwuid(getuid());
+        return pw && pw->pw_dir && pw->pw_dir[0] == '/' ? pw->pw_dir : NULL;
+}
+
+/* Default state dir: $XDG_STATE_HOME/txbox/NAME-HASH when on the workspace's mount (commit is
+ * rename(2)), else .txbox-state/NAME-HASH next to the workspace.  *mask is the directory
+ * hidden inside the sandbox (the whole txbox state root, so other workspaces' logs too). */
+static int default_state(const char *ws, char **state, char **mask, struct txbox_error *err)
+{
+        const char *base = strrchr(ws, '/');
+        const char *home = home_dir();
+        const char *xdg = getenv("XDG_STATE_HOME");
+        _cleanup_free_ char *root = NULL, *parent = xstrdup(ws);
+        char leaf[NAME_MAX];
+
+        snprintf(leaf, sizeof(leaf), "%.200s-%08x", base && base[1] ? base + 1 : "root", fnv1a(ws));
+        if (xdg && xdg[0] == '/')
+                root = xasprintf("%s/txbox", xdg);
+        else if (home)
+                root = xasprintf("%s/.local/state/txbox", home);
+        if (root && !path_is_within(root, ws) && same_mount(root, ws)) {
+                *state = xasprintf("%s/%s", root, leaf);
+                *mask = TAKE_PTR(root);
+                return 0;
+        }
+        char *slash = strrchr(parent, '/');
+        if (slash && slash != parent)
+                *slash = '\0';
+        free(root);
+        root = xasprintf("%s/.txbox-state", strcmp(parent, ws) ? parent : "");
+        if (strcmp(ws, "/") && same_mount(root, ws)) {
+                *state = xasprintf("%s/%s", root, leaf);
+                *mask = TAKE_PTR(root);
+                return 0;
+        }
+        return tx_err(err, EXDEV,
+                      "no state dir on the filesystem of workspace '%s' could be chosen; pass --state DIR "
+                      "with a directory on the same mount, outside the workspace", ws);
+}
+
+static int check_state_dir(const char *ws, const char *state, struct txbox_error *err)
+{
+        if (path_is_within(state, ws))
+                return tx_err(err, EINVAL, "state dir '%s' is inside the workspace '%s'; choose a directory "
+                                           "outside it (the overlay cannot have its upper layer in its lower layer)",
+                              state, ws);
+        if (path_is_within(ws, state))
+                return tx_err(err, EINVAL, "workspace '%s' is inside the state dir '%s'", ws, state);
+        if (!same_mount(state, ws))
+                return tx_err(err, EXDEV, "state dir '%s' is on another filesystem or mount than workspace '%s'; "
+                                          "commits are renames, so pass --state DIR on the workspace's mount",
+                              state, ws);
+        return 0;
+}
+
+static int open_state(struct txbox_ws *ws, struct txbox_error *err)
+{
+        int r;
+        if ((r = mkdir_p(ws->state, 0700)) < 0)
+                return tx_err(err, -r, "cannot create state dir '%s': %s", ws->state, strerror(-r));
+        ws->state_fd = open(ws->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ws->state_fd < 0)
+                return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
+        if ((mkdirat(ws->state_fd, "tx", 0700) < 0 && errno != EEXIST) ||
+            (mkdirat(ws->state_fd, "active", 0700) < 0 && errno != EEXIST))
+                return tx_err(err, errno, "cannot create '%s/tx': %s", ws->state, strerror(errno));
+        ws->tx_fd = openat(ws->state_fd, "tx", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ws->active_fd = openat(ws->state_fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ws->lock_fd = openat(ws->state_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (ws->tx_fd < 0 || ws->active_fd < 0 || ws->lock_fd < 0)
+                return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
+        _cleanup_free_ char *db = xasprintf("%s/audit.db", ws->state);
+        return audit_open(db, &ws->audit, err);
+}
+
+int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
+                  struct txbox_ws **out, struct txbox_error *err)
+{
+        struct txbox_ws *ws = xcalloc(1, sizeof(*ws));
+        char buf[PATH_MAX];
+        int r;
+
+        ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->lock_fd = -1;
+        if (!realpath(workspace, buf)) {
+                r = tx_err(err, errno, "workspace '%s' %s", workspace,
+                           errno == ENOENT ? "does not exist; create it or pass -C DIR" : strerror(errno));
+                goto fail;
+        }
+        ws->path = xstrdup(buf);
+        ws->ws_fd = open(ws->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ws->ws_fd < 0) {
+                r = tx_err(err, errno, "workspace '%s' is not a usable directory: %s", ws->path, strerror(errno));
+                goto fail;
+        }
+        if (state_dir) {
+                if ((r = mkdir_p(state_dir, 0700)) < 0 || !realpath(state_dir, buf)) {
+                        r = tx_err(err, r < 0 ? -r : errno, "cannot create state dir '%s': %s", state_dir,
+                                   strerror(r < 0 ? -r : errno));
+                        goto fail;
+                }
+                ws->state = xstrdup(buf);
+                ws->state_mask = xstrdup(buf);
+        } else if ((r = default_state(ws->path, &ws->state, &ws->state_mask, err)) < 0)
+                goto fail;
+        if ((r = check_state_dir(ws->path, ws->state, err)) < 0 || (r = open_state(ws, err)) < 0)
+                goto fail;
+        if ((flags & TXBOX_OPEN_RECOVER) && (r = txbox_recover(ws, NULL, err)) < 0)
+                goto fail;
+        *out = ws;
+        return 0;
+fail:
+        txbox_ws_close(ws);
+        return r;
+}
+
+void txbox_ws_close(struct txbox_ws *ws)
+{
+        if (!ws)
+                return;
+        audit_close(ws->audit);
+        closep(&ws->ws_fd);
+        closep(&ws->state_fd);
+        closep(&ws->tx_fd);
+        closep(&ws->active_fd);
+        closep(&ws->lock_fd);
+        free(ws->path);
+        free(ws->state);
+        free(ws->state_mask);
+        free(ws);
+}
+
+const char *txbox_ws_path(const struct txbox_ws *ws) { return ws->path; }
+const char *txbox_ws_state_path(const struct txbox_ws *ws) { return ws->state; }
+
+int ws_lock(struct txbox_ws *ws, struct txbox_error *err)
+{
+        while (flock(ws->lock_fd, LOCK_EX) < 0)
+                if (errno != EINTR)
+                        return tx_err(err, errno, "cannot lock '%s/lock': %s", ws->state, strerror(errno));
+        return 0;
+}
+
+void ws_unlock(struct txbox_ws *ws) { flock(ws->lock_fd, LOCK_UN); }
+
+/* ---- transaction handles ---- */
+
+/* Claim active/ID: exclusive lock held for as long as this process works on the tx. */
+int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error *err)
+{
+        int fd = openat(ws->active_fd, id, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return tx_err(err, errno, "cannot create '%s/active/%s': %s", ws->state, id, strerror(errno));
+        if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
+                int e = errno;
+                close(fd);
+                return tx_err(err, e == EWOULDBLOCK ? EBUSY : e, "transaction %s is in use by another txbox process", id);
+        }
+        return fd;
+}
+
+void tx_unclaim(struct txbox_ws *ws, const char *id, int fd)
+{
+        if (fd < 0)
+                return;
+        unlinkat(ws->active_fd, id, 0);
+        close(fd);
+}
+
+static void release(struct txbox_tx *tx)
+{
+        tx_unclaim(tx->ws, tx->rec.id, tx->lock_fd);
+        tx->lock_fd = -1;
+}
+
+static struct txbox_tx *tx_new(struct txbox_ws *ws)
+{
+        struct txbox_tx *tx = xcalloc(1, sizeof(*tx));
+        tx->ws = ws;
+        tx->dir_fd = tx->lock_fd = -1;
+        tx->rec.exit_code = -1;
+        return tx;
+}
+
+void txbox_tx_free(struct txbox_tx *tx)
+{
+        if (!tx)
+                return;
+        closep(&tx->dir_fd);
+        closep(&tx->lock_fd);
+        changeset_free(&tx->cs);
+        txbox_record_clear(&tx->rec);
+        free(tx->warning);
+        free(tx);
+}
+
+const struct txbox_record *txbox_tx_record(const struct txbox_tx *tx) { return &tx->rec; }
+
+static int make_tx_dir(struct txbox_tx *tx, struct txbox_error *err)
+{
+        struct txbox_ws *ws = tx->ws;
+        if (mkdirat(ws->tx_fd, tx->rec.id, 0700) < 0)
+                return tx_err(err, errno, "cannot create '%s/tx/%s': %s", ws->state, tx->rec.id, strerror(errno));
+        tx->dir_fd = openat(ws->tx_fd, tx->rec.id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (tx->dir_fd < 0 || mkdirat(tx->dir_fd, "upper", 0755) < 0 || mkdirat(tx->dir_fd, "work", 0700) < 0)
+                return tx_err(err, errno, "cannot create the layers of tx %s in '%s': %s", tx->rec.id,
+                              ws->state, errno == ENOSPC ? "no space left on device" : strerror(errno));
+        return 0;
+}
+
+int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **out,
+                   struct txbox_error *err)
+{
+        struct txbox_tx *tx = tx_new(ws);
+        char cwd[PATH_MAX];
+        int r;
+
+        random_hex(tx->rec.id, 5);
+        tx->rec.argv = strv_dup(argv);
+        tx->rec.cwd = xstrdup(getcwd(cwd, sizeof(cwd)) ? cwd : ws->path);
+        tx->rec.decision = xstrdup("allow");
+        tx->rec.outcome = TXBOX_RUNNING;
+        tx->rec.started_ms = now_ms();
+        tx->t0_us = mono_us();
+        if ((r = tx_claim(ws, tx->rec.id, false, err)) < 0)
+                goto fail;
+        tx->lock_fd = r;
+        if ((r = make_tx_dir(tx, err)) < 0 || (r = audit_insert(ws->audit, &tx->rec, err)) < 0) {
+                rm_rf_at(ws->tx_fd, tx->rec.id);
+                goto fail;
+        }
+        *out = tx;
+        return 0;
+fail:
+        release(tx);
+        txbox_tx_free(tx);
+        return r;
+}
+
+int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx **out, struct txbox_error *err)
+{
+        struct txbox_tx *tx = tx_new(ws);
+        int r;
+
+        if ((r = audit_get(ws->audit, id, &tx->rec, err)) < 0)
+                goto fail;
+        if (tx->rec.outcome != TXBOX_PENDING) {
+                r = tx_err(err, EINVAL, "transaction %s is %s, not pending: only pending transactions can be "
+                                        "committed or rolled back (use txbox undo for committed ones)",
+                           tx->rec.id, txbox_outcome_name(tx->rec.outcome));
+                goto fail;
+        }
+        if ((r = tx_claim(ws, tx->rec.id, false, err)) < 0)
+                goto fail;
+        tx->lock_fd = r;
+        tx->dir_fd = openat(ws->tx_fd, tx->rec.id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (tx->dir_fd < 0) {
+                r = tx_err(err, errno, "the layers of pending tx %s are missing from '%s/tx': %s", tx->rec.id,
+                           ws->state, strerror(errno));
+                goto fail;
+        }
+        tx->t0_us = mono_us() - tx->rec.duration_ms * 1000;
+        *out = tx;
+        return 0;
+fail:
+        release(tx);
+        txbox_tx_free(tx);
+        return r;
+}
+
+/* ---- run ---- */
+
+struct owner_scan {
+        const struct idmap *m;
+        struct strvec bad;
+        size_t seen;
+};
+
+/* Files whose owner or group is unmapped in the sandbox make overlay copy-up fail with
+ * EOVERFLOW when the program writes them: find them before running so the user learns
+ * which ones and why. */
+static void scan_owners(int dirfd, const char *rel, struct owner_scan *sc, int depth)
+{
+        DIR *d;
+        struct dirent *de;
+        int dfd = dup(dirfd);
+
+        if (dfd < 0 || depth > CS_MAX_DEPTH || !(d = fdopendir(dfd))) {
+                if (dfd >= 0)
+                        close(dfd);
+                return;
+        }
+        while ((de = readdir(d)) && sc->bad.n < 5 && sc->seen++ < CS_MAX_ENTRIES) {
+                struct stat st;
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+                    fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                _cleanup_free_ char *p = *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+                if (!idmap_has_uid(sc->m, st.st_uid) || !idmap_has_gid(sc->m, st.st_gid))
+                        strvec_push(&sc->bad, xasprintf("%s (uid %u, gid %u)", p, st.st_uid, st.st_gid));
+                if (!S_ISDIR(st.st_mode))
+                        continue;
+                _cleanup_close_ int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sub >= 0)
+                        scan_owners(sub, p, sc, depth + 1);
+        }
+        closedir(d);
+}
+
+static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m)
+{
+        struct owner_scan sc = {.m = m};
+        struct stat st;
+
+        if (fstat(tx->ws->ws_fd, &st) == 0 && (!idmap_has_uid(m, st.st_uid) || !idmap_has_gid(m, st.st_gid)))
+                strvec_push(&sc.bad, xasprintf(". (uid %u, gid %u)", st.st_uid, st.st_gid));
+        scan_owners(tx->ws->ws_fd, "", &sc, 0);
+        if (sc.bad.n) {
+                char list[700] = "";
+                for (size_t i = 0; i < sc.bad.n; i++)
+                        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s'%s'", i ? ", " : "", sc.bad.v[i]);
+                free(tx->warning);
+                tx->warning = xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
+                                        "gid %u are mapped without privileges): %s%s; writing them will fail "
+                                        "with EOVERFLOW: chown them to yourself or run txbox as root",
+                                        (unsigned)getuid(), (unsigned)getgid(), list, sc.bad.n >= 5 ? ", ..." : "");
+        }
+        strvec_clear(&sc.bad);
+}
+
+const char *txbox_tx_warning(const struct txbox_tx *tx) { return tx->warning; }
+
+int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct txbox_run_result *res,
+                 struct txbox_error *err)
+{
+        struct txbox_ws *ws = tx->ws;
+        struct idmap m;
+        int r;
+
+        if ((r = idmap_plan(&m, err)) < 0)
+                return r;
+        if (!m.privileged)
+                warn_unmapped(tx, &m);
+        _cleanup_free_ char *upper = xasprintf("%s/tx/%s/upper", ws->state, tx->rec.id);
+        _cleanup_free_ char *work = xasprintf("%s/tx/%s/work", ws->state, tx->rec.id);
+        struct sandbox_spec spec = {
+                .workspace = ws->path,
+                .upper = upper,
+                .work = work,
+                .state_dir = ws->state_mask,
+                .home = home_dir(),
+                .argv = tx->rec.argv,
+                .cwd = opts && opts->cwd ? opts->cwd : ws->path,
+                .net = opts ? opts->net : TXBOX_NET_NONE,
+                .timeout_s = opts ? opts->timeout_s : 0,
+                .idmap = &m,
+        };
+        r = sandbox_run(&spec, res, err);
+        txbox_tx_set_result(tx, res);
+        return r;
+}
+
+void txbox_tx_set_result(struct txbox_tx *tx, const struct txbox_run_result *res)
+{
+        tx->rec.exit_code = res->exit_code;
+        tx->rec.signal = res->signal;
+}
+
+/* ---- evaluate, commit, rollback, keep ---- */
+
+int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
+{
+        _cleanup_close_ int upper = openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r;
+
+        if (upper < 0)
+                return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
+        changeset_free(&tx->cs);
+        if ((r = changeset_build(upper, tx->ws->ws_fd, &tx->cs, err)) < 0)
+                return tx_err_wrap(err, "evaluate tx %s", tx->rec.id);
+        tx_record_take_changes(tx);
+        tx->evaluated = true;
+        return (int)tx->cs.nviolations;
+}
+
+/* Copy the changeset's paths and violations into the record. */
+void tx_record_take_changes(struct txbox_tx *tx)
+{
+        struct txbox_record *rec = &tx->rec;
+        struct txbox_record tmp = {0};
+
+        tmp.paths = tx->cs.paths;
+        tmp.npaths = tx->cs.npaths;
+        tmp.violations = tx->cs.violations;
+        tmp.nviolations = tx->cs.nviolations;
+        for (size_t i = 0; i < rec->npaths; i++)
+                free(rec->paths[i].path);
+        free(rec->paths);
+        for (size_t i = 0; i < rec->nviolations; i++) {
+                free(rec->violations[i].rule);
+                free(rec->violations[i].path);
+                free(rec->violations[i].detail);
+        }
+        free(rec->violations);
+        rec->paths = xcalloc(tmp.npaths + 1, sizeof(*rec->paths));
+        for (size_t i = 0; i < tmp.npaths; i++)
+                rec->paths[i] = (struct txbox_path){xstrdup(tmp.paths[i].path), tmp.paths[i].change};
+        rec->npaths = tmp.npaths;
+        rec->violations = xcalloc(tmp.nviolations + 1, sizeof(*rec->violations));
+        for (size_t i = 0; i < tmp.nviolations; i++)
+                rec->violations[i] = (struct txbox_violation){
+                        xstrdup_or_null(tmp.violations[i].rule), xstrdup_or_null(tmp.violations[i].path),
+                        xstrdup_or_null(tmp.violations[i].detail)};
+        rec->nviolations = tmp.nviolations;
+}
+
+static void set_message(struct txbox_tx *tx, const char *msg)
+{
+        free(tx->rec.message);
+        tx->rec.message = xstrdup_or_null(msg);
+}
+
+static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox_error *err)
+{
+        tx->rec.outcome = o;
+        tx->rec.ended_ms = now_ms();
+        tx->rec.duration_ms = (mono_us() - tx->t0_us) / 1000;
+        return audit_update(tx->ws->audit, &tx->rec, err);
+}
+
+/* Leave only what undo needs: the journal, the marker and the originals. */
+static void drop_layers(struct txbox_tx *tx)
+{
+        rm_rf_at(tx->dir_fd, "upper");
+        rm_rf_at(tx->dir_fd, "work");
+}
+
+static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
+{
+        _cleanup_close_ int upper = openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int undo = -1;
+        int r;
+
+        if (upper < 0)
+                return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
+        if ((r = changeset_prepare(upper, &tx->cs, err)) < 0)
+                return r;
+        if ((mkdirat(tx->dir_fd, "undo", 0700) < 0 && errno != EEXIST) ||
+            (undo = openat(tx->dir_fd, "undo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return tx_err(err, errno, "cannot create the undo area of tx %s: %s", tx->rec.id, strerror(errno));
+        if ((r = journal_write(tx->dir_fd, "journal", tx->cs.ops, tx->cs.nops, err)) < 0)
+                return r;
+        failpoint("commit");
+        enum txbox_outcome before = tx->rec.outcome;
+        tx->rec.outcome = TXBOX_COMMITTING;
+        if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0)
+                goto revert;
+        if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", err)) < 0)
+                goto revert;
+        failpoint("commit");
+        if ((r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, true)) < 0) {
+                tx_err(err, -r, "cannot write the commit marker of tx %s: %s", tx->rec.id, strerror(-r));
+                goto revert;
+        }
+        failpoint("commit");
+        if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
+                return r; /* applied and marked: recovery completes the audit row */
+        return finish_record(tx, TXBOX_COMMITTED, err);
+revert:;
+        /* Put the workspace back as it was; the error above is what the user needs to see.
+         * When even that fails the journal stays, and recovery finishes the job. */
+        struct txbox_error e2;
+        if (journal_revert(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, &e2) < 0) {
+                tx->stuck = true;
+                return tx_err_wrap(err, "%s; the workspace is being restored by 'txbox recover'", e2.msg);
+        }
+        unlinkat(tx->dir_fd, "journal", 0);
+        tx->rec.outcome = before;
+        audit_update(tx->ws->audit, &tx->rec, &e2);
+        return r;
+}
+
+int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
+{
+        int r;
+
+        if (!tx->evaluated && (r = txbox_tx_evaluate(tx, err)) < 0)
+                return r;
+        if (tx->cs.nviolations)
+                return tx_err(err, EPERM, "tx %s broke rule %s on '%s' (%s); it cannot be committed", tx->rec.id,
+                              tx->cs.violations[0].rule, tx->cs.violations[0].path, tx->cs.violations[0].detail);
+        if ((r = ws_lock(tx->ws, err)) < 0)
+                return r;
+        r = commit_locked(tx, err);
+        ws_unlock(tx->ws);
+        if (r < 0 && tx->stuck)
+                closep(&tx->lock_fd); /* leave active/ID for recovery */
+        if (r < 0)
+                return r;
+        drop_layers(tx);
+        release(tx);
+        return 0;
+}
+
+int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_error *err)
+{
+        int r = rm_rf_at(tx->ws->tx_fd, tx->rec.id);
+        if (r < 0)
+                return tx_err(err, -r, "cannot remove the layers of tx %s in '%s/tx': %s", tx->rec.id,
+                              tx->ws->state, strerror(-r));
+        if (message)
+                set_message(tx, message);
+        r = finish_record(tx, TXBOX_ROLLED_BACK, err);
+        release(tx);
+        return r;
+}
+
+int txbox_tx_keep(struct txbox_tx *tx, struct txbox_error *err)
+{
+        int r = finish_record(tx, TXBOX_PENDING, err);
+        if (r == 0)
+                release(tx);
+        return r;
+}
+
+/* ---- the decision after a run ---- */
+
+static const char *violation_line(struct txbox_tx *tx)
+{
+        const struct txbox_violation *v = &tx->rec.violations[0];
+        free(tx->rec.message);
+        tx->rec.message = xasprintf("rolled back tx %s: rule %s broken by '%s' (%s)%s", tx->rec.id, v->rule,
+                                    v->path, v->detail, tx->rec.nviolations > 1 ? " and more" : "");
+        return tx->rec.message;
+}
+
+static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct txbox_run_result *res,
+                  int *status, struct txbox_error *err)
+{
+        bool ok = res->exit_code == 0 && !res->signal && !res->timed_out;
+        size_t n = tx->rec.npaths;
+        int r;
+
+        *status = res->timed_out ? 124 : res->signal ? 128 + res->signal : res->exit_code;
+        if (res->timed_out) {
+                free(tx->rec.message);
+                tx->rec.message = xasprintf("rolled back tx %s: the program ran past the timeout and was killed (%zu change%s discarded)",
+                                            tx->rec.id, n, n == 1 ? "" : "s");
+                return txbox_tx_rollback(tx, NULL, err);
+        }
+        if (mode == TXBOX_COMMIT_KEEP) {
+                if (n || tx->rec.nviolations) {
+                        free(tx->rec.message);
+                        tx->rec.message = xasprintf("tx %s is pending with %zu change%s: txbox commit %s or txbox rollback %s",
+                                                    tx->rec.id, n, n == 1 ? "" : "s", tx->rec.id, tx->rec.id);
+                }
+                return txbox_tx_keep(tx, err);
+        }
+        if (mode == TXBOX_COMMIT_DISCARD) {
+                free(tx->rec.message);
+                tx->rec.message = xasprintf("discarded tx %s as asked (%zu change%s)", tx->rec.id, n, n == 1 ? "" : "s");
+                return txbox_tx_rollback(tx, NULL, err);
+        }
+        if (tx->rec.nviolations) {
+                violation_line(tx);
+                if (ok)
+                        *status = 123;
+                return txbox_tx_rollback(tx, NULL, err);
+        }
+        if (!ok) {
+                if (n) {
+                        free(tx->rec.message);
+                        tx->rec.message = xasprintf("rolled back tx %s: the program %s %d (%zu change%s discarded)", tx->rec.id,
+                                                    res->signal ? "was killed by signal" : "exited with status",
+                                                    res->signal ? res->signal : res->exit_code, n, n == 1 ? "" : "s");
+                }
+                return txbox_tx_rollback(tx, NULL, err);
+        }
+        if ((r = txbox_tx_commit(tx, err)) < 0 && tx->lock_fd >= 0) {
+                struct txbox_error e2;
+                free(tx->rec.message);
+                tx->rec.message = xasprintf("rolled back tx %s: commit failed: %s", tx->rec.id, err->msg);
+                txbox_tx_rollback(tx, NULL, &e2);
+        }
+        return r;
+}
+
+int txbox_tx_finish(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct txbox_run_result *res,
+                    int *status, const char **why, struct txbox_error *err)
+{
+        int r;
+
+        txbox_tx_set_result(tx, res);
+        if (why)
+                *why = NULL;
+        if ((r = txbox_tx_evaluate(tx, err)) < 0) {
+                struct txbox_error e2;
+                txbox_tx_rollback(tx, err->msg, &e2);
+                *status = 125;
+                return r;
+        }
+        r = decide(tx, mode, res, status, err);
+        if (r < 0) {
+                *status = 125;
+                return r;
+        }
+        if (why && tx->rec.message && (*status != 0 || tx->rec.outcome == TXBOX_PENDING))
+                *why = tx->rec.message;
+        return 0;
+}

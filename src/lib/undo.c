@@ -1,0 +1,316 @@
+/* Undo of committed transactions and recovery of interrupted ones. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <limits.h>
+#include <sys/file.h>
+
+#include "journal.h"
+#include "record.h"
+#include "tx.h"
+
+static int open_subdir(int dirfd, const char *name, bool create)
+{
+        if (create && mkdirat(dirfd, name, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+static bool has_file(int dirfd, const char *name)
+{
+        struct stat st;
+        return fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Is the live entry still what the commit put there?  Renames keep inode and mtime, so any
+ * later write, replacement, deletion or chmod shows. */
+static bool live_untouched(int ws_fd, const struct cs_op *o)
+{
+        struct stat st;
+        const char *base;
+        _cleanup_close_ int dir = open_parent_beneath(ws_fd, o->path, &base);
+
+        if (dir < 0)
+                return false;
+        int r = fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW);
+        if (o->kind == CS_OP_CHMOD)
+                return r == 0 && (st.st_mode & 07777) == (o->new_mode & 07777);
+        if (!o->has_new)
+                return r < 0 && errno == ENOENT;
+        if (r < 0 || st.st_ino != o->new_ino || (st.st_mode & S_IFMT) != (o->new_mode & S_IFMT))
+                return false;
+        if (S_ISDIR(st.st_mode))
+                return true; /* a directory's own changes show as later transactions' paths */
+        int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+        return st.st_size == o->new_size && mt == o->new_mtime_ns;
+}
+
+static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, const struct cs_op *ops,
+                          size_t n, struct txbox_error *err)
+{
+        struct strvec bad = {0};
+        char list[600] = "";
+        int r;
+
+        if ((r = audit_later_overlaps(ws->audit, rec->commit_seq, rec->paths, rec->npaths, &bad, err)) < 0)
+                return r;
+        for (size_t i = 0; i < n && bad.n < 20; i++)
+                if (!live_untouched(ws->ws_fd, &ops[i]))
+                        strvec_push(&bad, xasprintf("%s (changed outside txbox)", ops[i].path));
+        if (!bad.n)
+                return 0;
+        for (size_t i = 0; i < bad.n && i < 8; i++)
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", bad.v[i]);
+        r = tx_err(err, EBUSY, "cannot undo tx %s: later changes touched the same paths: %s%s; undo those first "
+                               "(txbox log shows them) or restore the paths by hand",
+                   rec->id, list, bad.n > 8 ? ", ..." : "");
+        strvec_clear(&bad);
+        return r;
+}
+
+static int find_committed(struct txbox_ws *ws, const char *id, struct txbox_record *rec, struct txbox_error *err)
+{
+        int r = id ? audit_get(ws->audit, id, rec, err) : audit_newest_committed(ws->audit, rec, err);
+        if (r == -ENOENT && !id)
+                return tx_err(err, ENOENT, "nothing to undo: no committed transaction in this workspace's log");
+        if (r < 0)
+                return r;
+        if (rec->outcome != TXBOX_COMMITTED)
+                return tx_err(err, EINVAL, "transaction %s is %s: only committed transactions can be undone", rec->id,
+                              txbox_outcome_name(rec->outcome));
+        return 0;
+}
+
+struct undo_ctx {
+        int dir, undo, redo;
+        struct cs_op *ops, *inv;
+        size_t n;
+};
+
+static void undo_ctx_free(struct undo_ctx *c)
+{
+        closep(&c->dir);
+        closep(&c->undo);
+        closep(&c->redo);
+        journal_ops_free(c->ops, c->n);
+        journal_ops_free(c->inv, c->n);
+}
+
+static int undo_ctx_open(struct txbox_ws *ws, const char *id, struct undo_ctx *c, struct txbox_error *err)
+{
+        memset(c, 0, sizeof(*c));
+        c->undo = c->redo = -1;
+        if ((c->dir = open_subdir(ws->tx_fd, id, false)) < 0)
+                return tx_err(err, -c->dir, "the undo data of tx %s is missing from '%s/tx': %s", id, ws->state,
+                              strerror(-c->dir));
+        int r = journal_read(c->dir, "journal", &c->ops, &c->n, err);
+        if (r < 0)
+                return r;
+        c->inv = journal_invert(c->ops, c->n);
+        if ((c->undo = open_subdir(c->dir, "undo", true)) < 0 || (c->redo = open_subdir(c->dir, "redo", true)) < 0)
+                return tx_err(err, EIO, "cannot open the undo area of tx %s in '%s/tx'", id, ws->state);
+        return 0;
+}
+
+static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record *rec, struct txbox_error *err)
+{
+        struct undo_ctx c;
+        int r;
+
+        if ((r = find_committed(ws, id, rec, err)) < 0)
+                return r;
+        int lock = tx_claim(ws, rec->id, false, err);
+        if (lock < 0)
+                return lock;
+        if ((r = undo_ctx_open(ws, rec->id, &c, err)) < 0)
+                goto out;
+        if ((r = undo_conflicts(ws, rec, c.ops, c.n, err)) < 0)
+                goto out;
+        if ((r = write_file_atomic_at(c.dir, "undoing", "", 0, true)) < 0) {
+                r = tx_err(err, -r, "cannot start undo of tx %s: %s", rec->id, strerror(-r));
+                goto out;
+        }
+        rec->outcome = TXBOX_UNDOING;
+        if ((r = audit_update(ws->audit, rec, err)) < 0 ||
+            (r = journal_apply(ws->ws_fd, c.undo, c.redo, c.inv, c.n, "undo", err)) < 0) {
+                struct txbox_error e2;
+                if (journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, &e2) == 0) {
+                        unlinkat(c.dir, "undoing", 0);
+                        rec->outcome = TXBOX_COMMITTED;
+                        audit_update(ws->audit, rec, &e2);
+                }
+                goto out;
+        }
+        failpoint("undo");
+        if ((r = write_file_atomic_at(c.dir, "undone", "", 0, true)) < 0) {
+                r = tx_err(err, -r, "cannot finish undo of tx %s: %s", rec->id, strerror(-r));
+                goto out;
+        }
+        rec->outcome = TXBOX_UNDONE;
+        r = audit_update(ws->audit, rec, err);
+out:
+        if (r == 0 || c.dir < 0 || !has_file(c.dir, "undoing") || has_file(c.dir, "undone"))
+                tx_unclaim(ws, rec->id, lock);
+        else
+                close(lock); /* stuck half-way: leave active/ID for recovery */
+        undo_ctx_free(&c);
+        return r;
+}
+
+int txbox_undo(struct txbox_ws *ws, const char *id, struct txbox_record *out, struct txbox_error *err)
+{
+        struct txbox_record rec = {0};
+        int r;
+
+        if ((r = ws_lock(ws, err)) < 0)
+                return r;
+        r = undo_locked(ws, id, &rec, err);
+        ws_unlock(ws);
+        if (r == 0 && out)
+                *out = rec;
+        else
+                txbox_record_clear(&rec);
+        return r;
+}
+
+/* ---- recovery ---- */
+
+static int recover_undo(struct txbox_ws *ws, struct txbox_record *rec, struct txbox_error *err)
+{
+        struct undo_ctx c;
+        int r = undo_ctx_open(ws, rec->id, &c, err);
+
+        if (r == 0 && (r = journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, err)) == 0) {
+                unlinkat(c.dir, "undoing", 0);
+                rec->outcome = TXBOX_COMMITTED;
+                free(rec->message);
+                rec->message = xstrdup("an interrupted undo was reverted by recovery; the transaction stays committed");
+                r = audit_update(ws->audit, rec, err);
+        }
+        undo_ctx_free(&c);
+        return r;
+}
+
+static int recover_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir, struct txbox_error *err)
+{
+        struct cs_op *ops = NULL;
+        size_t n = 0;
+        int r = journal_read(dir, "journal", &ops, &n, err);
+        _cleanup_close_ int upper = open_subdir(dir, "upper", true);
+        _cleanup_close_ int undo = open_subdir(dir, "undo", true);
+
+        if (r == 0 && (upper < 0 || undo < 0))
+                r = tx_err(err, EIO, "cannot open the layers of tx %s", rec->id);
+        if (r == 0)
+                r = journal_revert(ws->ws_fd, upper, undo, ops, n, err);
+        journal_ops_free(ops, n);
+        if (r < 0)
+                return tx_err_wrap(err, "recover tx %s", rec->id);
+        return 0;
+}
+
+static int set_outcome(struct txbox_ws *ws, struct txbox_record *rec, enum txbox_outcome o, const char *msg,
+                       struct txbox_error *err)
+{
+        rec->outcome = o;
+        if (msg) {
+                free(rec->message);
+                rec->message = xstrdup(msg);
+        }
+        if (!rec->ended_ms)
+                rec->ended_ms = now_ms();
+        if (o == TXBOX_COMMITTED && !rec->commit_seq) {
+                int r = audit_next_commit_seq(ws->audit, &rec->commit_seq, err);
+                if (r < 0)
+                        return r;
+        }
+        return audit_update(ws->audit, rec, err);
+}
+
+/* Bring one abandoned transaction to a whole state.  Returns 1 when the workspace was put
+ * back, 2 when a finished commit or undo only needed its audit row, 0 when nothing. */
+static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *err)
+{
+        struct txbox_record rec = {0};
+        _cleanup_close_ int dir = open_subdir(ws->tx_fd, id, false);
+        int r = audit_get(ws->audit, id, &rec, err);
+
+        if (r == -ENOENT) { /* died between creating its dir and its audit row */
+                rm_rf_at(ws->tx_fd, id);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (dir >= 0 && has_file(dir, "undoing") && !has_file(dir, "undone"))
+                r = recover_undo(ws, &rec, err) ?: 1;
+        else if (dir >= 0 && has_file(dir, "undone"))
+                r = rec.outcome == TXBOX_UNDONE ? 0 : set_outcome(ws, &rec, TXBOX_UNDONE, NULL, err) ?: 2;
+        else if (dir >= 0 && has_file(dir, "committed")) {
+                rm_rf_at(dir, "upper");
+                rm_rf_at(dir, "work");
+                r = rec.outcome == TXBOX_COMMITTED ? 0 : set_outcome(ws, &rec, TXBOX_COMMITTED, NULL, err) ?: 2;
+        } else if (dir >= 0 && has_file(dir, "journal")) {
+                if ((r = recover_commit(ws, &rec, dir, err)) == 0) {
+                        rm_rf_at(ws->tx_fd, id);
+                        r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
+                                        "an interrupted commit was reverted by recovery; nothing of it was applied", err) ?: 1;
+                }
+        } else if (rec.outcome == TXBOX_PENDING) {
+                r = 0;
+        } else if (rec.outcome == TXBOX_RUNNING || rec.outcome == TXBOX_COMMITTING) {
+                rm_rf_at(ws->tx_fd, id);
+                r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
+                                "the txbox process running it died; its changes were discarded by recovery", err) ?: 1;
+        }
+        txbox_record_clear(&rec);
+        return r;
+}
+
+static int recover_locked(struct txbox_ws *ws, struct txbox_recover_stats *st, struct txbox_error *err)
+{
+        int dfd = dup(ws->active_fd), r = 0;
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        struct dirent *de;
+
+        if (!d) {
+                closep(&dfd);
+                return tx_err(err, errno, "cannot read '%s/active': %s", ws->state, strerror(errno));
+        }
+        rewinddir(d);
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                int fd = openat(ws->active_fd, de->d_name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+                if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                        closep(&fd); /* alive: its owner holds the lock */
+                        continue;
+                }
+                r = recover_one(ws, de->d_name, err);
+                if (r >= 0)
+                        unlinkat(ws->active_fd, de->d_name, 0);
+                close(fd);
+                if (r < 0)
+                        break;
+                if (r == 1)
+                        st->rolled_back++;
+                else if (r == 2)
+                        st->completed++;
+                r = 0;
+        }
+        closedir(d);
+        return r;
+}
+
+int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)
+{
+        struct txbox_recover_stats st = {0};
+        int r;
+
+        if ((r = ws_lock(ws, err)) < 0)
+                return r;
+        r = recover_locked(ws, &st, err);
+        ws_unlock(ws);
+        if (stats)
+                *stats = st;
+        return r;
+}

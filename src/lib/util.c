@@ -1,0 +1,483 @@
+/* Errors, memory, strings, time and safe file operations. */
+#define _GNU_SOURCE
+#include "util.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "syscalls.h"
+
+int tx_err(struct txbox_error *err, int code, const char *fmt, ...)
+{
+        if (code <= 0)
+                code = EIO;
+        if (err) {
+                va_list ap;
+                err->code = code;
+                va_start(ap, fmt);
+                vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+                va_end(ap);
+        }
+        return -code;
+}
+
+int tx_err_wrap(struct txbox_error *err, const char *fmt, ...)
+{
+        char prefix[512], old[sizeof(err->msg)];
+        va_list ap;
+
+        if (!err)
+                return -EIO;
+        if (err->code <= 0)
+                err->code = EIO;
+        va_start(ap, fmt);
+        vsnprintf(prefix, sizeof(prefix), fmt, ap);
+        va_end(ap);
+        memcpy(old, err->msg, sizeof(old));
+        /* Truncation is fine: the innermost detail is the least important when too long. */
+        size_t n = strlen(prefix);
+        memcpy(err->msg, prefix, n);
+        if (n + 2 < sizeof(err->msg)) {
+                memcpy(err->msg + n, ": ", 2);
+                n += 2;
+        }
+        size_t rest = sizeof(err->msg) - 1 - n;
+        size_t olen = strnlen(old, sizeof(old) - 1);
+        if (olen > rest)
+                olen = rest;
+        memcpy(err->msg + n, old, olen);
+        err->msg[n + olen] = '\0';
+        return -err->code;
+}
+
+void *xmalloc(size_t n)
+{
+        void *p = malloc(n ? n : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+void *xcalloc(size_t n, size_t m)
+{
+        void *p = calloc(n ? n : 1, m ? m : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+        p = realloc(p, n ? n : 1);
+        if (!p)
+                abort();
+        return p;
+}
+
+char *xstrdup(const char *s)
+{
+        char *p = strdup(s);
+        if (!p)
+                abort();
+        return p;
+}
+
+char *xstrdup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
+
+char *xasprintf(const char *fmt, ...)
+{
+        char *p;
+        va_list ap;
+        va_start(ap, fmt);
+        if (vasprintf(&p, fmt, ap) < 0)
+                abort();
+        va_end(ap);
+        return p;
+}
+
+size_t strv_len(char *const *v)
+{
+        size_t n = 0;
+        while (v && v[n])
+                n++;
+        return n;
+}
+
+char **strv_dup(char *const *v)
+{
+        size_t n = strv_len(v);
+        char **r = xcalloc(n + 1, sizeof(char *));
+        for (size_t i = 0; i < n; i++)
+                r[i] = xstrdup(v[i]);
+        return r;
+}
+
+bool str_has_prefix(const char *s, const char *prefix)
+{
+        return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+bool path_is_within(const char *path, const char *dir)
+{
+        size_t n = strlen(dir);
+        if (n == 0)
+                return true;
+        if (strncmp(path, dir, n) != 0)
+                return false;
+        return path[n] == '\0' || path[n] == '/' || dir[n - 1] == '/';
+}
+
+void strvec_push(struct strvec *sv, char *s)
+{
+        if (sv->n + 2 > sv->cap) {
+                sv->cap = sv->cap ? sv->cap * 2 : 8;
+                sv->v = xrealloc(sv->v, sv->cap * sizeof(char *));
+        }
+        sv->v[sv->n++] = s;
+        sv->v[sv->n] = NULL;
+}
+
+void strvec_clear(struct strvec *sv)
+{
+        for (size_t i = 0; i < sv->n; i++)
+                free(sv->v[i]);
+        free(sv->v);
+        memset(sv, 0, sizeof(*sv));
+}
+
+int64_t now_ms(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t mono_us(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+void random_hex(char *out, size_t nbytes)
+{
+        unsigned char buf[64];
+        static const char hex[] = "0123456789abcdef";
+
+        if (nbytes > sizeof(buf))
+                nbytes = sizeof(buf);
+        if (getrandom(buf, nbytes, 0) != (ssize_t)nbytes) {
+                /* getrandom cannot fail for small sizes after boot; fall back to time+pid. */
+                uint64_t x = (uint64_t)mono_us() ^ ((uint64_t)getpid() << 32);
+                for (size_t i = 0; i < nbytes; i++, x = x * 6364136223846793005ULL + 1)
+                        buf[i] = (unsigned char)(x >> 56);
+        }
+        for (size_t i = 0; i < nbytes; i++) {
+                out[2 * i] = hex[buf[i] >> 4];
+                out[2 * i + 1] = hex[buf[i] & 15];
+        }
+        out[2 * nbytes] = '\0';
+}
+
+/* ---- files ---- */
+
+static int rm_children(int dirfd);
+
+int rm_rf_at(int dirfd, const char *name)
+{
+        struct stat st;
+
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (!S_ISDIR(st.st_mode))
+                return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
+
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 && errno == EACCES) {
+                /* overlay leaves work/work with mode 000; we own it, so make it readable. */
+                if (fchmodat(dirfd, name, 0700, 0) == 0)
+                        fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        int r = rm_children(fd);
+        if (r < 0)
+                return r;
+        return unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+static int rm_children(int dirfd)
+{
+        int dup_fd = dup(dirfd);
+        if (dup_fd < 0)
+                return -errno;
+        DIR *d = fdopendir(dup_fd);
+        if (!d) {
+                close(dup_fd);
+                return -errno;
+        }
+        struct dirent *de;
+        int r = 0;
+        while ((de = readdir(d))) {
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                r = rm_rf_at(dirfd, de->d_name);
+                if (r < 0)
+                        break;
+        }
+        closedir(d);
+        return r;
+}
+
+int mkdir_p_at(int dirfd, const char *relpath, mode_t mode)
+{
+        char buf[PATH_MAX];
+
+        if (strlen(relpath) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        strcpy(buf, relpath);
+        for (char *p = buf;; p++) {
+                if (*p != '/' && *p != '\0')
+                        continue;
+                char c = *p;
+                *p = '\0';
+                if (*buf && mkdirat(dirfd, buf, mode) < 0 && errno != EEXIST)
+                        return -errno;
+                *p = c;
+                if (!c)
+                        break;
+        }
+        return 0;
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+        return mkdir_p_at(AT_FDCWD, path, mode);
+}
+
+/* Component walk for kernels without openat2: every component opened O_NOFOLLOW relative
+ * to the previous one, ".." refused, so the walk can neither follow a symlink nor leave
+ * rootfd. */
+static int open_beneath_walk(int rootfd, const char *relpath, int flags, mode_t mode)
+{
+        char buf[PATH_MAX];
+        _cleanup_close_ int cur = -1;
+        char *save = NULL, *comp, *next;
+
+        if (strlen(relpath) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        strcpy(buf, relpath);
+        cur = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (cur < 0)
+                return -errno;
+        comp = strtok_r(buf, "/", &save);
+        if (!comp)
+                return openat(rootfd, ".", flags | O_CLOEXEC);
+        for (; comp; comp = next) {
+                next = strtok_r(NULL, "/", &save);
+                if (!strcmp(comp, ".."))
+                        return -EXDEV;
+                if (!strcmp(comp, ".") && next)
+                        continue;
+                int f = next ? O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC
+                             : flags | O_NOFOLLOW | O_CLOEXEC;
+                int fd = openat(cur, comp, f, mode);
+                if (fd < 0)
+                        return errno == ENOTDIR && next ? -ELOOP : -errno;
+                closep(&cur);
+                cur = fd;
+        }
+        return TAKE_FD(cur);
+}
+
+int open_beneath(int rootfd, const char *relpath, int flags, mode_t mode)
+{
+        static int have_openat2 = -1;
+        const char *p = *relpath ? relpath : ".";
+
+        if (have_openat2 != 0) {
+                struct open_how how = {
+                        .flags = (uint64_t)(flags | O_CLOEXEC),
+                        .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+                        .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+                };
+                int fd = sys_openat2(rootfd, p, &how, sizeof(how));
+                if (fd >= 0 || errno != ENOSYS) {
+                        have_openat2 = 1;
+                        return fd >= 0 ? fd : -errno;
+                }
+                have_openat2 = 0;
+        }
+        return open_beneath_walk(rootfd, p, flags, mode);
+}
+
+int open_parent_beneath(int rootfd, const char *relpath, const char **base)
+{
+        const char *slash = strrchr(relpath, '/');
+        char buf[PATH_MAX];
+
+        if (!slash) {
+                *base = relpath;
+                return open_beneath(rootfd, "", O_PATH | O_DIRECTORY, 0);
+        }
+        if ((size_t)(slash - relpath) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        memcpy(buf, relpath, slash - relpath);
+        buf[slash - relpath] = '\0';
+        *base = slash + 1;
+        return open_beneath(rootfd, buf, O_PATH | O_DIRECTORY, 0);
+}
+
+int fsync_dirfd_at(int dirfd, const char *relpath)
+{
+        _cleanup_close_ int fd = openat(dirfd, *relpath ? relpath : ".",
+                                        O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        return fsync(fd) < 0 ? -errno : 0;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+        const char *p = data;
+        while (len) {
+                ssize_t w = write(fd, p, len);
+                if (w < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += w;
+                len -= (size_t)w;
+        }
+        return 0;
+}
+
+int write_file_atomic_at(int dirfd, const char *name, const void *data, size_t len, bool durable)
+{
+        char tmp[NAME_MAX + 1];
+        int r;
+
+        if (snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp))
+                return -ENAMETOOLONG;
+        _cleanup_close_ int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0)
+                return -errno;
+        r = write_all(fd, data, len);
+        if (r == 0 && durable && fsync(fd) < 0)
+                r = -errno;
+        if (r == 0 && renameat(dirfd, tmp, dirfd, name) < 0)
+                r = -errno;
+        if (r < 0) {
+                unlinkat(dirfd, tmp, 0);
+                return r;
+        }
+        return durable ? fsync_dirfd_at(dirfd, ".") : 0;
+}
+
+int read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len)
+{
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        _cleanup_free_ char *buf = NULL;
+        size_t n = 0, cap = 0;
+
+        if (fd < 0)
+                return -errno;
+        for (;;) {
+                if (n + 4096 + 1 > cap) {
+                        cap = cap ? cap * 2 : 8192;
+                        buf = xrealloc(buf, cap);
+                }
+                ssize_t r = read(fd, buf + n, cap - n - 1);
+                if (r < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (r == 0)
+                        break;
+                n += (size_t)r;
+                if (n > max)
+                        return -EFBIG;
+        }
+        if (!buf)
+                buf = xcalloc(1, 1);
+        buf[n] = '\0';
+        if (len)
+                *len = n;
+        *out = TAKE_PTR(buf);
+        return 0;
+}
+
+static ssize_t read_full(int fd, char *buf, size_t len)
+{
+        size_t n = 0;
+        while (n < len) {
+                ssize_t r = read(fd, buf + n, len - n);
+                if (r < 0 && errno == EINTR)
+                        continue;
+                if (r < 0)
+                        return -errno;
+                if (r == 0)
+                        break;
+                n += (size_t)r;
+        }
+        return (ssize_t)n;
+}
+
+int files_equal_at(int dirfd_a, const char *a, int dirfd_b, const char *b)
+{
+        _cleanup_close_ int fa = openat(dirfd_a, a, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int fb = openat(dirfd_b, b, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat sa, sb;
+        enum { CHUNK = 65536 };
+        _cleanup_free_ char *ba = NULL, *bb = NULL;
+
+        if (fa < 0 || fb < 0)
+                return -errno;
+        if (fstat(fa, &sa) < 0 || fstat(fb, &sb) < 0)
+                return -errno;
+        if (sa.st_size != sb.st_size)
+                return 0;
+        ba = xmalloc(CHUNK);
+        bb = xmalloc(CHUNK);
+        for (;;) {
+                ssize_t ra = read_full(fa, ba, CHUNK);
+                ssize_t rb = read_full(fb, bb, CHUNK);
+                if (ra < 0 || rb < 0)
+                        return (int)(ra < 0 ? ra : rb);
+                if (ra != rb || memcmp(ba, bb, (size_t)ra) != 0)
+                        return 0;
+                if (ra == 0)
+                        return 1;
+        }
+}
+
+void failpoint(const char *name)
+{
+        static char want[64];
+        static long target = -2, count;
+        static bool loaded;
+
+        if (!loaded) {
+                const char *env = getenv("TXBOX_FAILPOINT");
+                const char *colon = env ? strrchr(env, ':') : NULL;
+                loaded = true;
+                if (colon && (size_t)(colon - env) < sizeof(want)) {
+                        memcpy(want, env, colon - env);
+                        want[colon - env] = '\0';
+                        target = strtol(colon + 1, NULL, 10);
+                }
+        }
+        if (target < 0 || strcmp(name, want) != 0)
+                return;
+        if (count++ == target) {
+                /* A test asked for a crash here: die as a power cut or OOM kill would. */
+                kill(getpid(), SIGKILL);
+                _exit(137);
+        }
+}

@@ -1,0 +1,132 @@
+/* Internal helpers: errors, cleanup attributes, safe path operations. */
+#ifndef TXBOX_UTIL_H
+#define TXBOX_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "txbox.h"
+
+#define HIDDEN __attribute__((visibility("hidden")))
+
+/* ---- errors ---- */
+
+/* Set err (may be NULL) to code (positive errno) and a formatted message; return -code. */
+int tx_err(struct txbox_error *err, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
+/* Prefix err's message with context ("context: old message"); return -err->code
+ * (or -EIO when err is NULL or empty). */
+int tx_err_wrap(struct txbox_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- cleanup ---- */
+
+static inline void freep(void *p) { free(*(void **)p); }
+static inline void closep(int *fd)
+{
+        if (*fd >= 0) {
+                int saved = errno;
+                close(*fd);
+                errno = saved;
+        }
+}
+static inline void fclosep(FILE **f)
+{
+        if (*f)
+                fclose(*f);
+}
+static inline void strv_free(char **v)
+{
+        if (!v)
+                return;
+        for (char **p = v; *p; p++)
+                free(*p);
+        free(v);
+}
+static inline void strv_freep(char ***v) { strv_free(*v); }
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+#define _cleanup_strv_ _cleanup_(strv_freep)
+
+#define TAKE_PTR(p)                      \
+        ({                               \
+                __typeof__(p) _p_ = (p); \
+                (p) = NULL;              \
+                _p_;                     \
+        })
+#define TAKE_FD(fd)             \
+        ({                      \
+                int _fd_ = (fd); \
+                (fd) = -1;      \
+                _fd_;           \
+        })
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- memory and strings (abort on OOM: the library cannot do anything useful then) ---- */
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t m);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrdup_or_null(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char **strv_dup(char *const *v);
+size_t strv_len(char *const *v);
+bool str_has_prefix(const char *s, const char *prefix);
+/* True when path equals dir or lies beneath it (both relative or both absolute). */
+bool path_is_within(const char *path, const char *dir);
+
+/* A growable array of strings. */
+struct strvec {
+        char **v;
+        size_t n, cap;
+};
+void strvec_push(struct strvec *sv, char *s); /* takes ownership */
+void strvec_clear(struct strvec *sv);
+
+/* ---- time ---- */
+int64_t now_ms(void);
+int64_t mono_us(void);
+
+/* ---- files (side effects) ---- */
+
+/* Remove name (a file or a whole tree) beneath dirfd; ENOENT is success.  Never follows
+ * symlinks; makes unreadable directories (overlay's work/work) readable to descend. */
+int rm_rf_at(int dirfd, const char *name);
+/* mkdir -p of relpath beneath dirfd (components created with mode). */
+int mkdir_p_at(int dirfd, const char *relpath, mode_t mode);
+int mkdir_p(const char *path, mode_t mode);
+/* Open relpath beneath rootfd never following a symlink in any component and never
+ * leaving rootfd (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, with a per-component
+ * O_NOFOLLOW walk when openat2 is missing).  "" or "." opens rootfd itself. */
+int open_beneath(int rootfd, const char *relpath, int flags, mode_t mode);
+/* Open the parent directory of relpath beneath rootfd (O_PATH|O_DIRECTORY) and point
+ * *base at the last component. */
+int open_parent_beneath(int rootfd, const char *relpath, const char **base);
+int fsync_dirfd_at(int dirfd, const char *relpath);
+/* Write data to dirfd/name atomically (temp + fsync + rename + fsync dir when durable). */
+int write_file_atomic_at(int dirfd, const char *name, const void *data, size_t len, bool durable);
+/* Read a whole file (at most max bytes; -EFBIG beyond).  *out is NUL-terminated. */
+int read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len);
+/* Compare two regular files' contents: 1 equal, 0 different, -errno. */
+int files_equal_at(int dirfd_a, const char *a, int dirfd_b, const char *b);
+/* Random lowercase hex string of 2*nbytes characters. */
+void random_hex(char *out, size_t nbytes);
+
+/* ---- failpoints (tests) ----
+ * TXBOX_FAILPOINT=NAME:N makes the process kill itself with SIGKILL when failpoint NAME
+ * is reached for the N-th time (counting from 0), to test crash recovery at every step. */
+void failpoint(const char *name);
+
+#endif

@@ -1,0 +1,71 @@
+# Integration test library: sourced by tests/integration/t_*.sh.
+#
+# Outside the jail it makes a throwaway dir T under /var/tmp, copies the txbox binary and the
+# test scripts into it, and re-runs the test inside tests/jail.sh (only T writable; as root,
+# the mode JAIL_MODE=user runs it as uid 65534).  Inside, it offers TAP helpers.  Every test
+# that runs a destructive command runs it through txbox, inside this jail, against paths
+# under T.
+set -u
+
+if [ -z "${TXBOX_IN_JAIL:-}" ]; then
+        BUILD=${BUILD:-build}
+        JAIL_MODE=${JAIL_MODE:-user}
+        T=$(mktemp -d /var/tmp/txbox-it.XXXXXX) || exit 1
+        mkdir -p "$T/bin" "$T/tests" "$T/home" "$T/tmp"
+        cp "$BUILD/txbox" "$T/bin/txbox"
+        cp tests/integration/*.sh "$T/tests/"
+        chmod -R a+rX "$T"
+        if [ "$(id -u)" -eq 0 ] && [ "$JAIL_MODE" = user ]; then
+                chown -R 65534:65534 "$T"
+        fi
+        tests/jail.sh "$JAIL_MODE" "$T" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$T/home" TMPDIR="$T/tmp" \
+                TXBOX_IN_JAIL=1 T="$T" JAIL_MODE="$JAIL_MODE" TXBOX_STRESS="${TXBOX_STRESS:-}" LANG=C.UTF-8 \
+                bash "$T/tests/$(basename "$0")"
+        rc=$?
+        chmod -R u+rwX "$T" 2>/dev/null
+        rm -rf "$T"
+        exit $rc
+fi
+
+TXBOX="$T/bin/txbox"
+WS="$T/ws"
+cd "$T" || exit 1
+_n=0 _failed=0
+
+ok() { # ok DESCRIPTION COMMAND...: passes when COMMAND succeeds
+        local d=$1
+        shift
+        _n=$((_n + 1))
+        if "$@"; then echo "ok $_n - $d"; else echo "not ok $_n - $d"; _failed=$((_failed + 1)); fi
+}
+is() { # is GOT EXPECTED DESCRIPTION
+        _n=$((_n + 1))
+        if [ "$1" = "$2" ]; then echo "ok $_n - $3"; else
+                echo "not ok $_n - $3"; echo "#   got:      '$1'"; echo "#   expected: '$2'"; _failed=$((_failed + 1)); fi
+}
+like() { # like GOT PATTERN DESCRIPTION (grep -E)
+        _n=$((_n + 1))
+        if printf '%s' "$1" | grep -qE -- "$2"; then echo "ok $_n - $3"; else
+                echo "not ok $_n - $3"; echo "#   got: '$1'"; echo "#   want match: '$2'"; _failed=$((_failed + 1)); fi
+}
+skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; }
+done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
+
+# A fresh workspace with a few files; tree_hash prints a digest of names, types, modes,
+# link targets and contents, to compare whole trees.
+new_ws() {
+        rm -rf "$WS" "$HOME/.local/state/txbox"
+        mkdir -p "$WS/src" "$WS/docs"
+        printf 'hello\n' >"$WS/README"
+        printf 'int main(void) { return 0; }\n' >"$WS/src/main.c"
+        printf 'line1\nline2\n' >"$WS/docs/a.txt"
+        printf 'b\n' >"$WS/docs/b.txt"
+        ln -s README "$WS/link"
+}
+tree_hash() {
+        (cd "$1" && find . -path ./.git -prune -o -printf '%p %y %m %l\n' | LC_ALL=C sort &&
+                find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) | sha256sum | cut -c1-16
+}
+tx() { "$TXBOX" -C "$WS" "$@"; }
+# The id of the newest transaction.
+last_tx() { tx log --json -n 1 | sed -n 's/^\[{"tx": *"\([0-9a-f]*\)".*/\1/p'; }

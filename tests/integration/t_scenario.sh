@@ -1,0 +1,71 @@
+#!/bin/bash
+# The transactional core end to end: commit, rollback on failure, keep then commit, undo,
+# opaque directories, symlinks and modes, output passed through.
+. "$(dirname "$0")/lib.sh"
+
+new_ws
+orig=$(tree_hash "$WS")
+
+out=$(tx run -- sh -c 'echo to-stdout; echo to-stderr >&2; echo new >"$0/new.txt"; echo more >>README' "$WS" 2>"$T/err")
+is "$?" 0 "a successful program exits 0"
+is "$out" "to-stdout" "stdout passes through"
+is "$(cat "$T/err")" "to-stderr" "stderr passes through"
+is "$(cat "$WS/new.txt")" "new" "an added file is committed"
+is "$(cat "$WS/README")" "hello
+more" "a modified file is committed"
+is "$(tx log --json -n 1 | grep -o '"outcome": *"[a-z_]*"')" '"outcome": "committed"' "the log says committed"
+committed=$(tree_hash "$WS")
+
+tx run -- sh -c 'echo junk >junk.txt; rm README; exit 3' 2>"$T/err"
+is "$?" 3 "a failing program's status is returned"
+ok "its added file is rolled back" test ! -e "$WS/junk.txt"
+ok "its deletion is rolled back" test -f "$WS/README"
+is "$(tree_hash "$WS")" "$committed" "the tree is as before the failed run"
+like "$(cat "$T/err")" '^txbox: rolled back tx [0-9a-f]+: the program exited with status 3' "a txbox: line says why"
+
+tx run --commit=keep -- sh -c 'echo kept >kept.txt'
+is "$?" 0 "keep: the program's status"
+ok "keep: nothing applied yet" test ! -e "$WS/kept.txt"
+id=$(last_tx)
+is "$(tx show --json "$id" | grep -o '"outcome": *"[a-z_]*"')" '"outcome": "pending"' "keep: pending"
+ok "commit of the pending tx" tx commit "$id"
+is "$(cat "$WS/kept.txt" 2>/dev/null)" "kept" "commit applied the pending change"
+
+tx run -- sh -c 'rm -rf docs && mkdir docs && echo fresh >docs/c.txt'
+ok "opaque dir: old files gone" test ! -e "$WS/docs/a.txt" -a ! -e "$WS/docs/b.txt"
+is "$(cat "$WS/docs/c.txt")" "fresh" "opaque dir: new file there"
+rec=$(tx show --json "$(last_tx)")
+like "$rec" '"deleted": \[[^]]*"docs/a.txt"' "opaque dir: old file reported deleted"
+like "$rec" '"added": \[[^]]*"docs/c.txt"' "opaque dir: new file reported added"
+
+tx run -- sh -c 'ln -sfn src link && chmod 0700 src/main.c && ln -s missing dangling'
+is "$(readlink "$WS/link")" "src" "a retargeted symlink is committed"
+is "$(readlink "$WS/dangling")" "missing" "a new dangling symlink is committed"
+is "$(stat -c %a "$WS/src/main.c")" "700" "a mode change is committed"
+
+tx run -- sh -c 'cp README R2 && chmod 4755 R2'
+is "$(stat -c %a "$WS/R2")" "755" "setuid is never committed"
+
+# undo everything, newest first, back to the original tree
+for i in 1 2 3 4 5 6; do tx undo >/dev/null 2>&1 || break; done
+is "$(tx undo 2>&1)" "txbox: nothing to undo: no committed transaction in this workspace's log" "nothing left to undo"
+is "$(tree_hash "$WS")" "$orig" "undo of every commit restores the original tree"
+
+tx run --commit=discard -- sh -c 'echo x >discarded.txt'
+ok "discard: nothing applied" test ! -e "$WS/discarded.txt"
+
+tx run --timeout=0.5 -- sh -c 'echo t >t.txt; sleep 30'
+is "$?" 124 "timeout: exit 124"
+ok "timeout: rolled back" test ! -e "$WS/t.txt"
+
+tx run -- no-such-program-xyz 2>"$T/err"
+is "$?" 127 "a missing program: 127"
+like "$(cat "$T/err")" "no-such-program-xyz: command not found" "a missing program is named"
+
+tx run --report="$T/r.json" -- sh -c 'echo r >r.txt'
+like "$(cat "$T/r.json")" '^\{"tx": "[0-9a-f]+", "argv": \["sh", "-c", "echo r >r.txt"\], "decision": "allow", "rule": null, "reason": null, "exit_code": 0, "signal": null, "outcome": "committed", "changes": \{"added": \["r.txt"\], "modified": \[\], "deleted": \[\]\}, "violations": \[\], "duration_ms": [0-9]+' "--report writes the contract's JSON record"
+
+tx sh -c 'echo via-sh >sh.txt; exit 0'
+is "$(cat "$WS/sh.txt")" "via-sh" "txbox sh -c commits like run"
+
+done_testing

@@ -1,0 +1,39 @@
+#!/bin/sh
+# tests/jail.sh MODE DIR CMD...: run CMD in an outer jail where only DIR is writable.
+#   MODE root:   real root in new mount+pid namespaces; every mount read-only except DIR
+#   MODE user:   uid/gid 65534 (or the caller when not root) in bubblewrap: read-only root,
+#                DIR writable, own /dev and /proc
+# txbox runs destructive commands in its tests; a bug in its sandbox must only be able to
+# harm DIR.
+set -eu
+mode=$1 dir=$2
+shift 2
+case $mode in
+root)
+        exec unshare --mount --pid --fork --mount-proc --propagation private -- \
+                sh -c '
+                dir=$1; shift
+                awk "{print \$5}" /proc/self/mountinfo | sort -r | while read -r mp; do
+                        case $mp in /proc|/proc/*) continue ;; esac
+                        mount -o remount,bind,ro "$mp" 2>/dev/null || true
+                done
+                mount --bind "$dir" "$dir"
+                mount -o remount,bind,rw "$dir"
+                if touch /txbox-jail-probe 2>/dev/null; then
+                        rm -f /txbox-jail-probe; echo "jail: root is writable, refusing" >&2; exit 99
+                fi
+                exec "$@"' jail "$dir" "$@"
+        ;;
+user)
+        run=""
+        if [ "$(id -u)" -eq 0 ]; then
+                run="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --"
+        fi
+        exec $run bwrap --ro-bind / / --bind "$dir" "$dir" --dev /dev --proc /proc \
+                --unshare-all --die-with-parent --tmpfs /tmp -- "$@"
+        ;;
+*)
+        echo "usage: tests/jail.sh root|user DIR CMD..." >&2
+        exit 2
+        ;;
+esac

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Run the test suites: tests/run.sh [unit|integration|all].  Integration tests run inside an
+# outer jail (tests/jail.sh); as root, once as root and once as an unprivileged user.
+set -u
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build}
+what=${1:-all}
+pass=0 fail=0 skip=0
+failed=()
+
+tap_count() { # name, file with TAP output
+        local p f s
+        p=$(grep -cE '^ok ' "$2")
+        f=$(grep -cE '^not ok ' "$2")
+        s=$(grep -cE '^ok .*# SKIP' "$2")
+        pass=$((pass + p - s)) fail=$((fail + f)) skip=$((skip + s))
+        [ "$f" -gt 0 ] && failed+=("$1")
+        return 0
+}
+
+run_one() { # name, command...
+        local name=$1 out rc
+        shift
+        out=$(mktemp)
+        "$@" >"$out" 2>&1
+        rc=$?
+        sed "s/^/    /" "$out" | grep -E '^    (not ok|#|Bail)' | head -40
+        tap_count "$name" "$out"
+        if [ $rc -ne 0 ] && ! grep -q '^not ok' "$out"; then
+                echo "    $name exited with status $rc without a failing test:"; tail -20 "$out" | sed 's/^/      /'
+                fail=$((fail + 1)) failed+=("$name")
+        fi
+        if ! grep -qE '^1\.\.[0-9]+' "$out"; then
+                echo "    $name printed no TAP plan"; fail=$((fail + 1)) failed+=("$name")
+        fi
+        echo "  $name: $(grep -cE '^ok ' "$out") ok, $(grep -cE '^not ok ' "$out") not ok"
+        rm -f "$out"
+}
+
+if [ "$what" = all ] || [ "$what" = unit ]; then
+        echo "unit tests ($BUILD/tests)"
+        for t in "$BUILD"/tests/test_*; do
+                [ -x "$t" ] || continue
+                run_one "unit/$(basename "$t")" "$t"
+                if [ "$(id -u)" -eq 0 ] && grep -q "as-user" "tests/unit/$(basename "$t").c" 2>/dev/null; then
+                        d=$(mktemp -d /var/tmp/txbox-unit.XXXXXX); cp "$t" "$d/"; chmod 755 "$d" "$d/$(basename "$t")"
+                        run_one "unit/$(basename "$t") (uid 65534)" setpriv --reuid=65534 --regid=65534 --clear-groups \
+                                env TMPDIR=/var/tmp "$d/$(basename "$t")"
+                        rm -rf "$d"
+                fi
+        done
+fi
+
+if [ "$what" = all ] || [ "$what" = integration ]; then
+        modes="user"
+        [ "$(id -u)" -eq 0 ] && modes="root user"
+        for mode in $modes; do
+                echo "integration tests (jailed as $mode)"
+                for t in tests/integration/t_*.sh; do
+                        run_one "integration/$(basename "$t") [$mode]" env BUILD="$BUILD" JAIL_MODE="$mode" bash "$t"
+                done
+        done
+fi
+
+echo
+[ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
+echo "$pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,47 @@
+/* Minimal TAP producer for the C unit tests. */
+#ifndef TXBOX_TAP_H
+#define TXBOX_TAP_H
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int tap_n, tap_failed;
+
+#define ok(cond, ...)                                                              \
+        do {                                                                       \
+                int ok_c_ = !!(cond);                                              \
+                tap_n++;                                                           \
+                if (!ok_c_)                                                        \
+                        tap_failed++;                                              \
+                printf("%sok %d - ", ok_c_ ? "" : "not ", tap_n);                  \
+                printf(__VA_ARGS__);                                               \
+                printf("\n");                                                      \
+                if (!ok_c_)                                                        \
+                        printf("#   failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+                fflush(stdout);                                                    \
+        } while (0)
+
+#define is_int(a, b, ...)                                                          \
+        do {                                                                       \
+                long long is_a_ = (long long)(a), is_b_ = (long long)(b);          \
+                ok(is_a_ == is_b_, __VA_ARGS__);                                   \
+                if (is_a_ != is_b_)                                                \
+                        printf("#   got %lld, expected %lld\n", is_a_, is_b_);      \
+        } while (0)
+
+#define is_str(a, b, ...)                                                          \
+        do {                                                                       \
+                const char *is_a_ = (a), *is_b_ = (b);                             \
+                int eq_ = is_a_ && is_b_ ? !strcmp(is_a_, is_b_) : is_a_ == is_b_; \
+                ok(eq_, __VA_ARGS__);                                              \
+                if (!eq_)                                                          \
+                        printf("#   got '%s', expected '%s'\n", is_a_ ? is_a_ : "(null)", \
+                               is_b_ ? is_b_ : "(null)");                          \
+        } while (0)
+
+static inline int tap_done(void)
+{
+        printf("1..%d\n", tap_n);
+        return tap_failed ? 1 : 0;
+}
+#endif
