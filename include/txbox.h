@@ -156,8 +156,8 @@ TXBOX_API int txbox_tx_finish(struct txbox_tx *tx, enum txbox_commit_mode mode,
                               const struct txbox_run_result *res, int *status, const char **why,
                               struct txbox_error *err);
 TXBOX_API const struct txbox_record *txbox_tx_record(const struct txbox_tx *tx);
-/* A non-fatal problem found before the run (e.g. workspace files the sandbox cannot map),
- * or NULL. */
+/* A non-fatal problem found by txbox_tx_begin (e.g. workspace files the sandbox cannot
+ * map), or NULL. */
 TXBOX_API const char *txbox_tx_warning(const struct txbox_tx *tx);
 TXBOX_API void txbox_tx_free(struct txbox_tx *tx);
 

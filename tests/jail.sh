@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/jail.sh MODE DIR CMD...: run CMD in an outer jail where only DIR is writable.
 #   MODE root:   real root in new mount+pid namespaces; every mount read-only except DIR
-#   MODE user:   uid/gid 65534 (or the caller when not root) in bubblewrap: read-only root,
+#   MODE user:   uid/gid 54321 (or the caller when not root) in bubblewrap: read-only root,
 #                DIR writable, own /dev and /proc
 # txbox runs destructive commands in its tests; a bug in its sandbox must only be able to
 # harm DIR.
@@ -27,7 +27,7 @@ root)
 user)
         run=""
         if [ "$(id -u)" -eq 0 ]; then
-                run="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --"
+                run="setpriv --reuid=54321 --regid=54321 --clear-groups --inh-caps=-all --bounding-set=-all --"
         fi
         exec $run bwrap --ro-bind / / --bind "$dir" "$dir" --dev /dev --proc /proc \
                 --unshare-all --die-with-parent --tmpfs /tmp -- "$@"

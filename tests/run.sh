@@ -1,6 +1,6 @@
 #!/bin/bash
 # Run the test suites: tests/run.sh [unit|integration|all].  Integration tests run inside an
-# outer jail (tests/jail.sh); as root, once as root and once as an unprivileged user.
+# outer jail (tests/jail.sh); as root, once as root and once as uid 54321.
 set -u
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -44,7 +44,7 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
                 run_one "unit/$(basename "$t")" "$t"
                 if [ "$(id -u)" -eq 0 ] && grep -q "as-user" "tests/unit/$(basename "$t").c" 2>/dev/null; then
                         d=$(mktemp -d /var/tmp/txbox-unit.XXXXXX); cp "$t" "$d/"; chmod 755 "$d" "$d/$(basename "$t")"
-                        run_one "unit/$(basename "$t") (uid 65534)" setpriv --reuid=65534 --regid=65534 --clear-groups \
+                        run_one "unit/$(basename "$t") (uid 54321)" setpriv --reuid=54321 --regid=54321 --clear-groups \
                                 env TMPDIR=/var/tmp "$d/$(basename "$t")"
                         rm -rf "$d"
                 fi

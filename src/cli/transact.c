@@ -55,6 +55,8 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
                 cli_error("%s", err.msg);
                 goto out;
         }
+        if (txbox_tx_warning(tx))
+                cli_error("warning: %s", txbox_tx_warning(tx));
         o->opts.cwd = start_dir(ws, cwd, sizeof(cwd));
         if (txbox_tx_run(tx, &o->opts, &res, &err) < 0) {
                 struct txbox_error e2;
@@ -62,8 +64,6 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
                 txbox_tx_rollback(tx, err.msg, &e2);
                 goto report;
         }
-        if (txbox_tx_warning(tx))
-                cli_error("warning: %s", txbox_tx_warning(tx));
         if (res.exec_failed)
                 cli_error("%s", err.msg);
         if (txbox_tx_finish(tx, o->mode, &res, &status, &why, &err) < 0)

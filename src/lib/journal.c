@@ -255,32 +255,44 @@ out:
         return r;
 }
 
+/* SWAPs first, parents before children; then CHMODs children first, so a directory that
+ * becomes read-only gets its mode only after everything has moved into it. */
 int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
                   const char *fp, struct txbox_error *err)
 {
-        for (size_t i = 0; i < n; i++) {
-                int r = apply_one(live_fd, src_fd, aside_fd, &ops[i], fp);
-                if (r < 0)
-                        return tx_err(err, -r, "cannot apply the change to '%s': %s", ops[i].path,
-                                      r == -ELOOP || r == -EXDEV
-                                              ? "a symlink or mount point is in the way"
-                                              : strerror(-r));
-        }
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t k = 0; k < n; k++) {
+                        const struct cs_op *o = pass == 0 ? &ops[k] : &ops[n - 1 - k];
+                        if ((o->kind == CS_OP_CHMOD) != (pass == 1))
+                                continue;
+                        int r = apply_one(live_fd, src_fd, aside_fd, o, fp);
+                        if (r < 0)
+                                return tx_err(err, -r, "cannot apply the change to '%s': %s", o->path,
+                                              r == -ELOOP || r == -EXDEV
+                                                      ? "a symlink or mount point is in the way"
+                                                      : strerror(-r));
+                }
         /* One filesystem sync makes every rename above durable before the commit marker. */
         if (syncfs(live_fd) < 0)
                 return tx_err(err, errno, "cannot sync the workspace's filesystem: %s", strerror(errno));
         return 0;
 }
 
+/* The mirror of journal_apply: modes back first (parents writable again), then the
+ * renames in reverse. */
 int journal_revert(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
                    struct txbox_error *err)
 {
-        for (size_t i = n; i-- > 0;) {
-                int r = revert_one(live_fd, src_fd, aside_fd, &ops[i]);
-                if (r < 0)
-                        return tx_err(err, -r, "cannot revert the change to '%s': %s", ops[i].path,
-                                      strerror(-r));
-        }
+        for (int pass = 0; pass < 2; pass++)
+                for (size_t k = 0; k < n; k++) {
+                        const struct cs_op *o = pass == 0 ? &ops[k] : &ops[n - 1 - k];
+                        if ((o->kind == CS_OP_CHMOD) != (pass == 0))
+                                continue;
+                        int r = revert_one(live_fd, src_fd, aside_fd, o);
+                        if (r < 0)
+                                return tx_err(err, -r, "cannot revert the change to '%s': %s", o->path,
+                                              strerror(-r));
+                }
         if (syncfs(live_fd) < 0)
                 return tx_err(err, errno, "cannot sync the workspace's filesystem: %s", strerror(errno));
         return 0;

@@ -111,6 +111,31 @@ static int default_state(const char *ws, char **state, char **mask, struct txbox
                       "with a directory on the same mount, outside the workspace", ws);
 }
 
+/* path made absolute and lexically normal ("." and ".." resolved, no symlinks followed). */
+static char *absolute_path(const char *path)
+{
+        char cwd[PATH_MAX], *out = xmalloc(PATH_MAX * 2 + 2), *save = NULL;
+        _cleanup_free_ char *in = path[0] == '/' ? xstrdup(path)
+                                                 : xasprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : "/", path);
+        size_t len = 0;
+
+        out[0] = '\0';
+        for (char *c = strtok_r(in, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                if (!strcmp(c, "."))
+                        continue;
+                if (!strcmp(c, "..")) {
+                        char *slash = strrchr(out, '/');
+                        len = slash ? (size_t)(slash - out) : 0;
+                        out[len] = '\0';
+                        continue;
+                }
+                len += (size_t)snprintf(out + len, PATH_MAX * 2 + 2 - len, "/%s", c);
+        }
+        if (!len)
+                strcpy(out, "/");
+        return out;
+}
+
 static int check_state_dir(const char *ws, const char *state, struct txbox_error *err)
 {
         if (path_is_within(state, ws))
@@ -166,6 +191,11 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
                 goto fail;
         }
         if (state_dir) {
+                _cleanup_free_ char *abs = absolute_path(state_dir);
+                /* Check before creating anything: a state dir must never appear inside the
+                 * workspace, not even empty. */
+                if ((r = check_state_dir(ws->path, abs, err)) < 0)
+                        goto fail;
                 if ((r = mkdir_p(state_dir, 0700)) < 0 || !realpath(state_dir, buf)) {
                         r = tx_err(err, r < 0 ? -r : errno, "cannot create state dir '%s': %s", state_dir,
                                    strerror(r < 0 ? -r : errno));
@@ -274,11 +304,17 @@ static int make_tx_dir(struct txbox_tx *tx, struct txbox_error *err)
         if (mkdirat(ws->tx_fd, tx->rec.id, 0700) < 0)
                 return tx_err(err, errno, "cannot create '%s/tx/%s': %s", ws->state, tx->rec.id, strerror(errno));
         tx->dir_fd = openat(ws->tx_fd, tx->rec.id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (tx->dir_fd < 0 || mkdirat(tx->dir_fd, "upper", 0755) < 0 || mkdirat(tx->dir_fd, "work", 0700) < 0)
+        /* The sandbox sees the upper root's mode as the workspace root's. */
+        struct stat st;
+        mode_t mode = fstat(ws->ws_fd, &st) == 0 ? (st.st_mode & 0777) | 0700 : 0755;
+        if (tx->dir_fd < 0 || mkdirat(tx->dir_fd, "upper", mode) < 0 || fchmodat(tx->dir_fd, "upper", mode, 0) < 0 ||
+            mkdirat(tx->dir_fd, "work", 0700) < 0)
                 return tx_err(err, errno, "cannot create the layers of tx %s in '%s': %s", tx->rec.id,
                               ws->state, errno == ENOSPC ? "no space left on device" : strerror(errno));
         return 0;
 }
+
+static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m);
 
 int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **out,
                    struct txbox_error *err)
@@ -297,6 +333,10 @@ int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **ou
         if ((r = tx_claim(ws, tx->rec.id, false, err)) < 0)
                 goto fail;
         tx->lock_fd = r;
+        if ((r = idmap_plan(&tx->idmap, err)) < 0)
+                goto fail;
+        if (!tx->idmap.privileged)
+                warn_unmapped(tx, &tx->idmap);
         if ((r = make_tx_dir(tx, err)) < 0 || (r = audit_insert(ws->audit, &tx->rec, err)) < 0) {
                 rm_rf_at(ws->tx_fd, tx->rec.id);
                 goto fail;
@@ -406,13 +446,8 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
                  struct txbox_error *err)
 {
         struct txbox_ws *ws = tx->ws;
-        struct idmap m;
         int r;
 
-        if ((r = idmap_plan(&m, err)) < 0)
-                return r;
-        if (!m.privileged)
-                warn_unmapped(tx, &m);
         _cleanup_free_ char *upper = xasprintf("%s/tx/%s/upper", ws->state, tx->rec.id);
         _cleanup_free_ char *work = xasprintf("%s/tx/%s/work", ws->state, tx->rec.id);
         struct sandbox_spec spec = {
@@ -425,7 +460,7 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
                 .cwd = opts && opts->cwd ? opts->cwd : ws->path,
                 .net = opts ? opts->net : TXBOX_NET_NONE,
                 .timeout_s = opts ? opts->timeout_s : 0,
-                .idmap = &m,
+                .idmap = &tx->idmap,
         };
         r = sandbox_run(&spec, res, err);
         txbox_tx_set_result(tx, res);

@@ -24,6 +24,7 @@ struct txbox_tx {
         int64_t t0_us;
         bool stuck; /* a failed commit could not be reverted: recovery owns it now */
         char *warning; /* a non-fatal problem seen before the run (unmapped owners) */
+        struct idmap idmap; /* how ids map into the sandbox */
 };
 
 /* Serialise commits, undos and recovery on the workspace. */

@@ -2,7 +2,7 @@
 #
 # Outside the jail it makes a throwaway dir T under /var/tmp, copies the txbox binary and the
 # test scripts into it, and re-runs the test inside tests/jail.sh (only T writable; as root,
-# the mode JAIL_MODE=user runs it as uid 65534).  Inside, it offers TAP helpers.  Every test
+# the mode JAIL_MODE=user runs it as uid 54321).  Inside, it offers TAP helpers.  Every test
 # that runs a destructive command runs it through txbox, inside this jail, against paths
 # under T.
 set -u
@@ -16,7 +16,11 @@ if [ -z "${TXBOX_IN_JAIL:-}" ]; then
         cp tests/integration/*.sh "$T/tests/"
         chmod -R a+rX "$T"
         if [ "$(id -u)" -eq 0 ] && [ "$JAIL_MODE" = user ]; then
-                chown -R 65534:65534 "$T"
+                chown -R 54321:54321 "$T"
+                # A workspace with an entry whose group the unprivileged sandbox cannot map,
+                # as docker or sudo leave behind (t_badinput.sh).
+                mkdir -p "$T/unmapped" && echo data >"$T/unmapped/grpfile"
+                chown 54321:54321 "$T/unmapped" && chown 54321:0 "$T/unmapped/grpfile" && chmod 664 "$T/unmapped/grpfile"
         fi
         tests/jail.sh "$JAIL_MODE" "$T" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$T/home" TMPDIR="$T/tmp" \
                 TXBOX_IN_JAIL=1 T="$T" JAIL_MODE="$JAIL_MODE" TXBOX_STRESS="${TXBOX_STRESS:-}" LANG=C.UTF-8 \

@@ -50,7 +50,8 @@ done
 ok "a crash at each of $usteps undo steps recovers to the committed state" test "$bad" -eq 0 -a "$usteps" -ge 5
 is "$(tree_hash "$WS")" "$before" "the uninterrupted undo restored the original"
 
-# SIGKILL at random moments of a 2,000-file transaction.
+# SIGKILL at random moments of a 2,000-file transaction: of its run (odd trials) and of the
+# commit of the same change kept pending (even trials), so that kills land in every phase.
 BIG='for i in $(seq 1 2000); do echo "$i" >"gen$i"; done; echo big >>README; rm -f docs/a.txt'
 new_ws
 before=$(tree_hash "$WS")
@@ -59,17 +60,29 @@ tx run -- sh -c "$BIG"
 t1=$(date +%s%N)
 after=$(tree_hash "$WS")
 tx undo >/dev/null
-span_ms=$(( (t1 - t0) / 1000000 ))
-trials=12
+run_ms=$(( (t1 - t0) / 1000000 ))
+tx run --commit=keep -- sh -c "$BIG" 2>/dev/null
+id=$(last_tx)
+t0=$(date +%s%N)
+tx commit "$id" >/dev/null
+t1=$(date +%s%N)
+commit_ms=$(( (t1 - t0) / 1000000 ))
+tx undo >/dev/null
+trials=16
 [ -n "${TXBOX_STRESS:-}" ] && trials=200
 bad=0 n_before=0 n_after=0
 for i in $(seq 1 $trials); do
-        # Half the kills land in the second half of the run, where the commit happens.
-        if [ $((i % 2)) -eq 0 ]; then delay_ms=$(( span_ms / 2 + RANDOM % (span_ms / 2 + 20) ))
-        else delay_ms=$(( RANDOM % (span_ms + 20) )); fi
-        "$TXBOX" -C "$WS" run -- sh -c "$BIG" >/dev/null 2>&1 &
+        if [ $((i % 2)) -eq 1 ]; then
+                delay_ms=$(( RANDOM % (run_ms + 20) ))
+                "$TXBOX" -C "$WS" run -- sh -c "$BIG" >/dev/null 2>&1 &
+        else
+                tx run --commit=keep -- sh -c "$BIG" 2>/dev/null
+                id=$(last_tx)
+                delay_ms=$(( RANDOM % (commit_ms + 10) ))
+                "$TXBOX" -C "$WS" commit "$id" >/dev/null 2>&1 &
+        fi
         pid=$!
-        sleep "$(printf '0.%03d' "$delay_ms")" 2>/dev/null || sleep 1
+        sleep "$(printf '%d.%03d' $((delay_ms / 1000)) $((delay_ms % 1000)))"
         kill -9 "$pid" 2>/dev/null
         wait "$pid" 2>/dev/null
         tx recover >/dev/null || bad=$((bad + 1))
@@ -80,8 +93,9 @@ for i in $(seq 1 $trials); do
         if ls "$HOME/.local/state/txbox/"*/active/ 2>/dev/null | grep -q .; then
                 echo "# trial $i: an active transaction is left after recover"; bad=$((bad + 1))
         fi
+        [ "$(tree_hash "$WS")" = "$before" ] || { echo "# trial $i: cannot get back to the original"; bad=$((bad + 1)); break; }
 done
-echo "# $trials kills over ${span_ms} ms: $n_before before, $n_after after"
+echo "# $trials kills (run ${run_ms} ms, commit ${commit_ms} ms): $n_before recovered to before, $n_after to after"
 ok "SIGKILL at random moments: every recovery is whole ($trials trials)" test "$bad" -eq 0
 tx run -- sh -c 'echo next >next.txt'
 ok "the next transaction runs after the crashes" test -f "$WS/next.txt"

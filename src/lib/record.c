@@ -1,0 +1,281 @@
+/* Transaction records: freeing, copying, enum names and the JSON form. */
+#include "record.h"
+
+static const char *const outcome_names[] = {
+        [TXBOX_RUNNING] = "running",         [TXBOX_PENDING] = "pending",
+        [TXBOX_COMMITTING] = "committing",   [TXBOX_COMMITTED] = "committed",
+        [TXBOX_ROLLED_BACK] = "rolled_back", [TXBOX_DENIED] = "denied",
+        [TXBOX_UNDOING] = "undoing",         [TXBOX_UNDONE] = "undone",
+};
+
+static const char *const change_names[] = {
+        [TXBOX_ADDED] = "added",
+        [TXBOX_MODIFIED] = "modified",
+        [TXBOX_DELETED] = "deleted",
+};
+
+static int name_index(const char *const *names, size_t n, const char *s)
+{
+        if (!s)
+                return -1;
+        for (size_t i = 0; i < n; i++)
+                if (!strcmp(names[i], s))
+                        return (int)i;
+        return -1;
+}
+
+TXBOX_API const char *txbox_outcome_name(enum txbox_outcome o)
+{
+        /* "unknown" rather than NULL: callers pass the result straight to printf and JSON. */
+        return (unsigned)o < ARRAY_SIZE(outcome_names) ? outcome_names[o] : "unknown";
+}
+
+TXBOX_API const char *txbox_change_name(enum txbox_change c)
+{
+        return (unsigned)c < ARRAY_SIZE(change_names) ? change_names[c] : "unknown";
+}
+
+int txbox_outcome_parse(const char *s)
+{
+        return name_index(outcome_names, ARRAY_SIZE(outcome_names), s);
+}
+
+int txbox_change_parse(const char *s)
+{
+        return name_index(change_names, ARRAY_SIZE(change_names), s);
+}
+
+/* ---- freeing and copying ---- */
+
+TXBOX_API void txbox_record_clear(struct txbox_record *rec)
+{
+        if (!rec)
+                return;
+        strv_free(rec->argv);
+        free(rec->cwd);
+        free(rec->decision);
+        free(rec->rule);
+        free(rec->reason);
+        for (size_t i = 0; i < rec->npaths; i++)
+                free(rec->paths[i].path);
+        free(rec->paths);
+        for (size_t i = 0; i < rec->nviolations; i++) {
+                free(rec->violations[i].rule);
+                free(rec->violations[i].path);
+                free(rec->violations[i].detail);
+        }
+        free(rec->violations);
+        free(rec->message);
+        memset(rec, 0, sizeof(*rec));
+}
+
+TXBOX_API void txbox_records_free(struct txbox_record *recs, size_t n)
+{
+        if (!recs)
+                return;
+        for (size_t i = 0; i < n; i++)
+                txbox_record_clear(&recs[i]);
+        free(recs);
+}
+
+void record_copy(struct txbox_record *dst, const struct txbox_record *src)
+{
+        *dst = *src; /* scalars and id; every pointer is replaced below */
+        dst->argv = strv_dup(src->argv);
+        dst->cwd = xstrdup_or_null(src->cwd);
+        dst->decision = xstrdup_or_null(src->decision);
+        dst->rule = xstrdup_or_null(src->rule);
+        dst->reason = xstrdup_or_null(src->reason);
+        dst->message = xstrdup_or_null(src->message);
+        dst->paths = src->npaths ? xcalloc(src->npaths, sizeof(*dst->paths)) : NULL;
+        for (size_t i = 0; i < src->npaths; i++) {
+                dst->paths[i].path = xstrdup_or_null(src->paths[i].path);
+                dst->paths[i].change = src->paths[i].change;
+        }
+        dst->violations = src->nviolations ? xcalloc(src->nviolations, sizeof(*dst->violations))
+                                           : NULL;
+        for (size_t i = 0; i < src->nviolations; i++) {
+                dst->violations[i].rule = xstrdup_or_null(src->violations[i].rule);
+                dst->violations[i].path = xstrdup_or_null(src->violations[i].path);
+                dst->violations[i].detail = xstrdup_or_null(src->violations[i].detail);
+        }
+}
+
+/* ---- UTF-8 ---- */
+
+/* Length of the well-formed UTF-8 sequence at s (1..4), 0 when s starts an ill-formed one:
+ * overlong forms, surrogates and code points past U+10FFFF are ill-formed (RFC 3629), the
+ * same rules jansson applies. */
+static size_t utf8_seq_len(const unsigned char *s)
+{
+        unsigned c = s[0], cp, min;
+        size_t n;
+
+        if (c < 0x80)
+                return 1;
+        if (c >= 0xc2 && c <= 0xdf)
+                n = 2, cp = c & 0x1f, min = 0x80;
+        else if ((c & 0xf0) == 0xe0)
+                n = 3, cp = c & 0x0f, min = 0x800;
+        else if (c >= 0xf0 && c <= 0xf4)
+                n = 4, cp = c & 0x07, min = 0x10000;
+        else
+                return 0;
+        for (size_t i = 1; i < n; i++) {
+                if ((s[i] & 0xc0) != 0x80) /* also stops at the terminating NUL */
+                        return 0;
+                cp = (cp << 6) | (s[i] & 0x3f);
+        }
+        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+                return 0;
+        return n;
+}
+
+char *utf8_lossy(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        char *out = xmalloc(strlen(s) * 3 + 1), *o = out;
+
+        while (*p) {
+                size_t n = utf8_seq_len(p);
+                if (n) {
+                        memcpy(o, p, n);
+                        o += n;
+                        p += n;
+                } else {
+                        memcpy(o, "\xef\xbf\xbd", 3);
+                        o += 3;
+                        p++;
+                }
+        }
+        *o = '\0';
+        return out;
+}
+
+/* ---- JSON ---- */
+
+/* jansson reports out-of-memory as NULL; the library's policy (xmalloc) is to abort then. */
+json_t *json_nonnull(json_t *j)
+{
+        if (!j)
+                abort();
+        return j;
+}
+
+void json_obj_set(json_t *obj, const char *key, json_t *val)
+{
+        if (json_object_set_new(obj, key, json_nonnull(val)) < 0)
+                abort();
+}
+
+void json_arr_add(json_t *arr, json_t *val)
+{
+        if (json_array_append_new(arr, json_nonnull(val)) < 0)
+                abort();
+}
+
+char *json_dump_compact(json_t *j)
+{
+        /* One line with the separators CONTRACT.md shows (", " and ": "). */
+        char *s = json_dumps(j, JSON_PRESERVE_ORDER);
+        json_decref(j);
+        if (!s)
+                abort(); /* only on out-of-memory: every string was checked on the way in */
+        return s;
+}
+
+json_t *json_text(const char *s)
+{
+        if (!s)
+                return json_nonnull(json_null());
+        json_t *j = json_string(s);
+        if (j)
+                return j;
+        _cleanup_free_ char *fixed = utf8_lossy(s);
+        return json_nonnull(json_string(fixed));
+}
+
+static json_t *json_int_or_null(int64_t v, bool is_null)
+{
+        return json_nonnull(is_null ? json_null() : json_integer((json_int_t)v));
+}
+
+static json_t *argv_json(char *const *argv)
+{
+        json_t *arr = json_nonnull(json_array());
+        for (size_t i = 0; argv && argv[i]; i++)
+                json_arr_add(arr, json_text(argv[i]));
+        return arr;
+}
+
+static json_t *changes_json(const struct txbox_record *rec)
+{
+        json_t *lists[ARRAY_SIZE(change_names)];
+        json_t *obj = json_nonnull(json_object());
+
+        for (size_t c = 0; c < ARRAY_SIZE(change_names); c++) {
+                lists[c] = json_nonnull(json_array());
+                json_obj_set(obj, change_names[c], lists[c]); /* obj holds the reference */
+        }
+        for (size_t i = 0; i < rec->npaths; i++) {
+                unsigned c = (unsigned)rec->paths[i].change;
+                if (c < ARRAY_SIZE(change_names) && rec->paths[i].path)
+                        json_arr_add(lists[c], json_text(rec->paths[i].path));
+        }
+        return obj;
+}
+
+static json_t *violations_json(const struct txbox_record *rec)
+{
+        json_t *arr = json_nonnull(json_array());
+        for (size_t i = 0; i < rec->nviolations; i++) {
+                const struct txbox_violation *v = &rec->violations[i];
+                json_t *o = json_nonnull(json_object());
+                json_obj_set(o, "rule", json_text(v->rule));
+                json_obj_set(o, "path", json_text(v->path));
+                json_obj_set(o, "detail", json_text(v->detail));
+                json_arr_add(arr, o);
+        }
+        return arr;
+}
+
+json_t *record_to_json(const struct txbox_record *rec)
+{
+        char id[sizeof(rec->id) + 1];
+        json_t *o = json_nonnull(json_object());
+
+        /* id is a fixed array: do not trust it to be terminated. */
+        memcpy(id, rec->id, sizeof(rec->id));
+        id[sizeof(rec->id)] = '\0';
+
+        json_obj_set(o, "tx", json_text(id));
+        json_obj_set(o, "argv", argv_json(rec->argv));
+        json_obj_set(o, "decision", json_text(rec->decision));
+        json_obj_set(o, "rule", json_text(rec->rule));
+        json_obj_set(o, "reason", json_text(rec->reason));
+        json_obj_set(o, "exit_code", json_int_or_null(rec->exit_code, rec->exit_code < 0));
+        json_obj_set(o, "signal", json_int_or_null(rec->signal, rec->signal == 0));
+        json_obj_set(o, "outcome", json_text(txbox_outcome_name(rec->outcome)));
+        json_obj_set(o, "changes", changes_json(rec));
+        json_obj_set(o, "violations", violations_json(rec));
+        json_obj_set(o, "duration_ms", json_int_or_null(rec->duration_ms, false));
+        /* Extras beyond CONTRACT.md, which allows adding fields. */
+        json_obj_set(o, "cwd", json_text(rec->cwd));
+        json_obj_set(o, "started_ms", json_int_or_null(rec->started_ms, false));
+        json_obj_set(o, "message", json_text(rec->message));
+        json_obj_set(o, "commit_seq", json_int_or_null(rec->commit_seq, rec->commit_seq <= 0));
+        return o;
+}
+
+TXBOX_API char *txbox_record_json(const struct txbox_record *rec)
+{
+        return json_dump_compact(record_to_json(rec));
+}
+
+TXBOX_API char *txbox_records_json(const struct txbox_record *recs, size_t n)
+{
+        json_t *arr = json_nonnull(json_array());
+        for (size_t i = 0; i < n; i++)
+                json_arr_add(arr, record_to_json(&recs[i]));
+        return json_dump_compact(arr);
+}
