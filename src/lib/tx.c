@@ -316,6 +316,45 @@ static int make_tx_dir(struct txbox_tx *tx, struct txbox_error *err)
 
 static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m);
 
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape_octal(char *s)
+{
+        char *w = s;
+        for (char *p = s; *p; p++) {
+                if (p[0] == '\\' && p[1] >= '0' && p[1] <= '3' && p[2] >= '0' && p[2] <= '7' && p[3] >= '0' &&
+                    p[3] <= '7') {
+                        *w++ = (char)((p[1] - '0') * 64 + (p[2] - '0') * 8 + (p[3] - '0'));
+                        p += 3;
+                } else
+                        *w++ = *p;
+        }
+        *w = '\0';
+}
+
+/* The overlay shows only the workspace's own filesystem: a mount inside it would be
+ * invisible in the sandbox and outside the transaction.  Refuse rather than surprise. */
+static int check_submounts(const char *ws, struct txbox_error *err)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        char line[8192], mp[PATH_MAX];
+        size_t n = 0, wl = strlen(ws);
+
+        if (!f)
+                return 0; /* no /proc: the sandbox setup reports that more precisely */
+        while (fgets(line, sizeof(line), f)) {
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
+                        continue;
+                unescape_octal(mp);
+                if (strncmp(mp, ws, wl) || mp[wl] != '/' || !mp[wl + 1])
+                        continue;
+                if (n++ == 0)
+                        tx_err(err, EXDEV, "workspace '%s' has a mount point inside it at '%s': the overlay cannot "
+                                           "include another mount, so its files would be outside the transaction; "
+                                           "unmount it or use a workspace without mounts inside", ws, mp);
+        }
+        return n ? -EXDEV : 0;
+}
+
 int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **out,
                    struct txbox_error *err)
 {
@@ -333,7 +372,7 @@ int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **ou
         if ((r = tx_claim(ws, tx->rec.id, false, err)) < 0)
                 goto fail;
         tx->lock_fd = r;
-        if ((r = idmap_plan(&tx->idmap, err)) < 0)
+        if ((r = check_submounts(ws->path, err)) < 0 || (r = idmap_plan(&tx->idmap, err)) < 0)
                 goto fail;
         if (!tx->idmap.privileged)
                 warn_unmapped(tx, &tx->idmap);

@@ -115,5 +115,16 @@ else
         skip "workspace on overlayfs" "needs root to mount an overlay"
 fi
 
+# A mount inside the workspace cannot be part of the overlay: refused.
+if [ "$JAIL_MODE" = root ]; then
+        mkdir -p "$WS/mnt" && mount -t tmpfs none "$WS/mnt"
+        err=$(tx run -- sh -c 'echo x >mnt/x' 2>&1)
+        is "$?" 125 "a mount inside the workspace: 125"
+        like "$err" "^txbox: workspace '$WS' has a mount point inside it at '$WS/mnt'" "a mount inside the workspace: named"
+        umount "$WS/mnt" && rmdir "$WS/mnt"
+else
+        skip "a mount inside the workspace" "needs root to mount"
+fi
+
 is "$(tree_hash "$WS")" "$orig" "the workspace is as it started"
 done_testing

@@ -15,6 +15,13 @@ is "$(cat "$WS/README")" "hello
 more" "a modified file is committed"
 is "$(tx log --json -n 1 | grep -o '"outcome": *"[a-z_]*"')" '"outcome": "committed"' "the log says committed"
 committed=$(tree_hash "$WS")
+first=$(last_tx)
+d=$(tx diff "$first")
+like "$d" "^--- a/README" "diff names the modified file"
+like "$d" "\+more" "diff shows the added line"
+like "$d" "\+\+\+ b/new.txt" "diff shows the added file"
+like "$(tx show "$first")" "outcome   committed" "show prints the outcome for people"
+like "$(tx show "${first:0:4}")" "^tx        $first" "show takes a unique id prefix"
 
 tx run -- sh -c 'echo junk >junk.txt; rm README; exit 3' 2>"$T/err"
 is "$?" 3 "a failing program's status is returned"
