@@ -21,13 +21,13 @@ CFLAGS += -D_FORTIFY_SOURCE=3
 endif
 LDLIBS := $(PKG_LIBS)
 
-LIB_SRC  := $(wildcard src/lib/*.c)
+LIB_SRC  := $(wildcard src/lib/*.c src/lib/policy/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-HEADERS  := include/txbox.h $(wildcard src/lib/*.h src/cli/*.h tests/unit/*.h)
+HEADERS  := include/txbox.h $(wildcard src/lib/*.h src/lib/policy/*.h src/cli/*.h tests/unit/*.h)
 
 .PHONY: all deps check unit integration demo bench install clean stress fuzz
 all: $(BUILD)/txbox $(UNIT_BIN)

@@ -35,6 +35,13 @@ struct sandbox_spec {
         enum txbox_net_mode net;
         double timeout_s;
         const struct idmap *idmap;
+        /* Called by the supervisor for every execve/execveat inside the sandbox (seccomp user
+         * notification), with the program path and argv read from the caller's memory;
+         * returns true to let the exec proceed, false to fail it with EPERM.  NULL: no exec
+         * checks.  (argv can be swapped by another thread after the check: this is an
+         * interception layer for mistakes and prompt injection, not the security boundary.) */
+        bool (*exec_check)(void *ctx, const char *path, char *const argv[]);
+        void *exec_ctx;
 };
 
 /* Paths beneath $HOME that hold credentials: masked (empty) inside the sandbox. */

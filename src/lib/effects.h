@@ -1,0 +1,15 @@
+/* Effect rules: judged on a transaction's changeset before commit (mass deletion, protected
+ * paths, symlinks leaving the workspace, setuid/setgid, special files, size). */
+#ifndef TXBOX_EFFECTS_H
+#define TXBOX_EFFECTS_H
+
+#include "changeset.h"
+#include "policy.h"
+
+/* Add a violation to cs (changeset_add_violation) for every broken effect rule.  upper_fd is
+ * the transaction's upper layer, live_fd the workspace root.  Returns the number added, or
+ * -errno. */
+int effects_check(const struct policy *p, int upper_fd, int live_fd, struct changeset *cs,
+                  const struct policy_ctx *ctx, struct txbox_error *err);
+
+#endif

@@ -1,0 +1,53 @@
+/* Policy: decide, before a command runs and at every exec while it runs, whether it may.
+ *
+ * A policy is a list of rules (built in, or loaded from a file) matched against the simple
+ * commands that a shell string or an argv would run, after parsing the shell grammar and
+ * unwrapping wrappers (sh -c, eval, xargs, find -exec, env, sudo, timeout, interpreters'
+ * one-liners ...).  Anything whose command word cannot be known is treated as unknown, not
+ * as safe.  Parse errors and limits exceeded fail closed (deny). */
+#ifndef TXBOX_POLICY_H
+#define TXBOX_POLICY_H
+
+#include "util.h"
+
+enum policy_decision {
+        POLICY_ALLOW = 0,
+        POLICY_DENY,
+        POLICY_ASK, /* headless: treated as deny unless an approval program is configured */
+};
+
+struct policy_result {
+        enum policy_decision decision;
+        char rule[64];     /* rule id; "" when no rule matched (allow) */
+        char reason[512];  /* what to do instead, for the agent; "" on allow */
+        char command[512]; /* the simple command that triggered the decision (its text) */
+        int offset;        /* byte offset of that command in the input string; -1 for argv */
+};
+
+struct policy_ctx {
+        const char *workspace; /* absolute; paths are resolved against it, home and / */
+        const char *home;      /* may be NULL */
+        const char *cwd;       /* absolute; where relative paths start */
+};
+
+struct policy;
+
+/* Load a policy: file (YAML) when non-NULL, else the built-in default.  Errors name the
+ * file, line and what is wrong. */
+int policy_load(const char *file, struct policy **out, struct txbox_error *err);
+/* The policy for a workspace: explicit file if given, else WORKSPACE/.txbox/policy when it
+ * exists, else the built-in default. */
+int policy_load_for(const char *workspace, const char *explicit_file, struct policy **out,
+                    struct txbox_error *err);
+void policy_free(struct policy *p);
+
+/* Decide on a shell string (as sh -c would run it). */
+int policy_check_shell(const struct policy *p, const char *script, const struct policy_ctx *ctx,
+                       struct policy_result *res);
+/* Decide on an argv (as execve would run it). */
+int policy_check_argv(const struct policy *p, char *const argv[], const struct policy_ctx *ctx,
+                      struct policy_result *res);
+
+const char *policy_decision_name(enum policy_decision d);
+
+#endif
