@@ -101,10 +101,26 @@ enum txbox_net_mode {
         TXBOX_NET_HOST,     /* the host's network */
 };
 
+/* Resource limits of one transaction; 0 in a field picks the default (docs/SECURITY.md). */
+struct txbox_limits {
+        uint64_t procs;     /* processes and threads at once (default 1024) */
+        uint64_t memory;    /* bytes: data segment per process and resident total (default half the RAM) */
+        uint64_t cpu_s;     /* CPU seconds per process (default none: --timeout bounds the wall time) */
+        uint64_t disk;      /* bytes written to the upper layer (default min(10 GiB, half the free space)) */
+        uint64_t files;     /* open files per process (default 4096) */
+};
+
 struct txbox_run_opts {
         enum txbox_net_mode net;
         double timeout_s; /* 0: none */
         const char *cwd;  /* absolute; NULL: the workspace root */
+        struct txbox_limits limits;
+        /* Environment variables passed although their names look secret (--env NAME);
+         * NULL-terminated, may be NULL. */
+        const char *const *env_keep;
+        /* Let the program create unix sockets (--allow-unix-sockets): pathname sockets on
+         * the read-only host filesystem become reachable. */
+        bool allow_unix_sockets;
 };
 
 /* What txbox_tx_run() saw. */
@@ -113,6 +129,12 @@ struct txbox_run_result {
         int signal;     /* 0 when exited */
         bool timed_out;
         bool exec_failed; /* the program could not be executed (exit_code 126/127) */
+        /* Names of environment variables withheld because they look secret, comma-separated
+         * ("" when none; ends in ",..." when truncated). */
+        char env_dropped[1024];
+        /* The resource limit that ended the program: "memory", "disk" or "" (none). */
+        char limit_hit[16];
+        int landlock_abi; /* the Landlock ABI that confined the program; 0: not available */
 };
 
 /* Flags for txbox_ws_open(). */
@@ -179,8 +201,9 @@ TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **ou
                         struct txbox_error *err);
 TXBOX_API int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_record *out,
                          struct txbox_error *err);
-/* A unified diff of a transaction's text changes (committed: original vs committed;
- * pending: live vs upper).  *out is malloc'd. */
+/* A unified diff of a transaction's text changes (committed: the originals it replaced vs
+ * the workspace as it is now; pending: the workspace vs its changes; undone: the workspace vs
+ * what the undo took away).  *out is malloc'd. */
 TXBOX_API int txbox_diff(struct txbox_ws *ws, const char *id, char **out, struct txbox_error *err);
 
 TXBOX_API void txbox_record_clear(struct txbox_record *rec);

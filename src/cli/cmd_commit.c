@@ -1,12 +1,16 @@
 /* txbox commit TX: apply a pending transaction. */
 #define _GNU_SOURCE
+#include <errno.h>
+
 #include "cli.h"
 
 static void commit_usage(FILE *f)
 {
         fprintf(f, "Usage: txbox commit TX\n\n"
                    "Commit pending transaction TX (left by run --commit=keep): its changes are\n"
-                   "checked again and applied atomically; the originals are kept for txbox undo.\n");
+                   "checked again and applied atomically; the originals are kept for txbox undo.\n"
+                   "When a path it changes was changed since it began, it is rolled back instead\n"
+                   "(exit 122): first committer wins; run the command again.\n");
 }
 
 int cmd_commit(int argc, char **argv, const struct global_opts *g)
@@ -28,6 +32,15 @@ int cmd_commit(int argc, char **argv, const struct global_opts *g)
                 return EXIT_TXBOX;
         if ((r = txbox_tx_load(ws, argv[1], &tx, &err)) == 0 && (r = txbox_tx_evaluate(tx, &err)) >= 0)
                 r = txbox_tx_commit(tx, &err);
+        if (r == -EAGAIN) {
+                /* First committer wins: this one lost; drop it so the agent can run it again. */
+                struct txbox_error e2;
+                cli_error("rolled back tx %s: %s", txbox_tx_record(tx)->id, err.msg);
+                txbox_tx_rollback(tx, err.msg, &e2);
+                txbox_tx_free(tx);
+                txbox_ws_close(ws);
+                return EXIT_CONFLICT;
+        }
         if (r < 0)
                 cli_error("%s", err.msg);
         else

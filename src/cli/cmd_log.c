@@ -28,7 +28,16 @@ int cmd_log(int argc, char **argv, const struct global_opts *g)
         while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
                 switch (c) {
                 case 'j': json = true; break;
-                case 'n': limit = atoi(optarg); break;
+                case 'n': {
+                        char *end;
+                        long v = strtol(optarg, &end, 10);
+                        if (*end || v <= 0 || v > 1000000) {
+                                cli_error("log: -n %s: expected a positive number", optarg);
+                                return EXIT_USAGE;
+                        }
+                        limit = (int)v;
+                        break;
+                }
                 case 'h': log_usage(stdout); return 0;
                 default: log_usage(stderr); return EXIT_USAGE;
                 }

@@ -6,8 +6,9 @@ static void recover_usage(FILE *f)
 {
         fprintf(f, "Usage: txbox recover\n\n"
                    "Bring every interrupted transaction to a whole state: a commit or undo cut short\n"
-                   "(crash, kill, full disk) is reverted so the workspace is exactly as before it,\n"
-                   "and runs whose txbox process died are rolled back.  Every verb that changes the\n"
+                   "(crash, kill, full disk) before its completion marker is reverted, so the\n"
+                   "workspace is exactly as before it; one that had written its marker is completed;\n"
+                   "runs whose txbox process died are rolled back.  Every verb that changes the\n"
                    "workspace does this first; run it by hand after a crash to see what it did.\n");
 }
 

@@ -69,6 +69,8 @@ int cli_parse_globals(int argc, char **argv, struct global_opts *g)
 int main(int argc, char **argv)
 {
         struct global_opts g = {0};
+        /* getopt prefixes its messages with argv[0]: make them read "txbox: ..." */
+        argv[0] = "txbox";
         int i = cli_parse_globals(argc, argv, &g);
 
         if (i == -2)

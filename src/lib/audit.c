@@ -77,6 +77,7 @@ static const char *const st_sql[ST__MAX] = {
         [ST_PATHS_OF] = "SELECT path, change FROM path WHERE tx_seq = ?1 ORDER BY path",
         [ST_LIST] = "SELECT " TX_COLS " FROM tx ORDER BY seq DESC LIMIT ?1",
         [ST_NEWEST_COMMITTED] = "SELECT " TX_COLS " FROM tx WHERE outcome = 'committed'"
+                                " AND n_added + n_modified + n_deleted > 0"
                                 " AND commit_seq IS NOT NULL ORDER BY commit_seq DESC LIMIT 1",
         [ST_NEXT_COMMIT_SEQ] = "SELECT coalesce(max(commit_seq), 0) + 1 FROM tx",
         /* ?2 itself or beneath it: the index range [?2, ?2 || '0') holds exactly the strings
@@ -626,11 +627,15 @@ static int db_open(struct audit *a, struct txbox_error *err)
         /* The log holds every command line, which may carry secrets: create it private.  The
          * -wal and -shm files take the database file's mode.  O_NOFOLLOW: never create or
          * open the log through a symlink. */
-        _cleanup_close_ int fd = open(a->path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = open(a->path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd < 0)
                 return tx_err(err, errno, "audit database '%s': cannot open or create it: %s: check "
                               "that its directory exists and is writable by this user",
                               a->path, strerror(errno));
+        /* Close it before SQLite opens the file: closing any descriptor of a file drops all of
+         * this process's POSIX locks on it, SQLite's included, and another process could then
+         * checkpoint and reset the WAL under our feet (lost rows, "malformed" errors). */
+        close(fd);
 
         int rc = sqlite3_open_v2(a->path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
         if (rc != SQLITE_OK)

@@ -284,6 +284,7 @@ void changeset_free(struct changeset *cs)
         free(cs->ops);
         free(cs->paths);
         free(cs->violations);
+        strvec_clear(&cs->touched);
         memset(cs, 0, sizeof(*cs));
 }
 
@@ -501,6 +502,8 @@ static int on_whiteout(struct walk *w, struct pair *p)
 static int on_file(struct walk *w, const struct pair *p)
 {
         int r = p->has_live ? same_entry(w, p) : 0;
+        if (r > 0)
+                strvec_push(&w->cs->touched, xstrdup(p->path));
         if (r != 0)
                 return r < 0 ? r : 0;
         add_swap(w, p);

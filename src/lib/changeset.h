@@ -35,6 +35,11 @@ struct changeset {
         size_t npaths, cap_paths;
         struct txbox_violation *violations;
         size_t nviolations, cap_violations;
+        /* Files the program opened for writing that ended up equal to the live ones: no change
+         * to commit, but written all the same, so conflict checks count them (a stale
+         * read-modify-write that happens to write what another agent just committed must not
+         * pass as a no-op). */
+        struct strvec touched;
 };
 
 /* Limits on what a transaction's upper layer may hold. */

@@ -18,6 +18,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <sys/file.h>
+#include <time.h>
 
 #include "journal.h"
 #include "record.h"
@@ -250,13 +251,37 @@ void ws_unlock(struct txbox_ws *ws) { flock(ws->lock_fd, LOCK_UN); }
 /* Claim active/ID: exclusive lock held for as long as this process works on the tx. */
 int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error *err)
 {
-        int fd = openat(ws->active_fd, id, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        char tmp[64];
+        int fd = openat(ws->active_fd, id, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+        if (fd < 0 && errno == ENOENT) {
+                /* Appear already locked: recovery in another process must never see an unlocked
+                 * claim of a live transaction, so lock a hidden file, then rename it in place. */
+                snprintf(tmp, sizeof(tmp), ".claim-%s-%d", id, (int)getpid());
+                fd = openat(ws->active_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+                if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) < 0 || renameat2(ws->active_fd, tmp, ws->active_fd, id, RENAME_NOREPLACE) < 0)) {
+                        int e = errno;
+                        unlinkat(ws->active_fd, tmp, 0);
+                        close(fd);
+                        errno = e;
+                        fd = -1;
+                        if (e == EEXIST) /* claimed by another process meanwhile: take the slow path */
+                                return tx_claim(ws, id, wait, err);
+                } else if (fd >= 0)
+                        return fd;
+        }
         if (fd < 0)
                 return tx_err(err, errno, "cannot create '%s/active/%s': %s", ws->state, id, strerror(errno));
         if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
                 int e = errno;
                 close(fd);
                 return tx_err(err, e == EWOULDBLOCK ? EBUSY : e, "transaction %s is in use by another txbox process", id);
+        }
+        /* The claim file may have been released (unlinked) while we waited for its lock. */
+        struct stat a, b;
+        if (fstat(fd, &a) < 0 || fstatat(ws->active_fd, id, &b, AT_SYMLINK_NOFOLLOW) < 0 || a.st_ino != b.st_ino) {
+                close(fd);
+                return tx_claim(ws, id, wait, err);
         }
         return fd;
 }
@@ -315,6 +340,39 @@ static int make_tx_dir(struct txbox_tx *tx, struct txbox_error *err)
 }
 
 static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m);
+
+/* What the workspace looked like when the transaction began, for first-committer-wins:
+ * the last commit it could see, and a coarse clock reading (the clock the kernel stamps
+ * ctime with), so any later change to a live entry has ctime >= it. */
+static int write_snapshot(struct txbox_tx *tx, struct txbox_error *err)
+{
+        struct timespec ts;
+        char buf[64];
+        int r;
+
+        clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+        tx->begin_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        if ((r = audit_next_commit_seq(tx->ws->audit, &tx->begin_seq, err)) < 0)
+                return r;
+        tx->begin_seq--; /* the newest commit seen */
+        int n = snprintf(buf, sizeof(buf), "%lld %lld\n", (long long)tx->begin_seq, (long long)tx->begin_ns);
+        if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, (size_t)n, false)) < 0)
+                return tx_err(err, -r, "cannot write '%s/tx/%s/begin': %s", tx->ws->state, tx->rec.id, strerror(-r));
+        return 0;
+}
+
+static int read_snapshot(struct txbox_tx *tx, struct txbox_error *err)
+{
+        _cleanup_free_ char *buf = NULL;
+        long long seq, ns;
+        int r = read_file_at(tx->dir_fd, "begin", 256, &buf, NULL);
+
+        if (r < 0 || sscanf(buf, "%lld %lld", &seq, &ns) != 2)
+                return tx_err(err, r < 0 ? -r : EBADMSG, "cannot read '%s/tx/%s/begin'", tx->ws->state, tx->rec.id);
+        tx->begin_seq = seq;
+        tx->begin_ns = ns;
+        return 0;
+}
 
 /* mountinfo escapes space, tab, newline and backslash as \ooo. */
 static void unescape_octal(char *s)
@@ -376,7 +434,8 @@ int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **ou
                 goto fail;
         if (!tx->idmap.privileged)
                 warn_unmapped(tx, &tx->idmap);
-        if ((r = make_tx_dir(tx, err)) < 0 || (r = audit_insert(ws->audit, &tx->rec, err)) < 0) {
+        if ((r = make_tx_dir(tx, err)) < 0 || (r = write_snapshot(tx, err)) < 0 ||
+            (r = audit_insert(ws->audit, &tx->rec, err)) < 0) {
                 rm_rf_at(ws->tx_fd, tx->rec.id);
                 goto fail;
         }
@@ -410,6 +469,8 @@ int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx **out, st
                            ws->state, strerror(errno));
                 goto fail;
         }
+        if ((r = read_snapshot(tx, err)) < 0)
+                goto fail;
         tx->t0_us = mono_us() - tx->rec.duration_ms * 1000;
         *out = tx;
         return 0;
@@ -581,6 +642,64 @@ static void drop_layers(struct txbox_tx *tx)
         rm_rf_at(tx->dir_fd, "work");
 }
 
+/* Has the live entry an op replaces, deletes or creates changed since the transaction
+ * began?  (Directories' ctime moves when their entries change: a directory this
+ * transaction deletes or replaces conflicts with any change beneath it, as it should.) */
+static bool live_changed(struct txbox_tx *tx, const struct cs_op *o)
+{
+        struct stat st;
+        const char *base;
+        _cleanup_close_ int dir = open_parent_beneath(tx->ws->ws_fd, o->path, &base);
+
+        if (dir < 0)
+                return true; /* its parent went away or became a symlink */
+        bool exists = fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) == 0;
+        if (o->kind == CS_OP_CHMOD)
+                return !exists || (st.st_mode & 07777) != (o->old_mode & 07777);
+        if (!o->has_old)
+                return exists;
+        int64_t ct = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+        return !exists || ct >= tx->begin_ns || (st.st_mode & S_IFMT) != (o->old_mode & S_IFMT);
+}
+
+/* First committer wins: refuse when a path this transaction changes was changed in the live
+ * workspace after it began, by a transaction (audit log) or by anyone else (ctime). */
+static int check_conflicts(struct txbox_tx *tx, struct txbox_error *err)
+{
+        struct strvec bad = {0};
+        char list[600] = "";
+        size_t nw = tx->rec.npaths + tx->cs.touched.n;
+        struct txbox_path *written = xcalloc(nw + 1, sizeof(*written));
+
+        /* Written = changed, or rewritten with the content that is live now. */
+        memcpy(written, tx->rec.paths, tx->rec.npaths * sizeof(*written));
+        for (size_t i = 0; i < tx->cs.touched.n; i++)
+                written[tx->rec.npaths + i] = (struct txbox_path){tx->cs.touched.v[i], TXBOX_MODIFIED};
+        int r = audit_later_overlaps(tx->ws->audit, tx->begin_seq, written, nw, &bad, err);
+        free(written);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < tx->cs.nops && bad.n < 20; i++)
+                if (!strvec_lists_path(&bad, tx->cs.ops[i].path) && live_changed(tx, &tx->cs.ops[i]))
+                        strvec_push(&bad, xasprintf("%s (changed since tx %s began)", tx->cs.ops[i].path, tx->rec.id));
+        for (size_t i = 0; i < tx->cs.touched.n && bad.n < 20; i++) {
+                struct cs_op o = {.path = tx->cs.touched.v[i], .kind = CS_OP_SWAP, .has_old = true};
+                struct stat st;
+                if (fstatat(tx->ws->ws_fd, o.path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                        o.old_mode = st.st_mode;
+                if (!strvec_lists_path(&bad, o.path) && live_changed(tx, &o))
+                        strvec_push(&bad, xasprintf("%s (changed since tx %s began)", o.path, tx->rec.id));
+        }
+        if (!bad.n)
+                return 0;
+        for (size_t i = 0; i < bad.n && i < 8; i++)
+                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", bad.v[i]);
+        r = tx_err(err, EAGAIN, "conflict: %s%s; nothing was applied and running the command again is safe", list,
+                   bad.n > 8 ? ", ..." : "");
+        strvec_clear(&bad);
+        return r;
+}
+
 static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
 {
         _cleanup_close_ int upper = openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -589,7 +708,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
 
         if (upper < 0)
                 return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
-        if ((r = changeset_prepare(upper, &tx->cs, err)) < 0)
+        if ((r = check_conflicts(tx, err)) < 0 || (r = changeset_prepare(upper, &tx->cs, err)) < 0)
                 return r;
         if ((mkdirat(tx->dir_fd, "undo", 0700) < 0 && errno != EEXIST) ||
             (undo = openat(tx->dir_fd, "undo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -611,6 +730,8 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         failpoint("commit");
         if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
                 return r; /* applied and marked: recovery completes the audit row */
+        if (before == TXBOX_PENDING)
+                set_message(tx, NULL); /* "is pending: txbox commit ..." no longer holds */
         return finish_record(tx, TXBOX_COMMITTED, err);
 revert:;
         /* Put the workspace back as it was; the error above is what the user needs to see.
@@ -725,8 +846,13 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
         if ((r = txbox_tx_commit(tx, err)) < 0 && tx->lock_fd >= 0) {
                 struct txbox_error e2;
                 free(tx->rec.message);
-                tx->rec.message = xasprintf("rolled back tx %s: commit failed: %s", tx->rec.id, err->msg);
+                tx->rec.message = xasprintf("rolled back tx %s: %s%s", tx->rec.id, r == -EAGAIN ? "" : "commit failed: ",
+                                            err->msg);
                 txbox_tx_rollback(tx, NULL, &e2);
+                if (r == -EAGAIN) {
+                        *status = 122;
+                        return 0;
+                }
         }
         return r;
 }

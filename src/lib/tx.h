@@ -25,6 +25,8 @@ struct txbox_tx {
         bool stuck; /* a failed commit could not be reverted: recovery owns it now */
         char *warning; /* a non-fatal problem seen before the run (unmapped owners) */
         struct idmap idmap; /* how ids map into the sandbox */
+        int64_t begin_seq;  /* the newest commit_seq when the transaction began */
+        int64_t begin_ns;   /* CLOCK_REALTIME_COARSE when it began */
 };
 
 /* Serialise commits, undos and recovery on the workspace. */

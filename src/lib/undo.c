@@ -55,7 +55,7 @@ static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, c
         if ((r = audit_later_overlaps(ws->audit, rec->commit_seq, rec->paths, rec->npaths, &bad, err)) < 0)
                 return r;
         for (size_t i = 0; i < n && bad.n < 20; i++)
-                if (!live_untouched(ws->ws_fd, &ops[i]))
+                if (!strvec_lists_path(&bad, ops[i].path) && !live_untouched(ws->ws_fd, &ops[i]))
                         strvec_push(&bad, xasprintf("%s (changed outside txbox)", ops[i].path));
         if (!bad.n)
                 return 0;

@@ -141,6 +141,15 @@ void strvec_push(struct strvec *sv, char *s)
         sv->v[sv->n] = NULL;
 }
 
+bool strvec_lists_path(const struct strvec *sv, const char *path)
+{
+        size_t n = strlen(path);
+        for (size_t i = 0; i < sv->n; i++)
+                if (!strncmp(sv->v[i], path, n) && sv->v[i][n] == ' ')
+                        return true;
+        return false;
+}
+
 void strvec_clear(struct strvec *sv)
 {
         for (size_t i = 0; i < sv->n; i++)

@@ -94,6 +94,8 @@ struct strvec {
 };
 void strvec_push(struct strvec *sv, char *s); /* takes ownership */
 void strvec_clear(struct strvec *sv);
+/* True when an entry of sv is "PATH (...)": conflict lists name each path once. */
+bool strvec_lists_path(const struct strvec *sv, const char *path);
 
 /* ---- time ---- */
 int64_t now_ms(void);
