@@ -2,7 +2,7 @@
 PREFIX ?= /usr/local
 BUILD  ?= build
 CC     ?= gcc
-PKGS   := libseccomp sqlite3 jansson
+PKGS   := libseccomp sqlite3 jansson libfyaml
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
@@ -50,7 +50,8 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtxbox.a $(HEADERS)
 deps:
 	@scripts/deps.sh
 
-check: deps
+check:
+	@scripts/deps.sh --test
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run.sh
 
@@ -74,6 +75,7 @@ install: $(BUILD)/txbox
 	install -D -m 0755 $(BUILD)/txbox $(DESTDIR)$(PREFIX)/bin/txbox
 	install -D -m 0644 docs/txbox.1 $(DESTDIR)$(PREFIX)/share/man/man1/txbox.1
 	install -D -m 0644 include/txbox.h $(DESTDIR)$(PREFIX)/include/txbox.h
+	install -D -m 0644 completions/txbox.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/txbox
 
 clean:
 	rm -rf build build-san

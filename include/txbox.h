@@ -87,6 +87,9 @@ struct txbox_record {
         int64_t ended_ms;
         int64_t duration_ms;
         char *message; /* why txbox decided what it did; NULL when nothing to say */
+        /* Environment variables withheld from the program because their names look secret,
+         * comma-separated; NULL when none.  In the run's report only (not in the audit log). */
+        char *env_dropped;
 };
 
 enum txbox_commit_mode {
@@ -150,13 +153,25 @@ TXBOX_API void txbox_ws_close(struct txbox_ws *ws);
 TXBOX_API const char *txbox_ws_path(const struct txbox_ws *ws);
 TXBOX_API const char *txbox_ws_state_path(const struct txbox_ws *ws);
 
+/* Use this policy file instead of WORKSPACE/.txbox/policy or the built-in default.  The
+ * policy is loaded (and errors reported) on first use. */
+TXBOX_API int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err);
+
 /* Start a transaction for argv (recorded as given). */
 TXBOX_API int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **out,
                              struct txbox_error *err);
 /* Load a pending transaction by id or unique id prefix, to commit or roll it back. */
 TXBOX_API int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx **out,
                             struct txbox_error *err);
-/* Run argv in the sandbox; blocks until the program and all its descendants are gone. */
+/* The policy's decision before the run: on the shell string when script is non-NULL (txbox
+ * sh -c), else on argv.  Returns 1 when the command may run, 0 when it was denied (the
+ * transaction is then finished as denied: nothing ran, exit status 126, the reason in the
+ * record's message), -errno when the policy could not be loaded. */
+TXBOX_API int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *cwd,
+                                    struct txbox_error *err);
+/* Run argv in the sandbox; blocks until the program and all its descendants are gone.  Every
+ * exec inside is checked against the policy too: a refused one fails with EPERM and the
+ * transaction is rolled back with the rule as a violation. */
 TXBOX_API int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts,
                            struct txbox_run_result *res, struct txbox_error *err);
 /* Compute the changeset and effect-rule violations; fills the record's paths and
@@ -166,6 +181,9 @@ TXBOX_API int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err);
 TXBOX_API int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err);
 /* Drop the changes; message (may be NULL) says why, for the audit log. */
 TXBOX_API int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_error *err);
+/* Give up on a run that could not take place: roll the transaction back, or for a session's
+ * savepoint drop only that savepoint. */
+TXBOX_API int txbox_tx_abort(struct txbox_tx *tx, const char *message, struct txbox_error *err);
 /* Leave the transaction pending on disk (commit or roll back later by id). */
 TXBOX_API int txbox_tx_keep(struct txbox_tx *tx, struct txbox_error *err);
 /* Record the program's exit status before commit/rollback/keep. */
@@ -189,12 +207,34 @@ TXBOX_API void txbox_tx_free(struct txbox_tx *tx);
 TXBOX_API int txbox_undo(struct txbox_ws *ws, const char *id, struct txbox_record *out,
                          struct txbox_error *err);
 
+/* Sessions: one pending transaction of several commands, one savepoint each (stacked
+ * overlay layers), committed or rolled back at once.  txbox_session_savepoint returns a
+ * handle to run and finish like any transaction: its changes stay in the session (kept when
+ * the command succeeds, dropped when not); commit and rollback take the session's id. */
+TXBOX_API int txbox_session_begin(struct txbox_ws *ws, struct txbox_record *out, struct txbox_error *err);
+TXBOX_API int txbox_session_savepoint(struct txbox_ws *ws, const char *id, char *const argv[],
+                                      struct txbox_tx **out, struct txbox_error *err);
+/* Drop savepoints above n (0: all); the session stays open. */
+TXBOX_API int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct txbox_error *err);
+
 struct txbox_recover_stats {
         unsigned rolled_back; /* interrupted commits reverted, dead runs discarded */
         unsigned completed;   /* commits or undos found finished, audit brought up to date */
 };
 TXBOX_API int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats,
                             struct txbox_error *err);
+
+/* One protection as probed on this machine (txbox doctor). */
+struct txbox_probe {
+        const char *name;   /* e.g. "seccomp user notification" */
+        bool ok;
+        bool essential;     /* txbox refuses to run without it */
+        char detail[160];   /* what was found */
+        const char *cost;   /* what its absence costs; NULL when ok */
+};
+/* Probe the kernel for every protection txbox uses; fills up to max entries and returns the
+ * count.  Forks short-lived children in new namespaces; changes nothing on the machine. */
+TXBOX_API int txbox_doctor(struct txbox_probe *out, size_t max);
 
 /* Audit reads. */
 TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **out, size_t *n,
@@ -205,6 +245,10 @@ TXBOX_API int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_recor
  * the workspace as it is now; pending: the workspace vs its changes; undone: the workspace vs
  * what the undo took away).  *out is malloc'd. */
 TXBOX_API int txbox_diff(struct txbox_ws *ws, const char *id, char **out, struct txbox_error *err);
+
+/* A self-contained HTML page of the newest limit transactions (<= 0: all): a timeline and
+ * one collapsible entry each with command, decision, changes and diff.  *out is malloc'd. */
+TXBOX_API int txbox_report_html(struct txbox_ws *ws, int limit, char **out, struct txbox_error *err);
 
 TXBOX_API void txbox_record_clear(struct txbox_record *rec);
 TXBOX_API void txbox_records_free(struct txbox_record *recs, size_t n);

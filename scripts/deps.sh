@@ -1,16 +1,35 @@
 #!/bin/sh
 # Install the Debian packages txbox needs to build and test.  As root: installs what is
 # missing.  Otherwise: prints the exact apt-get line and fails when something is missing.
+#   scripts/deps.sh          what building and the demo need (make demo)
+#   scripts/deps.sh --test   also what the optional tests use (make check)
 set -eu
 
 # build: compiler, pkg-config and the libraries; tests: bubblewrap and util-linux for the
 # outer jail, sqlite3 to inspect the audit log, diffutils for txbox diff.
-PKGS="gcc make pkg-config libc6-dev libseccomp-dev libsqlite3-dev libjansson-dev libcap-dev
+PKGS="gcc make pkg-config libc6-dev libseccomp-dev libsqlite3-dev libjansson-dev libfyaml-dev libcap-dev
       bubblewrap util-linux sqlite3 diffutils git"
+
+# Optional, with --test (make check): the HTML report test renders the page in headless
+# Chromium and is skipped without it.
+OPTIONAL=""
+[ "${1:-}" = --test ] && OPTIONAL="chromium"
+
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+
+if [ "$(id -u)" -eq 0 ]; then
+        for p in $OPTIONAL; do
+                installed "$p" && continue
+                echo "deps: installing optional $p (for the HTML report test)" >&2
+                apt-get update -qq >/dev/null 2>&1 || true
+                DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
+                        echo "deps: could not install $p; the tests that need it will be skipped" >&2
+        done
+fi
 
 missing=""
 for p in $PKGS; do
-        if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        if ! installed "$p"; then
                 missing="$missing $p"
         fi
 done

@@ -1,12 +1,17 @@
 /* txbox rollback TX: drop a pending transaction. */
 #define _GNU_SOURCE
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
 
 static void rollback_usage(FILE *f)
 {
-        fprintf(f, "Usage: txbox rollback TX\n\n"
+        fprintf(f, "Usage: txbox rollback TX [--to N]\n\n"
                    "Roll back pending transaction TX: its changes are discarded and the workspace\n"
-                   "stays as it is.  (Committed transactions are reverted with txbox undo.)\n");
+                   "stays as it is.  (Committed transactions are reverted with txbox undo.)\n"
+                   "With --to N, TX is a session: only its savepoints above N are dropped (0: all)\n"
+                   "and the session stays open.\n");
 }
 
 int cmd_rollback(int argc, char **argv, const struct global_opts *g)
@@ -19,13 +24,30 @@ int cmd_rollback(int argc, char **argv, const struct global_opts *g)
                 rollback_usage(stdout);
                 return 0;
         }
-        if (argc != 2) {
+        int to = -1;
+        if (argc == 4 && !strcmp(argv[2], "--to")) {
+                char *end;
+                long v = strtol(argv[3], &end, 10);
+                if (*end || v < 0 || v > 1000) {
+                        cli_error("rollback: --to %s: expected a savepoint number", argv[3]);
+                        return EXIT_USAGE;
+                }
+                to = (int)v;
+        } else if (argc != 2) {
                 rollback_usage(stderr);
                 return EXIT_USAGE;
         }
         struct txbox_ws *ws = cli_open(g, true);
         if (!ws)
                 return EXIT_TXBOX;
+        if (to >= 0) {
+                if ((r = txbox_session_rollback_to(ws, argv[1], to, &err)) < 0)
+                        cli_error("%s", err.msg);
+                else
+                        printf("session %s rolled back to savepoint %d\n", argv[1], to);
+                txbox_ws_close(ws);
+                return r < 0 ? EXIT_REFUSED : 0;
+        }
         if ((r = txbox_tx_load(ws, argv[1], &tx, &err)) == 0)
                 r = txbox_tx_rollback(tx, "rolled back by txbox rollback", &err);
         if (r < 0)

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +32,13 @@ void run_options_help(FILE *f)
                    "                              (own loopback up), host (the host's network)\n"
                    "  --timeout=SECONDS           kill the program and roll back after SECONDS\n"
                    "  --report=FILE               write the transaction's JSON record to FILE\n"
+                   "  --tx=ID                     add to session ID (txbox begin) as one savepoint\n"
+                   "  --env=NAME                  pass environment variable NAME although its name\n"
+                   "                              looks secret (*TOKEN*, *KEY*, AWS_*, ...; repeatable)\n"
+                   "  --allow-unix-sockets        let the program create unix sockets (host sockets\n"
+                   "                              such as docker.sock become reachable)\n"
+                   "  --max-procs=N --max-memory=SIZE --max-cpu=SECONDS --max-disk=SIZE --max-files=N\n"
+                   "                              per-transaction limits (SIZE: bytes or K/M/G)\n"
                    "  -v, --verbose               say what happened even when it went well\n"
                    "  -h, --help                  this help\n");
 }
@@ -65,6 +73,29 @@ static int parse_net(const char *s, enum txbox_net_mode *m)
         return 0;
 }
 
+/* A count or a size with an optional K/M/G suffix; 0 on error. */
+static uint64_t parse_size(const char *s)
+{
+        char *end;
+        unsigned long long v = strtoull(s, &end, 10);
+        uint64_t mult = 1;
+        switch (*end) {
+        case 'k': case 'K': mult = 1ULL << 10; end++; break;
+        case 'm': case 'M': mult = 1ULL << 20; end++; break;
+        case 'g': case 'G': mult = 1ULL << 30; end++; break;
+        }
+        return *s < '0' || *s > '9' || *end || v == 0 || v > UINT64_MAX / mult ? 0 : v * mult;
+}
+
+static int set_limit(uint64_t *field, const char *opt, const char *arg)
+{
+        if ((*field = parse_size(arg)) == 0) {
+                cli_error("--%s=%s: expected a positive number (sizes may end in K, M or G)", opt, arg);
+                return -1;
+        }
+        return 0;
+}
+
 static int parse_timeout(const char *s, double *t)
 {
         char *end;
@@ -79,7 +110,11 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                 {"commit", required_argument, NULL, 'm'}, {"net", required_argument, NULL, 'n'},
                 {"timeout", required_argument, NULL, 't'}, {"report", required_argument, NULL, 'r'},
                 {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
-                {"tx", required_argument, NULL, 'x'},     {0},
+                {"tx", required_argument, NULL, 'x'},     {"env", required_argument, NULL, 'e'},
+                {"allow-unix-sockets", no_argument, NULL, 'u'},
+                {"max-procs", required_argument, NULL, 'P'}, {"max-memory", required_argument, NULL, 'M'},
+                {"max-cpu", required_argument, NULL, 'U'},   {"max-disk", required_argument, NULL, 'D'},
+                {"max-files", required_argument, NULL, 'F'}, {0},
         };
         int c, r;
 
@@ -108,9 +143,21 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                 case 'r': o->report = optarg; break;
                 case 'v': o->verbose = true; break;
                 case 'c': o->command = optarg; break;
-                case 'x':
-                        cli_error("--tx: session transactions are not available in this version");
-                        return -EXIT_TXBOX;
+                case 'x': o->session = optarg; break;
+                case 'e':
+                        o->env_keep.v = realloc(o->env_keep.v, (o->env_keep.n + 2) * sizeof(char *));
+                        if (!o->env_keep.v)
+                                return -EXIT_TXBOX;
+                        o->env_keep.v[o->env_keep.n++] = optarg;
+                        o->env_keep.v[o->env_keep.n] = NULL;
+                        o->opts.env_keep = o->env_keep.v;
+                        break;
+                case 'u': o->opts.allow_unix_sockets = true; break;
+                case 'P': if (set_limit(&o->opts.limits.procs, "max-procs", optarg) < 0) return -EXIT_TXBOX; break;
+                case 'M': if (set_limit(&o->opts.limits.memory, "max-memory", optarg) < 0) return -EXIT_TXBOX; break;
+                case 'U': if (set_limit(&o->opts.limits.cpu_s, "max-cpu", optarg) < 0) return -EXIT_TXBOX; break;
+                case 'D': if (set_limit(&o->opts.limits.disk, "max-disk", optarg) < 0) return -EXIT_TXBOX; break;
+                case 'F': if (set_limit(&o->opts.limits.files, "max-files", optarg) < 0) return -EXIT_TXBOX; break;
                 case 'h': help(stdout); return -0x100;
                 default: help(stderr); return -EXIT_TXBOX;
                 }

@@ -9,6 +9,8 @@ struct run_cli {
         struct txbox_run_opts opts;
         const char *report;
         const char *command; /* sh -c STRING */
+        const char *session; /* --tx ID: add to this session as a savepoint */
+        struct strvec_cli { const char **v; size_t n; } env_keep; /* --env NAME, repeated */
         bool verbose;
         bool shell;
 };

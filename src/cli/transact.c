@@ -51,17 +51,32 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
 
         if (!ws)
                 return EXIT_TXBOX;
-        if (txbox_tx_begin(ws, argv, &tx, &err) < 0) {
+        if ((o->session ? txbox_session_savepoint(ws, o->session, argv, &tx, &err)
+                        : txbox_tx_begin(ws, argv, &tx, &err)) < 0) {
                 cli_error("%s", err.msg);
                 goto out;
         }
+        if (g->policy)
+                txbox_ws_set_policy(ws, g->policy, &err);
+        o->opts.cwd = start_dir(ws, cwd, sizeof(cwd));
+        int allowed = txbox_tx_check_policy(tx, o->command, o->opts.cwd, &err);
+        if (allowed <= 0) {
+                struct txbox_error e2;
+                if (allowed < 0) {
+                        cli_error("%s", err.msg);
+                        txbox_tx_abort(tx, err.msg, &e2);
+                } else {
+                        cli_error("%s", txbox_tx_record(tx)->message);
+                        status = EXIT_DENIED;
+                }
+                goto report;
+        }
         if (txbox_tx_warning(tx))
                 cli_error("warning: %s", txbox_tx_warning(tx));
-        o->opts.cwd = start_dir(ws, cwd, sizeof(cwd));
         if (txbox_tx_run(tx, &o->opts, &res, &err) < 0) {
                 struct txbox_error e2;
                 cli_error("%s", err.msg);
-                txbox_tx_rollback(tx, err.msg, &e2);
+                txbox_tx_abort(tx, err.msg, &e2);
                 goto report;
         }
         if (res.exec_failed)
@@ -76,6 +91,8 @@ report:
         if (o->report && write_report(o->report, txbox_tx_record(tx)) < 0 && status == 0)
                 status = EXIT_TXBOX;
 out:
+        free(o->env_keep.v);
+        o->env_keep.v = NULL;
         txbox_tx_free(tx);
         txbox_ws_close(ws);
         return status;

@@ -13,6 +13,15 @@
 
 #define SCHEMA_VERSION 1
 #define BUSY_TIMEOUT_MS 10000
+
+/* How long to wait for another process's lock on the database: TXBOX_DB_BUSY_MS (tests set
+ * it low), else 10 s. */
+static int busy_timeout_ms(void)
+{
+        const char *e = getenv("TXBOX_DB_BUSY_MS");
+        long v = e ? strtol(e, NULL, 10) : 0;
+        return v > 0 && v <= 600000 ? (int)v : BUSY_TIMEOUT_MS;
+}
 #define ID_PREFIX_MIN 4
 #define AMBIGUOUS_SHOWN 5
 
@@ -148,7 +157,7 @@ db_fail(struct audit *a, int rc, struct txbox_error *err, const char *fmt, ...)
                 return tx_err(err, EBUSY,
                               "audit database '%s' stayed locked by another process for %d s while "
                               "trying to %s: let the other txbox command finish and run this one again",
-                              a->path, BUSY_TIMEOUT_MS / 1000, what);
+                              a->path, (busy_timeout_ms() + 999) / 1000, what);
         for (size_t i = 0; i < ARRAY_SIZE(rc_errors); i++)
                 if (rc_errors[i].rc == prim) {
                         errnum = rc_errors[i].errnum;
@@ -641,7 +650,7 @@ static int db_open(struct audit *a, struct txbox_error *err)
         if (rc != SQLITE_OK)
                 return db_fail(a, rc, err, "open it");
         sqlite3_extended_result_codes(a->db, 1);
-        sqlite3_busy_timeout(a->db, BUSY_TIMEOUT_MS);
+        sqlite3_busy_timeout(a->db, busy_timeout_ms());
         /* A database file is input like any other: no schema-defined functions or triggers
          * run with our privileges, and no SQL can corrupt the file on purpose. */
         sqlite3_db_config(a->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);

@@ -216,21 +216,16 @@ static int apply_one(int live_fd, int src_fd, int aside_fd, const struct cs_op *
         int fds[3] = {-1, -1, -1}, r;
         const char *base;
 
-        if (o->kind == CS_OP_CHMOD) {
-                failpoint(fp);
-                return chmod_beneath(live_fd, o->path, o->new_mode);
-        }
+        if (o->kind == CS_OP_CHMOD)
+                return (r = failpoint(fp)) < 0 ? r : chmod_beneath(live_fd, o->path, o->new_mode);
         if ((r = op_dirs(live_fd, src_fd, aside_fd, o->path, fds, &base)) < 0)
                 goto out;
         if (o->has_old && exists_at(fds[0], base) && !exists_at(fds[2], base)) {
-                failpoint(fp);
-                if ((r = move(fds[0], base, fds[2], base)) < 0)
+                if ((r = failpoint(fp)) < 0 || (r = move(fds[0], base, fds[2], base)) < 0)
                         goto out;
         }
-        if (o->has_new && exists_at(fds[1], base)) {
-                failpoint(fp);
-                r = move(fds[1], base, fds[0], base);
-        }
+        if (o->has_new && exists_at(fds[1], base))
+                r = failpoint(fp) ?: move(fds[1], base, fds[0], base);
 out:
         close3(fds);
         return r;

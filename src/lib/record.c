@@ -66,6 +66,7 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec)
         }
         free(rec->violations);
         free(rec->message);
+        free(rec->env_dropped);
         memset(rec, 0, sizeof(*rec));
 }
 
@@ -87,6 +88,7 @@ void record_copy(struct txbox_record *dst, const struct txbox_record *src)
         dst->rule = xstrdup_or_null(src->rule);
         dst->reason = xstrdup_or_null(src->reason);
         dst->message = xstrdup_or_null(src->message);
+        dst->env_dropped = xstrdup_or_null(src->env_dropped);
         dst->paths = src->npaths ? xcalloc(src->npaths, sizeof(*dst->paths)) : NULL;
         for (size_t i = 0; i < src->npaths; i++) {
                 dst->paths[i].path = xstrdup_or_null(src->paths[i].path);
@@ -264,6 +266,14 @@ json_t *record_to_json(const struct txbox_record *rec)
         json_obj_set(o, "started_ms", json_int_or_null(rec->started_ms, false));
         json_obj_set(o, "message", json_text(rec->message));
         json_obj_set(o, "commit_seq", json_int_or_null(rec->commit_seq, rec->commit_seq <= 0));
+        if (rec->env_dropped) {
+                json_t *a = json_nonnull(json_array());
+                _cleanup_free_ char *copy = xstrdup(rec->env_dropped);
+                char *save = NULL;
+                for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save))
+                        json_arr_add(a, json_text(n));
+                json_obj_set(o, "env_dropped", a);
+        }
         return o;
 }
 

@@ -14,15 +14,37 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
+#include <linux/close_range.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "guard.h"
+#include "reslimits.h"
 #include "syscalls.h"
+
+/* What the supervisor prepares before clone for the children (they share its memory copy). */
+struct sandbox_prep {
+        struct txbox_limits limits; /* resolved */
+        char **envp;                /* filtered environment of the program */
+        unsigned guard;             /* seccomp filter variant (GUARD_*) */
+        int notify_sock;            /* children's end: the program sends its listener here */
+};
+
+/* What init reports when the program ends. */
+struct init_status {
+        int status;
+        int limit; /* LIMIT_* that made init kill the program */
+};
+
+enum { LIMIT_NONE = 0, LIMIT_MEMORY, LIMIT_DISK };
 
 const char *const sandbox_secret_paths[] = {
         ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
@@ -185,35 +207,86 @@ static int set_tree_attr(const char *path, unsigned flags, uint64_t set, uint64_
         return sys_mount_setattr(AT_FDCWD, path, flags, &attr, sizeof(attr));
 }
 
+#define OVL_MAX_LAYERS 128
+
+/* fsconfig() takes string values of at most 256 bytes, which a deep workspace or a stack of
+ * savepoints easily exceeds: name every layer by a short /proc/self/fd/N path instead. */
+static int layer_fd(const char *path, char *name, size_t size)
+{
+        int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0)
+                snprintf(name, size, "/proc/self/fd/%d", fd);
+        return fd;
+}
+
+/* Lower layers topmost first (a session's savepoints), the workspace last: one "lowerdir+"
+ * each (Linux >= 6.8), else one ':'-joined "lowerdir". */
+static int config_lowers(int fs, const struct sandbox_spec *s, int fds[], size_t *nfds)
+{
+        char joined[256] = "", name[40];
+        const char *paths[OVL_MAX_LAYERS];
+        size_t n = 0;
+
+        for (size_t k = 0; s->lowers && s->lowers[k] && n + 1 < OVL_MAX_LAYERS; k++)
+                paths[n++] = s->lowers[k];
+        paths[n++] = s->workspace;
+        for (size_t k = 0; k < n; k++) {
+                if ((fds[(*nfds)++] = layer_fd(paths[k], name, sizeof(name))) < 0)
+                        return SETUP_FAIL("cannot open overlay layer '%s': %s", paths[k], strerror(errno));
+                if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir+", name, 0) == 0)
+                        continue;
+                if (k > 0 || errno != EINVAL)
+                        return SETUP_FAIL("cannot add overlay layer '%s': %s", paths[k], strerror(errno));
+                /* An older kernel: fall back to the joined list. */
+                for (size_t i = 0; i < n; i++) {
+                        if (i > 0 && (fds[(*nfds)++] = layer_fd(paths[i], name, sizeof(name))) < 0)
+                                return SETUP_FAIL("cannot open overlay layer '%s': %s", paths[i], strerror(errno));
+                        if (strlen(joined) + strlen(name) + 2 > sizeof(joined))
+                                return SETUP_FAIL("too many overlay layers for this kernel (%zu); commit the session", n);
+                        snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s", i ? ":" : "", name);
+                }
+                return sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", joined, 0) == 0
+                               ? 0
+                               : SETUP_FAIL("cannot set the overlay's layers: %s", strerror(errno));
+        }
+        return 0;
+}
+
 /* Build the overlay as a detached mount: it is moved over the workspace only after /tmp and
  * friends are replaced, since those may cover the workspace's own path. */
 static int make_overlay(const struct sandbox_spec *s)
 {
-        char lower[PATH_MAX * 2];
-        size_t j = 0;
+        int fds[OVL_MAX_LAYERS + 2];
+        size_t nfds = 0;
+        char up[40], wk[40];
+        int m = -1;
 
-        /* ':' separates lower layers and '\' escapes; escape both in the workspace path. */
-        for (const char *p = s->workspace; *p && j + 2 < sizeof(lower); p++) {
-                if (*p == ':' || *p == '\\')
-                        lower[j++] = '\\';
-                lower[j++] = *p;
-        }
-        lower[j] = '\0';
         _cleanup_close_ int fs = sys_fsopen("overlay", FSOPEN_CLOEXEC);
         if (fs < 0)
                 return SETUP_FAIL("overlayfs is not available (fsopen overlay: %s); load the overlay module", strerror(errno));
-        if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", lower, 0) < 0 ||
-            sys_fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", s->upper, 0) < 0 ||
-            sys_fsconfig(fs, FSCONFIG_SET_STRING, "workdir", s->work, 0) < 0 ||
+        if (config_lowers(fs, s, fds, &nfds) < 0)
+                goto out;
+        if ((fds[nfds++] = layer_fd(s->upper, up, sizeof(up))) < 0 || (fds[nfds++] = layer_fd(s->work, wk, sizeof(wk))) < 0) {
+                SETUP_FAIL("cannot open the overlay's upper layer '%s': %s", s->upper, strerror(errno));
+                goto out;
+        }
+        if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wk, 0) < 0 ||
             sys_fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
-            sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return SETUP_FAIL("cannot mount an overlay on '%s' (upper '%s'): %s; the workspace's "
-                                  "filesystem must support overlayfs in a user namespace (kernel >= 5.11, "
-                                  "user xattrs on the state dir's filesystem)",
-                                  s->workspace, s->upper, strerror(errno));
-        int m = sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+            sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+                SETUP_FAIL("cannot mount an overlay on '%s' (upper '%s'): %s; the workspace's "
+                           "filesystem must support overlayfs in a user namespace (kernel >= 5.11, "
+                           "user xattrs on the state dir's filesystem)",
+                           s->workspace, s->upper, strerror(errno));
+                goto out;
+        }
+        m = sys_fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
         if (m < 0)
-                return SETUP_FAIL("cannot attach the overlay of '%s': %s", s->workspace, strerror(errno));
+                SETUP_FAIL("cannot attach the overlay of '%s': %s", s->workspace, strerror(errno));
+out:
+        for (size_t i = 0; i < nfds; i++)
+                if (fds[i] >= 0)
+                        close(fds[i]);
         return m;
 }
 
@@ -351,6 +424,24 @@ static int loopback_up(void)
         return 0;
 }
 
+/* Kernel knobs under /proc are checked against the writer's uid, not its capabilities: as
+ * root, the program could otherwise rewrite host-wide sysctls such as kernel.core_pattern (a
+ * path the kernel executes as real root).  Make them read-only, as container runtimes do. */
+static int protect_proc(void)
+{
+        static const char *const paths[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus",
+                                            "/proc/fs", "/proc/acpi", "/proc/scsi"};
+        for (size_t i = 0; i < ARRAY_SIZE(paths); i++) {
+                if (access(paths[i], F_OK) < 0)
+                        continue;
+                if (mount(paths[i], paths[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
+                    set_tree_attr(paths[i], AT_RECURSIVE,
+                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0) < 0)
+                        return SETUP_FAIL("cannot make '%s' read-only: %s", paths[i], strerror(errno));
+        }
+        return 0;
+}
+
 /* ---- the program ---- */
 
 static int drop_privileges(void)
@@ -385,7 +476,48 @@ static void reset_signals(void)
                 signal(sig, SIG_DFL);
 }
 
-__attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s)
+/* Where the program may write, for Landlock: the workspace, the private /tmp and /dev nodes,
+ * its own stdio (a terminal or a file the caller redirected to). */
+static int apply_landlock(const struct sandbox_spec *s)
+{
+        const char *const paths[] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
+                                     "/dev/full", "/dev/tty", "/proc", "/proc/self/fd/0", "/proc/self/fd/1",
+                                     "/proc/self/fd/2", NULL};
+        int r = guard_landlock_apply(paths);
+        if (r < 0) {
+                errno = -r;
+                return SETUP_FAIL("cannot apply Landlock rules: %s", strerror(-r));
+        }
+        return 0;
+}
+
+/* Lock down, last step before exec: seccomp, and with exec checks hand the listener to the
+ * supervisor (which must answer our own execve below). */
+static int apply_seccomp(const struct sandbox_prep *p)
+{
+        int fd = guard_seccomp_load(p->guard);
+        if (fd < 0) {
+                errno = -fd;
+                return SETUP_FAIL("cannot load the seccomp filter: %s", strerror(-fd));
+        }
+        if (!(p->guard & GUARD_NOTIFY_EXEC))
+                return 0;
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = "n", .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(p->notify_sock, &mh, MSG_NOSIGNAL) != 1)
+                return SETUP_FAIL("cannot hand the exec listener to the supervisor: %s", strerror(errno));
+        close(fd);
+        close(p->notify_sock);
+        return 0;
+}
+
+__attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s, const struct sandbox_prep *p)
 {
         reset_signals();
         if (drop_privileges() < 0)
@@ -394,7 +526,25 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s)
                 child_fail(CHILD_SETUP_FAILED, errno, "cannot enter '%s' in the sandbox: %s", s->cwd, strerror(errno));
                 _exit(125);
         }
-        execvp(s->argv[0], s->argv);
+        /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
+         * check our execve, and nothing else runs in the sandbox yet. */
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        if (apply_landlock(s) < 0 || apply_seccomp(p) < 0)
+                _exit(125);
+        /* Descriptors the caller left open (a directory of the host's writable mount, a
+         * connected unix socket) would bypass the read-only view: none survives exec. */
+        if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+                child_fail(CHILD_SETUP_FAILED, errno, "cannot close inherited descriptors: %s", strerror(errno));
+                _exit(125);
+        }
+        /* Last: RLIMIT_DATA counts what this process already mapped (an ASan build maps
+         * terabytes of shadow), so nothing may allocate between here and exec. */
+        int r = limits_apply_rlimits(&p->limits);
+        if (r < 0) {
+                child_fail(CHILD_SETUP_FAILED, -r, "cannot set resource limits: %s", strerror(-r));
+                _exit(125);
+        }
+        execvpe(s->argv[0], s->argv, p->envp);
         int e = errno;
         child_fail(CHILD_EXEC_FAILED, e, "%s: %s", s->argv[0],
                    e == ENOENT ? "command not found" : strerror(e));
@@ -411,10 +561,44 @@ static void init_forward(int sig)
                 kill(init_child_pid, sig);
 }
 
-__attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, int syncfd, int statusfd)
+static void init_tick(int sig)
+{
+        (void)sig; /* interrupts waitpid so that init can measure memory */
+}
+
+/* Reap until the program exits; every 100 ms sum the resident memory of the namespace and
+ * kill everything but init when the total passes the limit. */
+static void init_reap(pid_t pid, const struct sandbox_prep *p, struct init_status *out)
+{
+        struct sigaction sa = {.sa_handler = init_tick};
+        struct itimerval it = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
+
+        sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid returns EINTR */
+        setitimer(ITIMER_REAL, &it, NULL);
+        for (;;) {
+                int st;
+                pid_t w = waitpid(-1, &st, 0);
+                if (w < 0 && errno == EINTR) {
+                        if (out->limit == LIMIT_NONE && limits_resident_total() > p->limits.memory) {
+                                out->limit = LIMIT_MEMORY;
+                                kill(-1, SIGKILL); /* pid 1 is spared */
+                        }
+                        continue;
+                }
+                if (w < 0)
+                        break;
+                if (w == pid) {
+                        out->status = st;
+                        break;
+                }
+        }
+}
+
+__attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, const struct sandbox_prep *p,
+                                                int syncfd, int statusfd)
 {
         char c;
-        int status = 0;
+        struct init_status status = {0};
 
         if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
                 _exit(125);
@@ -424,6 +608,13 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, in
         if (sethostname("txbox", 5) < 0) {
                 /* cosmetic: the uts namespace is still private */
         }
+        /* Fork bombs end at the pid limit of our own pid namespace (root too); older kernels
+         * keep pid_max global, and RLIMIT_NPROC then binds non-root users only. */
+        if (limits_set_pid_max(p->limits.procs) < 0) {
+                /* reported by txbox doctor */
+        }
+        if (protect_proc() < 0)
+                _exit(125);
         /* The program runs as our uid: make init unreachable by ptrace from it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         pid_t pid = fork();
@@ -433,9 +624,10 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, in
         }
         if (pid == 0) {
                 close(statusfd);
-                exec_program(s);
+                exec_program(s, p);
         }
         close(child_errfd);
+        close(p->notify_sock);
         init_child_pid = pid;
         struct sigaction sa = {.sa_handler = init_forward};
         sigaction(SIGTERM, &sa, NULL);
@@ -445,18 +637,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, in
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        for (;;) {
-                int st;
-                pid_t w = waitpid(-1, &st, 0);
-                if (w < 0 && errno == EINTR)
-                        continue;
-                if (w < 0)
-                        break;
-                if (w == pid) {
-                        status = st;
-                        break;
-                }
-        }
+        init_reap(pid, p, &status);
         if (write(statusfd, &status, sizeof(status)) < 0) {
                 /* the supervisor is gone; our exit kills the namespace all the same */
         }
@@ -493,51 +674,111 @@ static int explain_clone_failure(int e, struct txbox_error *err)
 struct supervise {
         pid_t pid;
         int statusfd, errfd, sigfd;
+        int notify_sock; /* receives the program's seccomp listener */
+        int listener;    /* -1 until received */
         double timeout_s;
+        const struct sandbox_spec *spec;
+        uint64_t disk_limit;
+        int limit;
 };
 
-/* Wait for the program's status, forwarding termination signals and enforcing the timeout. */
+#define DISK_POLL_US 200000
+
+/* Take the seccomp listener the program sends before its first exec. */
+static void receive_listener(struct supervise *sv)
+{
+        char byte, cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        ssize_t n = recvmsg(sv->notify_sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
+        struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+                closep(&sv->notify_sock); /* every sender is gone */
+                return;
+        }
+        if (c && c->cmsg_type == SCM_RIGHTS && sv->listener < 0)
+                memcpy(&sv->listener, CMSG_DATA(c), sizeof(int));
+}
+
+/* The disk limit: the upper layer holds everything the program wrote to the workspace. */
+static void check_disk(struct supervise *sv)
+{
+        if (sv->limit == LIMIT_NONE && sv->spec->upper &&
+            limits_tree_usage(sv->spec->upper) > sv->disk_limit) {
+                sv->limit = LIMIT_DISK;
+                kill(sv->pid, SIGKILL); /* init's death takes the whole namespace down */
+        }
+}
+
+static int poll_timeout(int64_t deadline, int64_t next_disk)
+{
+        int64_t now = mono_us(), until = next_disk;
+        if (deadline && deadline < until)
+                until = deadline;
+        return until <= now ? 0 : (int)((until - now + 999) / 1000);
+}
+
+/* Wait for the program's status, forwarding termination signals, answering exec checks and
+ * enforcing the timeout and the disk limit. */
 static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
 {
         int64_t deadline = sv->timeout_s > 0 ? mono_us() + (int64_t)(sv->timeout_s * 1e6) : 0;
-        int status = 0;
+        int64_t next_disk = mono_us() + DISK_POLL_US;
+        struct init_status st = {0};
         bool got = false;
 
         for (;;) {
-                struct pollfd p[2] = {{.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN}};
-                int ms = -1;
-                if (deadline) {
-                        int64_t left = deadline - mono_us();
-                        ms = left <= 0 ? 0 : (int)((left + 999) / 1000);
-                }
-                int n = poll(p, 2, ms);
+                struct pollfd p[4] = {{.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
+                                      {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN}};
+                int n = poll(p, 4, poll_timeout(deadline, next_disk));
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n == 0) {
+                if (deadline && mono_us() >= deadline) {
                         res->timed_out = true;
                         kill(sv->pid, SIGKILL);
                         break;
+                }
+                if (mono_us() >= next_disk) {
+                        /* A walk costs time in proportion to the files written: keep it
+                         * under a tenth of the supervisor's time. */
+                        int64_t t0 = mono_us();
+                        check_disk(sv);
+                        int64_t spent = mono_us() - t0;
+                        next_disk = mono_us() + (spent * 10 > DISK_POLL_US ? spent * 10 : DISK_POLL_US);
                 }
                 if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo si;
                         if (read(sv->sigfd, &si, sizeof(si)) == sizeof(si))
                                 kill(sv->pid, (int)si.ssi_signo);
                 }
+                if (p[2].revents)
+                        receive_listener(sv);
+                if (p[3].revents & POLLIN) {
+                        if (guard_notify_handle(sv->listener, sv->spec->exec_check, sv->spec->exec_ctx) < 0)
+                                closep(&sv->listener); /* pending execs then fail (ENOSYS) */
+                } else if (p[3].revents & (POLLHUP | POLLERR | POLLNVAL)) {
+                        closep(&sv->listener); /* no process left under the filter */
+                }
                 if (p[0].revents & (POLLIN | POLLHUP)) {
-                        got = read(sv->statusfd, &status, sizeof(status)) == sizeof(status);
+                        got = read(sv->statusfd, &st, sizeof(st)) == sizeof(st);
                         break;
                 }
         }
         while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+        if (got && st.limit != LIMIT_NONE)
+                sv->limit = st.limit;
+        if (sv->limit != LIMIT_NONE)
+                snprintf(res->limit_hit, sizeof(res->limit_hit), "%s", sv->limit == LIMIT_MEMORY ? "memory" : "disk");
         if (res->timed_out || !got) {
                 res->exit_code = -1;
                 res->signal = SIGKILL;
-        } else if (WIFSIGNALED(status)) {
+        } else if (WIFSIGNALED(st.status)) {
                 res->exit_code = -1;
-                res->signal = WTERMSIG(status);
+                res->signal = WTERMSIG(st.status);
         } else {
-                res->exit_code = WEXITSTATUS(status);
+                res->exit_code = WEXITSTATUS(st.status);
                 res->signal = 0;
         }
 }
@@ -570,19 +811,41 @@ static int make_pipes(int syncp[2], int statusp[2], int errp[2])
         return 0;
 }
 
+/* Everything the children need that the supervisor must compute: limits, environment,
+ * the compiled seccomp filter. */
+static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct txbox_run_result *res,
+                   struct txbox_error *err)
+{
+        extern char **environ;
+        int r;
+
+        limits_resolve(&s->limits, s->upper, &p->limits);
+        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0);
+        if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
+                return r;
+        limits_filter_env(environ, s->env_keep, &p->envp, res->env_dropped, sizeof(res->env_dropped));
+        res->landlock_abi = guard_landlock_abi();
+        return 0;
+}
+
 int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, struct txbox_error *err)
 {
-        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1};
+        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1};
+        struct sandbox_prep prep = {.notify_sock = -1};
         sigset_t mask, old;
         _cleanup_close_ int sigfd = -1;
         int r;
 
         memset(res, 0, sizeof(*res));
         res->exit_code = -1;
-        if ((r = make_pipes(syncp, statusp, errp)) < 0) {
+        if ((r = prepare(s, &prep, res, err)) < 0)
+                goto out_pipes;
+        if ((r = make_pipes(syncp, statusp, errp)) < 0 ||
+            (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0 && (r = -errno))) {
                 r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
                 goto out_pipes;
         }
+        prep.notify_sock = nsock[1];
         sigemptyset(&mask);
         sigaddset(&mask, SIGINT);
         sigaddset(&mask, SIGTERM);
@@ -600,13 +863,15 @@ int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, stru
                 close(syncp[1]);
                 close(statusp[0]);
                 close(errp[0]);
+                close(nsock[0]);
                 child_errfd = errp[1];
-                init_main(s, syncp[0], statusp[1]);
+                init_main(s, &prep, syncp[0], statusp[1]);
         }
         close(syncp[0]);
         close(statusp[1]);
         close(errp[1]);
-        syncp[0] = statusp[1] = errp[1] = -1;
+        close(nsock[1]);
+        syncp[0] = statusp[1] = errp[1] = nsock[1] = -1;
         if ((r = write_idmaps(pid, s->idmap, err)) < 0 || write(syncp[1], "x", 1) != 1) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
@@ -616,8 +881,12 @@ int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, stru
         }
         sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
         struct supervise sv = {.pid = pid, .statusfd = statusp[0], .errfd = errp[0], .sigfd = sigfd,
-                               .timeout_s = s->timeout_s};
+                               .notify_sock = nsock[0], .listener = -1, .timeout_s = s->timeout_s,
+                               .spec = s, .disk_limit = prep.limits.disk};
+        nsock[0] = -1;
         supervise_wait(&sv, res);
+        closep(&sv.notify_sock);
+        closep(&sv.listener);
         r = read_child_error(errp[0], res, err);
         if (r > 0) {
                 res->exit_code = res->exit_code >= 0 ? res->exit_code : 127;
@@ -630,6 +899,179 @@ out_pipes:
                 closep(&syncp[i]);
                 closep(&statusp[i]);
                 closep(&errp[i]);
+                closep(&nsock[i]);
         }
+        free(prep.envp);
         return r;
+}
+
+/* ---- txbox doctor: what holds on this machine ---- */
+
+enum {
+        PROBE_USERNS = 1 << 0,
+        PROBE_OVERLAY = 1 << 1,
+        PROBE_SETATTR = 1 << 2,
+        PROBE_PIDMAX = 1 << 3,
+        PROBE_NETNS = 1 << 4,
+};
+
+static int probe_overlay(const char *dir)
+{
+        char l[PATH_MAX], u[PATH_MAX], w[PATH_MAX];
+        snprintf(l, sizeof(l), "%s/l", dir);
+        snprintf(u, sizeof(u), "%s/u", dir);
+        snprintf(w, sizeof(w), "%s/w", dir);
+        if (mkdir(l, 0755) < 0 || mkdir(u, 0755) < 0 || mkdir(w, 0755) < 0)
+                return 0;
+        _cleanup_close_ int fs = sys_fsopen("overlay", FSOPEN_CLOEXEC);
+        if (fs < 0 || sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", u, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_STRING, "workdir", w, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+            sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return 0;
+        _cleanup_close_ int m = sys_fsmount(fs, FSMOUNT_CLOEXEC, 0);
+        if (m < 0)
+                return 0;
+        struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+        return PROBE_OVERLAY | (sys_mount_setattr(m, "", AT_EMPTY_PATH, &attr, sizeof(attr)) == 0 ? PROBE_SETATTR : 0);
+}
+
+/* In a child: the namespaces, overlay and pid_max steps of a sandbox, each reported as a bit. */
+__attribute__((noreturn)) static void probe_child(const char *dir, int fd)
+{
+        char map[64];
+        int bits = 0;
+        uid_t uid = geteuid();
+        gid_t gid = getegid();
+
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID) < 0)
+                goto out;
+        bits |= PROBE_USERNS;
+        snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)uid);
+        write_proc(getpid(), "uid_map", map);
+        write_proc(getpid(), "setgroups", "deny");
+        snprintf(map, sizeof(map), "0 %u 1\n", (unsigned)gid);
+        write_proc(getpid(), "gid_map", map);
+        if (unshare(CLONE_NEWNET) == 0)
+                bits |= PROBE_NETNS;
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0)
+                bits |= probe_overlay(dir);
+        pid_t pid = fork(); /* pid 1 of the new pid namespace */
+        if (pid == 0) {
+                int b = 0;
+                if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0 &&
+                    limits_set_pid_max(1000) == 0)
+                        b = PROBE_PIDMAX;
+                _exit(b);
+        }
+        int st;
+        if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st))
+                bits |= WEXITSTATUS(st);
+out:
+        if (write(fd, &bits, sizeof(bits)) < 0) {
+                /* the parent sees nothing and reports every probe missing */
+        }
+        _exit(0);
+}
+
+static int probe_namespaces(void)
+{
+        char dir[] = "/var/tmp/txbox-doctor.XXXXXX";
+        int p[2], bits = 0;
+
+        if (!mkdtemp(dir) && !(strcpy(dir, "/tmp/txbox-doctor.XXXXXX") && mkdtemp(dir)))
+                return 0;
+        if (pipe2(p, O_CLOEXEC) < 0) {
+                rmdir(dir);
+                return 0;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                close(p[0]);
+                probe_child(dir, p[1]);
+        }
+        close(p[1]);
+        if (pid > 0) {
+                if (read(p[0], &bits, sizeof(bits)) != sizeof(bits))
+                        bits = 0;
+                waitpid(pid, NULL, 0);
+        }
+        close(p[0]);
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        const char *const sub[] = {"w/work", "w/index", "l", "u", "w"};
+        for (size_t i = 0; dfd >= 0 && i < ARRAY_SIZE(sub); i++)
+                unlinkat(dfd, sub[i], AT_REMOVEDIR);
+        rmdir(dir);
+        return bits;
+}
+
+static bool cgroup_writable(char *detail, size_t size)
+{
+        struct statfs sf;
+        if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC) {
+                snprintf(detail, size, "cgroup v2 at /sys/fs/cgroup%s", access("/sys/fs/cgroup", W_OK) ? " (not writable)" : "");
+                return false;
+        }
+        snprintf(detail, size, "cgroup v1 hierarchy%s; txbox uses pid_max, rlimits and its own accounting",
+                 access("/sys/fs/cgroup/pids", W_OK) == 0 ? " (pids writable)" : "");
+        return false;
+}
+
+static void probe_set(struct txbox_probe *p, const char *name, bool ok, bool essential, const char *cost,
+                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
+
+static void probe_set(struct txbox_probe *p, const char *name, bool ok, bool essential, const char *cost,
+                      const char *fmt, ...)
+{
+        va_list ap;
+        p->name = name;
+        p->ok = ok;
+        p->essential = essential;
+        p->cost = ok ? NULL : cost;
+        va_start(ap, fmt);
+        vsnprintf(p->detail, sizeof(p->detail), fmt, ap);
+        va_end(ap);
+}
+
+int txbox_doctor(struct txbox_probe *out, size_t max)
+{
+        struct txbox_probe all[10];
+        int bits = probe_namespaces(), abi = guard_landlock_abi(), n = 0;
+        struct txbox_error err = {0};
+        char cg[160];
+
+        probe_set(&all[n++], "user namespaces", bits & PROBE_USERNS, true,
+                  "txbox cannot run: no sandbox without them (enable kernel.unprivileged_userns_clone or run as root)",
+                  "%s", bits & PROBE_USERNS ? "unprivileged user, mount and pid namespaces" : "unshare(CLONE_NEWUSER) failed");
+        probe_set(&all[n++], "network namespace", bits & PROBE_NETNS, true,
+                  "--net=none and --net=loopback cannot isolate the network", "%s",
+                  bits & PROBE_NETNS ? "own empty network namespace" : "unshare(CLONE_NEWNET) failed");
+        probe_set(&all[n++], "overlay in a user namespace", bits & PROBE_OVERLAY, true,
+                  "no copy-on-write workspace: txbox cannot run (kernel >= 5.11 with overlayfs needed)",
+                  "%s", bits & PROBE_OVERLAY ? "overlayfs with userxattr" : "fsopen/fsmount of an overlay failed");
+        probe_set(&all[n++], "read-only root (mount_setattr)", bits & PROBE_SETATTR, true,
+                  "the host's files could not be made read-only: txbox cannot run (kernel >= 5.12)", "%s",
+                  bits & PROBE_SETATTR ? "recursive read-only bind" : "mount_setattr failed");
+        probe_set(&all[n++], "seccomp filter", guard_seccomp_available() && guard_seccomp_prepare(0, NULL, &err) == 0, true,
+                  "no syscall deny-list: mount, keyring, bpf, io_uring, unix sockets stay reachable; txbox refuses to run",
+                  "%s", err.code ? err.msg : "deny-list compiled and loadable");
+        probe_set(&all[n++], "seccomp user notification", guard_notify_available(), false,
+                  "no exec checks while the program runs: only the first command line is checked by policy",
+                  "%s", guard_notify_available() ? "execve/execveat can be checked by the supervisor" : "SECCOMP_RET_USER_NOTIF unavailable");
+        probe_set(&all[n++], "Landlock", abi > 0, false,
+                  "writes are confined by mounts only (read-only root), without a second, path-based layer",
+                  "ABI %d%s", abi, abi >= 3 ? " (writes, renames, truncate)" : abi > 0 ? " (writes; no truncate control before ABI 3)" : "");
+        probe_set(&all[n++], "Landlock scopes (ABI 6)", abi >= 6, false,
+                  "with --net=host (or --allow-unix-sockets) abstract unix sockets and signals outside are not scoped",
+                  "%s", abi >= 6 ? "abstract unix sockets and signals stay in the sandbox" : "kernel < 6.12");
+        probe_set(&all[n++], "pid limit per namespace", bits & PROBE_PIDMAX, false,
+                  "fork bombs are bounded only by RLIMIT_NPROC, which does not bind root; the timeout ends them",
+                  "%s", bits & PROBE_PIDMAX ? "pid_max of the sandbox's pid namespace (kernel >= 6.14)" : "pid_max is global here");
+        probe_set(&all[n++], "cgroups", cgroup_writable(cg, sizeof(cg)), false,
+                  "memory is bounded per process (RLIMIT_DATA) and by init's 100 ms accounting, CPU per process; "
+                  "no kernel-enforced total", "%s", cg);
+        for (int i = 0; i < n && (size_t)i < max; i++)
+                out[i] = all[i];
+        return n < (int)max ? n : (int)max;
 }

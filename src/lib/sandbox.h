@@ -27,6 +27,9 @@ bool idmap_has_gid(const struct idmap *m, gid_t gid);
 struct sandbox_spec {
         const char *workspace; /* absolute, canonical */
         const char *upper;     /* absolute; on a filesystem with user xattrs */
+        /* Read-only layers between upper and the workspace, topmost first (a session's earlier
+         * savepoints); NULL-terminated, may be NULL. */
+        char *const *lowers;
         const char *work;      /* absolute; same filesystem as upper, empty */
         const char *state_dir; /* hidden inside the sandbox */
         const char *home;      /* secrets beneath it are hidden; may be NULL */
@@ -42,6 +45,9 @@ struct sandbox_spec {
          * interception layer for mistakes and prompt injection, not the security boundary.) */
         bool (*exec_check)(void *ctx, const char *path, char *const argv[]);
         void *exec_ctx;
+        struct txbox_limits limits;     /* 0 fields: defaults (limits_resolve) */
+        const char *const *env_keep;    /* secret-looking variables passed anyway; may be NULL */
+        bool allow_unix_sockets;        /* socket(AF_UNIX) allowed in the program */
 };
 
 /* Paths beneath $HOME that hold credentials: masked (empty) inside the sandbox. */

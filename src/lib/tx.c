@@ -221,6 +221,8 @@ void txbox_ws_close(struct txbox_ws *ws)
 {
         if (!ws)
                 return;
+        policy_free(ws->policy);
+        free(ws->policy_file);
         audit_close(ws->audit);
         closep(&ws->ws_fd);
         closep(&ws->state_fd);
@@ -318,6 +320,8 @@ void txbox_tx_free(struct txbox_tx *tx)
         changeset_free(&tx->cs);
         txbox_record_clear(&tx->rec);
         free(tx->warning);
+        strv_free(tx->sp_argv);
+        free(tx->pctx_cwd);
         free(tx);
 }
 
@@ -548,22 +552,42 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         struct txbox_ws *ws = tx->ws;
         int r;
 
-        _cleanup_free_ char *upper = xasprintf("%s/tx/%s/upper", ws->state, tx->rec.id);
-        _cleanup_free_ char *work = xasprintf("%s/tx/%s/work", ws->state, tx->rec.id);
+        _cleanup_free_ char *upper = NULL, *work = NULL;
+        struct strvec lowers = {0};
+
+        if (!tx->idmap.nuid && (r = idmap_plan(&tx->idmap, err)) < 0)
+                return r;
+        if (tx->sp)
+                tx_session_layers(tx, &upper, &work, &lowers);
+        else {
+                upper = xasprintf("%s/tx/%s/upper", ws->state, tx->rec.id);
+                work = xasprintf("%s/tx/%s/work", ws->state, tx->rec.id);
+        }
         struct sandbox_spec spec = {
                 .workspace = ws->path,
                 .upper = upper,
+                .lowers = lowers.v,
                 .work = work,
                 .state_dir = ws->state_mask,
                 .home = home_dir(),
-                .argv = tx->rec.argv,
+                .argv = tx->sp ? tx->sp_argv : tx->rec.argv,
                 .cwd = opts && opts->cwd ? opts->cwd : ws->path,
                 .net = opts ? opts->net : TXBOX_NET_NONE,
                 .timeout_s = opts ? opts->timeout_s : 0,
                 .idmap = &tx->idmap,
+                .exec_check = ws->policy ? tx_exec_check : NULL,
+                .exec_ctx = tx,
+                .limits = opts ? opts->limits : (struct txbox_limits){0},
+                .env_keep = opts ? opts->env_keep : NULL,
+                .allow_unix_sockets = opts && opts->allow_unix_sockets,
         };
         r = sandbox_run(&spec, res, err);
+        strvec_clear(&lowers);
         txbox_tx_set_result(tx, res);
+        free(tx->rec.env_dropped);
+        tx->rec.env_dropped = res->env_dropped[0] ? xstrdup(res->env_dropped) : NULL;
+        if (res->limit_hit[0] && !tx->rec.message)
+                tx->rec.message = xasprintf("the program was killed at its %s limit", res->limit_hit);
         return r;
 }
 
@@ -577,13 +601,22 @@ void txbox_tx_set_result(struct txbox_tx *tx, const struct txbox_run_result *res
 
 int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
 {
-        _cleanup_close_ int upper = openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        char layer[48] = "upper";
         int r;
 
+        /* A savepoint is judged on its own layer; a session about to commit, on all of them
+         * folded into one. */
+        if (tx->sp)
+                snprintf(layer, sizeof(layer), "sp/%d/upper", tx->sp);
+        else if (tx_is_session(tx) && (r = tx_session_fold(tx, err)) < 0)
+                return r;
+        _cleanup_close_ int upper = openat(tx->dir_fd, layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (upper < 0)
                 return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
         changeset_free(&tx->cs);
         if ((r = changeset_build(upper, tx->ws->ws_fd, &tx->cs, err)) < 0)
+                return tx_err_wrap(err, "evaluate tx %s", tx->rec.id);
+        if ((r = tx_judge_effects(tx, upper, err)) < 0)
                 return tx_err_wrap(err, "evaluate tx %s", tx->rec.id);
         tx_record_take_changes(tx);
         tx->evaluated = true;
@@ -704,6 +737,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
 {
         _cleanup_close_ int upper = openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_close_ int undo = -1;
+        enum txbox_outcome before = tx->rec.outcome;
         int r;
 
         if (upper < 0)
@@ -715,19 +749,20 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                 return tx_err(err, errno, "cannot create the undo area of tx %s: %s", tx->rec.id, strerror(errno));
         if ((r = journal_write(tx->dir_fd, "journal", tx->cs.ops, tx->cs.nops, err)) < 0)
                 return r;
-        failpoint("commit");
-        enum txbox_outcome before = tx->rec.outcome;
+        if ((r = failpoint("commit")) < 0) {
+                tx_err(err, -r, "cannot start the commit of tx %s: %s", tx->rec.id, strerror(-r));
+                goto revert;
+        }
         tx->rec.outcome = TXBOX_COMMITTING;
         if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0)
                 goto revert;
         if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", err)) < 0)
                 goto revert;
-        failpoint("commit");
-        if ((r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, true)) < 0) {
+        if ((r = failpoint("commit")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, true)) < 0) {
                 tx_err(err, -r, "cannot write the commit marker of tx %s: %s", tx->rec.id, strerror(-r));
                 goto revert;
         }
-        failpoint("commit");
+        (void)failpoint("commit"); /* past the marker the commit holds: only a crash is of interest */
         if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
                 return r; /* applied and marked: recovery completes the audit row */
         if (before == TXBOX_PENDING)
@@ -778,6 +813,34 @@ int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_err
         if (message)
                 set_message(tx, message);
         r = finish_record(tx, TXBOX_ROLLED_BACK, err);
+        release(tx);
+        return r;
+}
+
+int txbox_tx_abort(struct txbox_tx *tx, const char *message, struct txbox_error *err)
+{
+        if (!tx->sp)
+                return txbox_tx_rollback(tx, message, err);
+        int r = tx_session_end_savepoint(tx, false, err);
+        if (message)
+                set_message(tx, message);
+        return r;
+}
+
+int tx_finish_denied(struct txbox_tx *tx, struct txbox_error *err)
+{
+        int r = tx->sp ? 0 : rm_rf_at(tx->ws->tx_fd, tx->rec.id);
+        if (tx->sp) {
+                /* A refused command in a session drops only its (empty) savepoint. */
+                char *msg = xstrdup(tx->rec.message);
+                r = tx_session_end_savepoint(tx, false, err);
+                free(tx->rec.message);
+                tx->rec.message = msg;
+                return r;
+        }
+        if (r < 0)
+                return tx_err(err, -r, "cannot remove the layers of tx %s: %s", tx->rec.id, strerror(-r));
+        r = finish_record(tx, TXBOX_DENIED, err);
         release(tx);
         return r;
 }
@@ -857,6 +920,31 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
         return r;
 }
 
+/* A savepoint is kept when its command succeeded (and auto or keep was asked), else dropped;
+ * the session stays pending either way. */
+static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct txbox_run_result *res,
+                            int *status, struct txbox_error *err)
+{
+        bool ok = res->exit_code == 0 && !res->signal && !res->timed_out && !tx->rec.nviolations;
+        bool keep = ok && mode != TXBOX_COMMIT_DISCARD;
+
+        *status = res->timed_out ? 124 : res->signal ? 128 + res->signal : res->exit_code;
+        if (res->exit_code == 0 && !res->signal && tx->rec.nviolations)
+                *status = 123;
+        int r = tx_session_end_savepoint(tx, keep, err);
+        if (r == 0 && !keep) {
+                char *m = xasprintf("savepoint %d of session %s dropped: %s; the session keeps its earlier savepoints",
+                                    tx->sp, tx->rec.id,
+                                    res->timed_out      ? "the program ran past the timeout"
+                                    : tx->rec.nviolations ? "an effect rule was broken"
+                                    : mode == TXBOX_COMMIT_DISCARD ? "discarded as asked"
+                                                                   : "the program failed");
+                free(tx->rec.message);
+                tx->rec.message = m;
+        }
+        return r;
+}
+
 int txbox_tx_finish(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct txbox_run_result *res,
                     int *status, const char **why, struct txbox_error *err)
 {
@@ -871,12 +959,12 @@ int txbox_tx_finish(struct txbox_tx *tx, enum txbox_commit_mode mode, const stru
                 *status = 125;
                 return r;
         }
-        r = decide(tx, mode, res, status, err);
+        r = tx->sp ? decide_savepoint(tx, mode, res, status, err) : decide(tx, mode, res, status, err);
         if (r < 0) {
                 *status = 125;
                 return r;
         }
-        if (why && tx->rec.message && (*status != 0 || tx->rec.outcome == TXBOX_PENDING))
+        if (why && tx->rec.message && (*status != 0 || (tx->rec.outcome == TXBOX_PENDING && !tx->sp)))
                 *why = tx->rec.message;
         return 0;
 }

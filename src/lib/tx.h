@@ -4,6 +4,7 @@
 
 #include "audit.h"
 #include "changeset.h"
+#include "policy.h"
 #include "sandbox.h"
 
 struct txbox_ws {
@@ -12,6 +13,8 @@ struct txbox_ws {
         char *state_mask; /* what the sandbox must not see (the state dir or its parent) */
         int ws_fd, state_fd, tx_fd, active_fd, lock_fd;
         struct audit *audit;
+        struct policy *policy; /* loaded on first use (txbox_ws_set_policy or the default) */
+        char *policy_file;     /* --policy FILE, or NULL */
 };
 
 struct txbox_tx {
@@ -25,8 +28,14 @@ struct txbox_tx {
         bool stuck; /* a failed commit could not be reverted: recovery owns it now */
         char *warning; /* a non-fatal problem seen before the run (unmapped owners) */
         struct idmap idmap; /* how ids map into the sandbox */
+        int sp;             /* >0: this handle runs savepoint sp of a session */
+        char **sp_argv;     /* the savepoint's command */
         int64_t begin_seq;  /* the newest commit_seq when the transaction began */
         int64_t begin_ns;   /* CLOCK_REALTIME_COARSE when it began */
+        struct policy_ctx pctx;      /* what relative paths in commands resolve against */
+        struct policy_result denied; /* the first exec the policy refused while running */
+        bool exec_denied;
+        char *pctx_cwd;
 };
 
 /* Serialise commits, undos and recovery on the workspace. */
@@ -39,5 +48,22 @@ void tx_record_take_changes(struct txbox_tx *tx);
 int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error *err);
 /* Release a claim once the transaction is in a final state. */
 void tx_unclaim(struct txbox_ws *ws, const char *id, int fd);
+
+/* Policy (txpolicy.c). */
+int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error *err);
+bool tx_exec_check(void *ctx, const char *path, char *const argv[]);
+int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err);
+/* Finish a transaction the policy refused before it ran: outcome denied. */
+int tx_finish_denied(struct txbox_tx *tx, struct txbox_error *err);
+
+/* Sessions (session.c). */
+bool tx_is_session(const struct txbox_tx *tx);
+void tx_session_layers(const struct txbox_tx *tx, char **upper, char **work, struct strvec *lowers);
+/* Savepoint tx->sp ends: kept when keep, else dropped; the session stays pending. */
+int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error *err);
+/* Record the session as pending with a message listing what to do next. */
+int tx_session_keep(struct txbox_tx *tx, struct txbox_error *err);
+/* Fold every savepoint into tx/ID/upper (commit of a session). */
+int tx_session_fold(struct txbox_tx *tx, struct txbox_error *err);
 
 #endif

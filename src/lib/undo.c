@@ -141,7 +141,7 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
                 }
                 goto out;
         }
-        failpoint("undo");
+        (void)failpoint("undo");
         if ((r = write_file_atomic_at(c.dir, "undone", "", 0, true)) < 0) {
                 r = tx_err(err, -r, "cannot finish undo of tx %s: %s", rec->id, strerror(-r));
                 goto out;
@@ -241,7 +241,12 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         }
         if (r < 0)
                 return r;
-        if (dir >= 0 && has_file(dir, "undoing") && !has_file(dir, "undone"))
+        if (dir >= 0 && has_file(dir, "merging")) {
+                /* Half-folded savepoints are no whole state: the session is rolled back. */
+                rm_rf_at(ws->tx_fd, id);
+                r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
+                                "a session interrupted while its savepoints were folded for commit was rolled back", err) ?: 1;
+        } else if (dir >= 0 && has_file(dir, "undoing") && !has_file(dir, "undone"))
                 r = recover_undo(ws, &rec, err) ?: 1;
         else if (dir >= 0 && has_file(dir, "undone"))
                 r = rec.outcome == TXBOX_UNDONE ? 0 : set_outcome(ws, &rec, TXBOX_UNDONE, NULL, err) ?: 2;

@@ -466,27 +466,33 @@ int files_equal_at(int dirfd_a, const char *a, int dirfd_b, const char *b)
         }
 }
 
-void failpoint(const char *name)
+int failpoint(const char *name)
 {
-        static char want[64];
+        static char want[64], action[16];
         static long target = -2, count;
         static bool loaded;
 
         if (!loaded) {
+                /* NAME:N or NAME:N:ACTION (ACTION: kill, the default, or enospc) */
                 const char *env = getenv("TXBOX_FAILPOINT");
-                const char *colon = env ? strrchr(env, ':') : NULL;
+                char buf[128];
                 loaded = true;
-                if (colon && (size_t)(colon - env) < sizeof(want)) {
-                        memcpy(want, env, colon - env);
-                        want[colon - env] = '\0';
-                        target = strtol(colon + 1, NULL, 10);
+                if (env && strlen(env) < sizeof(buf)) {
+                        strcpy(buf, env);
+                        char *save = NULL, *n = strtok_r(buf, ":", &save), *k = strtok_r(NULL, ":", &save);
+                        char *a = strtok_r(NULL, ":", &save);
+                        if (n && k && strlen(n) < sizeof(want)) {
+                                strcpy(want, n);
+                                target = strtol(k, NULL, 10);
+                                snprintf(action, sizeof(action), "%s", a ? a : "kill");
+                        }
                 }
         }
-        if (target < 0 || strcmp(name, want) != 0)
-                return;
-        if (count++ == target) {
-                /* A test asked for a crash here: die as a power cut or OOM kill would. */
-                kill(getpid(), SIGKILL);
-                _exit(137);
-        }
+        if (target < 0 || strcmp(name, want) != 0 || count++ != target)
+                return 0;
+        if (!strcmp(action, "enospc"))
+                return -ENOSPC; /* the step fails as on a full disk */
+        /* A test asked for a crash here: die as a power cut or OOM kill would. */
+        kill(getpid(), SIGKILL);
+        _exit(137);
 }

@@ -127,8 +127,10 @@ int files_equal_at(int dirfd_a, const char *a, int dirfd_b, const char *b);
 void random_hex(char *out, size_t nbytes);
 
 /* ---- failpoints (tests) ----
- * TXBOX_FAILPOINT=NAME:N makes the process kill itself with SIGKILL when failpoint NAME
- * is reached for the N-th time (counting from 0), to test crash recovery at every step. */
-void failpoint(const char *name);
+ * TXBOX_FAILPOINT=NAME:N makes the process kill itself with SIGKILL when failpoint NAME is
+ * reached for the N-th time (counting from 0), to test crash recovery at every step;
+ * TXBOX_FAILPOINT=NAME:N:enospc makes that step fail with ENOSPC instead (returns -ENOSPC;
+ * otherwise 0). */
+int failpoint(const char *name);
 
 #endif

@@ -54,6 +54,19 @@ mv "$db" "$db.bad"
 ok "after moving it aside, transactions run again" tx run -- sh -c 'echo y >after.txt'
 rm -f "$WS/after.txt"
 
+# A locked audit database: another process holds its write lock past the busy timeout.
+db=$(ls "$HOME"/.local/state/txbox/*/audit.db)
+(echo 'BEGIN EXCLUSIVE;'; sleep 3; echo 'COMMIT;') | sqlite3 "$db" &
+locker=$!
+sleep 0.5
+err=$(TXBOX_DB_BUSY_MS=300 "$TXBOX" -C "$WS" run -- sh -c 'echo x >locked.txt' 2>&1)
+is "$?" 125 "locked audit database: 125"
+like "$err" "audit database '$db' stayed locked by another process" "locked audit database: named, with what to do"
+ok "locked audit database: nothing ran" test ! -e "$WS/locked.txt"
+wait "$locker"
+ok "after the lock is released, transactions run again" tx run -- sh -c 'echo y >unlocked.txt'
+rm -f "$WS/unlocked.txt"
+
 # A full disk during commit: keep a change pending, fill the filesystem, then commit.
 if [ "$JAIL_MODE" = root ]; then
         small="$T/small"

@@ -35,6 +35,26 @@ done
 ok "a crash at each of $steps commit steps recovers to a whole state" test "$bad" -eq 0 -a "$steps" -ge 10
 is "$(tree_hash "$WS")" "$after" "after the crash loop the uninterrupted commit applied"
 
+# A full disk at every step of the commit (ENOSPC injected): the commit reverts itself, the
+# transaction is rolled back, nothing is applied, and the next transaction runs.
+tx undo >/dev/null
+[ "$(tree_hash "$WS")" = "$before" ] || echo "# not back at the original before the ENOSPC loop"
+esteps=0 bad=0
+for k in $(seq 0 60); do
+        err=$(TXBOX_FAILPOINT=commit:$k:enospc "$TXBOX" -C "$WS" run -- sh -c "$CHANGE" 2>&1)
+        rc=$?
+        [ $rc -eq 0 ] && break
+        esteps=$((esteps + 1))
+        if [ $rc -ne 125 ] || ! printf '%s' "$err" | grep -q "No space left on device"; then
+                echo "# ENOSPC at step $k: status $rc, message: $err"; bad=$((bad + 1)); break
+        fi
+        h=$(tree_hash "$WS")
+        [ "$h" = "$before" ] || { echo "# ENOSPC at step $k left tree $h"; bad=$((bad + 1)); break; }
+        [ "$(outcome_of_last)" = rolled_back ] || { echo "# ENOSPC at step $k: outcome $(outcome_of_last)"; bad=$((bad + 1)); }
+done
+ok "ENOSPC at each of $esteps commit steps: reverted, nothing applied, one clear line" test "$bad" -eq 0 -a "$esteps" -ge 10
+is "$(tree_hash "$WS")" "$after" "after the ENOSPC loop the uninterrupted commit applied"
+
 # Crash at every step of an undo: recovery keeps the commit whole.
 usteps=0 bad=0
 for k in $(seq 0 60); do

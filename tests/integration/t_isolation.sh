@@ -4,6 +4,10 @@
 . "$(dirname "$0")/lib.sh"
 
 new_ws
+# These checks are about the sandbox, not the policy: an allow-all policy keeps the policy
+# from refusing the probes first (t_policy.sh covers the policy).
+printf 'version: 1\ndefaults: false\nrules: []\n' >"$T/allow-all.yml"
+txa() { "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" "$@"; }
 mkdir -p "$HOME/.ssh" "$HOME/.aws" "$HOME/.config/gcloud"
 echo "PLANTED-SECRET-KEY" >"$HOME/.ssh/id_rsa"
 echo "PLANTED-SECRET-AWS" >"$HOME/.aws/credentials"
@@ -33,14 +37,25 @@ is "$(tx run -- hostname)" "txbox" "own uts namespace"
 is "$(tx run -- id -u)" "$(id -u)" "the program runs as the caller's uid"
 is "$(tx run -- sh -c 'grep CapEff /proc/self/status | tr -d "\t "')" "CapEff:0000000000000000" "no capabilities"
 is "$(tx run -- sh -c 'grep NoNewPrivs /proc/self/status | tr -d "\t "')" "NoNewPrivs:1" "no_new_privs is set"
-err=$(tx run -- sh -c "umount '$WS' 2>&1; echo umount=\$?")
+err=$(txa run -- sh -c "umount '$WS' 2>&1; echo umount=\$?")
 like "$err" "umount=[1-9]" "the program cannot unmount the overlay"
 
 is "$(tx run -- sh -c 'grep -c : /proc/net/dev')" 1 "--net=none: only a loopback interface"
-err=$(tx run -- bash -c 'echo >/dev/tcp/127.0.0.1/9' 2>&1)
+err=$(txa run -- bash -c 'echo >/dev/tcp/127.0.0.1/9' 2>&1)
 like "$err" "unreachable" "--net=none: loopback is down"
-err=$(tx run --net=loopback -- bash -c 'echo >/dev/tcp/127.0.0.1/9' 2>&1)
+err=$(txa run --net=loopback -- bash -c 'echo >/dev/tcp/127.0.0.1/9' 2>&1)
 like "$err" "refused" "--net=loopback: loopback is up"
+
+# Secret-looking environment variables are withheld unless passed by name.
+is "$(GITHUB_TOKEN=t0ken txa run --report="$T/env.json" -- sh -c 'echo ${GITHUB_TOKEN:-withheld}')" "withheld" "a *TOKEN* variable is withheld"
+like "$(cat "$T/env.json")" '"env_dropped": \[[^]]*"GITHUB_TOKEN"' "the report names the withheld variable"
+is "$(GITHUB_TOKEN=t0ken txa run --env=GITHUB_TOKEN -- sh -c 'echo ${GITHUB_TOKEN:-withheld}')" "t0ken" "--env NAME passes it"
+is "$(HARMLESS=yes txa run -- sh -c 'echo $HARMLESS')" "yes" "other variables pass through"
+# A per-transaction disk limit from the command line.
+txa run --max-disk=8M --timeout=20 -- sh -c 'head -c 64000000 /dev/zero >big.bin' >/dev/null 2>&1
+ok "--max-disk: a disk filler does not commit (status $?)" test ! -e "$WS/big.bin"
+err=$(txa run --max-disk=lots -- true 2>&1)
+is "$?" 125 "--max-disk with a bad size: 125"
 
 # Nothing outlives the transaction: a background daemon is killed when the program ends.
 tx run -- sh -c 'sleep 300 & echo started' >/dev/null
@@ -59,7 +74,7 @@ tx recover >/dev/null
 # isolation hardening; until then the bomb runs only where RLIMIT_NPROC binds (not for
 # root, whom the kernel exempts), so it cannot hurt the machine running the tests.
 if [ "$(id -u)" -ne 0 ]; then
-        (ulimit -u 300; tx run --timeout=1 -- sh -c 'b() { b | b & }; b; sleep 10' >/dev/null 2>&1)
+        (ulimit -u 300; txa run --timeout=1 -- sh -c 'b() { b | b & }; b; sleep 10' >/dev/null 2>&1)
         is "$?" 124 "a fork bomb is killed at the timeout"
         sleep 0.3
         ok "no process of the fork bomb is left" test "$(ps -e -o comm= | grep -c '^sh$')" -le 3

@@ -1,0 +1,474 @@
+/* seccomp deny-list, exec user notification and Landlock for the sandboxed program.
+ *
+ * The seccomp filter is a deny-list on a default-allow base: the namespaces, the read-only
+ * root and Landlock are the boundary; the filter removes kernel interfaces that reach past
+ * them (mounts, keyrings, modules, io_uring, device-level sockets...) or that a program never
+ * needs in a development sandbox.  It is compiled once per process (libseccomp is slow and
+ * allocates) and exported as BPF, which the sandbox child loads with seccomp(2).
+ */
+#define _GNU_SOURCE
+#include "guard.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/landlock.h>
+#include <linux/seccomp.h>
+
+#include "util.h"
+
+/* ---- the filter ---- */
+
+/* Denied outright (EPERM).  Names the running architecture lacks are skipped. */
+static const char *const denied_syscalls[] = {
+        /* the mount table: the overlay and the read-only root must stay as they are */
+        "mount", "umount", "umount2", "pivot_root", "move_mount", "open_tree", "fsopen", "fsconfig",
+        "fsmount", "fspick", "mount_setattr", "chroot",
+        /* the machine itself */
+        "kexec_load", "kexec_file_load", "reboot", "init_module", "finit_module", "delete_module",
+        "swapon", "swapoff", "acct", "quotactl", "quotactl_fd", "ioperm", "iopl", "syslog",
+        "settimeofday", "clock_settime", "clock_settime64", "clock_adjtime", "clock_adjtime64",
+        "adjtimex", "stime", "vhangup", "lookup_dcookie", "nfsservctl", "uselib",
+        /* large kernel attack surface, rarely needed for development */
+        "bpf", "perf_event_open", "userfaultfd", "fanotify_init",
+        /* the user's kernel keyring holds secrets (kerberos, ecryptfs, ssh via keyctl) */
+        "keyctl", "add_key", "request_key",
+        /* opens any inode by handle, bypassing path-based confinement */
+        "open_by_handle_at",
+        /* io_uring operations are not seen by seccomp (socket, connect, openat) */
+        "io_uring_setup", "io_uring_enter", "io_uring_register",
+};
+
+/* Socket families a development sandbox has no use for; some reach beyond the network
+ * namespace (AF_VSOCK talks to the hypervisor host). */
+static int denied_family(int fam)
+{
+        return fam != AF_UNIX && fam != AF_INET && fam != AF_INET6 && fam != AF_NETLINK;
+}
+
+#define TIOCSTI_NR   0x5412
+#define TIOCLINUX_NR 0x541C
+
+struct bpf_cache {
+        struct sock_filter *insns;
+        unsigned short len;
+        bool ready;
+};
+
+/* One compiled program per variant, built once per process: per-transaction cost is then a
+ * single seccomp(2) in the child.  (The only global state of the library, read-only once
+ * built.) */
+static struct bpf_cache cache[4];
+
+static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
+                    const struct scmp_arg_cmp *cmp)
+{
+        int nr = seccomp_syscall_resolve_name(name);
+        if (nr == __NR_SCMP_ERROR)
+                return 0; /* not on this architecture */
+        int r = seccomp_rule_add_array(ctx, action, nr, n, cmp);
+        return r == -EACCES || r == -EDOM ? 0 : r; /* multiplexed or pseudo syscalls */
+}
+
+static int add_socket_rules(scmp_filter_ctx ctx, bool allow_unix)
+{
+        uint32_t deny = SCMP_ACT_ERRNO(EPERM);
+        struct scmp_arg_cmp cmp;
+        int r;
+
+        /* A unix socket file on a read-only mount is still connectable (docker.sock, ssh
+         * agents, D-Bus): without the opt-in no unix socket can be created at all;
+         * socketpair(2) stays, it reaches nothing outside. */
+        for (int fam = 0; fam <= AF_MAX; fam++) {
+                if (!denied_family(fam) && !(fam == AF_UNIX && !allow_unix))
+                        continue;
+                cmp = SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam);
+                if ((r = add_rule(ctx, deny, "socket", 1, &cmp)) < 0)
+                        return r;
+        }
+        /* The kernel reads the family as an int: a value with high bits set would pass the
+         * equality rules above as its low half, and is caught here. */
+        cmp = SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_MAX);
+        return add_rule(ctx, deny, "socket", 1, &cmp);
+}
+
+static int add_rules(scmp_filter_ctx ctx, unsigned variant)
+{
+        uint32_t deny = SCMP_ACT_ERRNO(EPERM);
+        struct scmp_arg_cmp cmp;
+        int r;
+
+        for (size_t i = 0; i < ARRAY_SIZE(denied_syscalls); i++)
+                if ((r = add_rule(ctx, deny, denied_syscalls[i], 0, NULL)) < 0)
+                        return r;
+        /* Terminal injection: pushing input into the controlling terminal of the caller. */
+        cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSTI_NR);
+        if ((r = add_rule(ctx, deny, "ioctl", 1, &cmp)) < 0)
+                return r;
+        cmp = SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCLINUX_NR);
+        if ((r = add_rule(ctx, deny, "ioctl", 1, &cmp)) < 0)
+                return r;
+        /* New user namespaces would hand the program a full capability set over fresh
+         * namespaces: a large kernel attack surface, and of little use here since mounting
+         * is denied anyway.  clone3 passes flags in memory that BPF cannot read: ENOSYS makes
+         * libc fall back to clone(2), which is checked. */
+        cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
+        if ((r = add_rule(ctx, deny, "clone", 1, &cmp)) < 0 || (r = add_rule(ctx, deny, "unshare", 1, &cmp)) < 0)
+                return r;
+        if ((r = add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL)) < 0)
+                return r;
+        if ((r = add_socket_rules(ctx, variant & GUARD_ALLOW_UNIX)) < 0)
+                return r;
+        if (variant & GUARD_NOTIFY_EXEC) {
+                /* A listener of the program's own would receive its execs first (the newest
+                 * filter's notification wins) and could wave them through. */
+                struct scmp_arg_cmp own[2] = {
+                        SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
+                        SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_FILTER_FLAG_NEW_LISTENER),
+                };
+                if ((r = add_rule(ctx, deny, "seccomp", 2, own)) < 0)
+                        return r;
+                if ((r = add_rule(ctx, SCMP_ACT_NOTIFY, "execve", 0, NULL)) < 0 ||
+                    (r = add_rule(ctx, SCMP_ACT_NOTIFY, "execveat", 0, NULL)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int export_bpf(scmp_filter_ctx ctx, struct bpf_cache *c)
+{
+        _cleanup_close_ int fd = memfd_create("txbox-seccomp", MFD_CLOEXEC);
+        int r;
+
+        if (fd < 0)
+                return -errno;
+        if ((r = seccomp_export_bpf(ctx, fd)) < 0)
+                return r;
+        off_t size = lseek(fd, 0, SEEK_END);
+        if (size <= 0 || size % (off_t)sizeof(struct sock_filter) || size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+                return -E2BIG;
+        c->insns = xmalloc((size_t)size);
+        if (pread(fd, c->insns, (size_t)size, 0) != size) {
+                free(c->insns);
+                c->insns = NULL;
+                return -EIO;
+        }
+        c->len = (unsigned short)(size / (off_t)sizeof(struct sock_filter));
+        c->ready = true;
+        return 0;
+}
+
+/* A key for the on-disk copy: changes with anything that changes the program. */
+static uint64_t filter_key(unsigned variant)
+{
+        uint64_t h = 1469598103934665603ULL;
+        const struct scmp_version *v = seccomp_version();
+        char extra[96];
+
+        snprintf(extra, sizeof(extra), "%s/%u/%u.%u.%u/%u/%d", TXBOX_VERSION, variant, v ? v->major : 0,
+                 v ? v->minor : 0, v ? v->micro : 0, seccomp_arch_native(), AF_MAX);
+        for (size_t i = 0; i <= ARRAY_SIZE(denied_syscalls); i++)
+                for (const char *p = i < ARRAY_SIZE(denied_syscalls) ? denied_syscalls[i] : extra; *p; p++)
+                        h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        return h;
+}
+
+/* The compiled program from an earlier txbox process (in the state dir, which the sandbox
+ * cannot see or write): saves compiling it in every transaction.  Only a file we own, of a
+ * plausible size, is taken. */
+static bool load_cached(const char *path, struct bpf_cache *c)
+{
+        struct stat st;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() ||
+            st.st_size <= 0 || st.st_size % (off_t)sizeof(struct sock_filter) ||
+            st.st_size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+                return false;
+        c->insns = xmalloc((size_t)st.st_size);
+        if (pread(fd, c->insns, (size_t)st.st_size, 0) != st.st_size) {
+                free(c->insns);
+                c->insns = NULL;
+                return false;
+        }
+        c->len = (unsigned short)(st.st_size / (off_t)sizeof(struct sock_filter));
+        c->ready = true;
+        return true;
+}
+
+static void store_cached(const char *path, const struct bpf_cache *c)
+{
+        char tmp[PATH_MAX];
+        size_t size = (size_t)c->len * sizeof(struct sock_filter);
+
+        snprintf(tmp, sizeof(tmp), "%s.%d.tmp", path, (int)getpid());
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return; /* a cache: never an error */
+        bool ok = write(fd, c->insns, size) == (ssize_t)size;
+        close(fd);
+        if (!ok || rename(tmp, path) < 0)
+                unlink(tmp);
+}
+
+int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_error *err)
+{
+        struct bpf_cache *c = &cache[variant & 3u];
+        char path[PATH_MAX] = "";
+        int r;
+
+        if (c->ready)
+                return 0;
+        if (cache_dir) {
+                snprintf(path, sizeof(path), "%s/seccomp-%016llx.bpf", cache_dir,
+                         (unsigned long long)filter_key(variant));
+                if (load_cached(path, c))
+                        return 0;
+        }
+        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+        if (!ctx)
+                return tx_err(err, ENOMEM, "cannot build the seccomp filter (seccomp_init failed)");
+        /* Other ABIs of this CPU get the same rules; anything else is killed (libseccomp's
+         * default for a foreign architecture). */
+        if (seccomp_arch_native() == SCMP_ARCH_X86_64)
+                r = seccomp_arch_add(ctx, SCMP_ARCH_X86);
+        else
+                r = 0;
+        if ((r < 0 && r != -EEXIST) || (r = add_rules(ctx, variant)) < 0 || (r = export_bpf(ctx, c)) < 0) {
+                seccomp_release(ctx);
+                return tx_err(err, -r, "cannot build the seccomp filter: %s", strerror(-r));
+        }
+        seccomp_release(ctx);
+        if (path[0])
+                store_cached(path, c);
+        return 0;
+}
+
+int guard_seccomp_load(unsigned variant)
+{
+        const struct bpf_cache *c = &cache[variant & 3u];
+        struct sock_fprog prog = {.len = c->len, .filter = c->insns};
+        unsigned flags = variant & GUARD_NOTIFY_EXEC ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+
+        if (!c->ready)
+                return -EINVAL;
+        long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+        if (r < 0)
+                return -errno;
+        return flags ? (int)r : 0;
+}
+
+bool guard_seccomp_available(void)
+{
+        return prctl(PR_GET_SECCOMP, 0, 0, 0, 0) >= 0 &&
+               syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &(uint32_t){SECCOMP_RET_ERRNO}) == 0;
+}
+
+bool guard_notify_available(void)
+{
+        return syscall(SYS_seccomp, SECCOMP_GET_ACTION_AVAIL, 0, &(uint32_t){SECCOMP_RET_USER_NOTIF}) == 0;
+}
+
+/* ---- exec notification (supervisor side) ---- */
+
+#define EXEC_MAX_ARGS  256
+#define EXEC_MAX_BYTES (64 * 1024)
+
+struct exec_read {
+        int mem;
+        char buf[EXEC_MAX_BYTES];
+        size_t used;
+};
+
+/* Copy a NUL-terminated string at addr from the task's memory into r->buf; returns its
+ * offset, or -1 when unreadable or over the budget. */
+static ssize_t read_string(struct exec_read *r, uint64_t addr)
+{
+        size_t start = r->used;
+
+        while (r->used < sizeof(r->buf)) {
+                size_t want = sizeof(r->buf) - r->used;
+                if (want > 4096 - (addr % 4096)) /* stay within one page per read */
+                        want = 4096 - (addr % 4096);
+                ssize_t n = pread(r->mem, r->buf + r->used, want, (off_t)addr);
+                if (n <= 0)
+                        return -1;
+                char *nul = memchr(r->buf + r->used, '\0', (size_t)n);
+                if (nul) {
+                        r->used = (size_t)(nul - r->buf) + 1;
+                        return (ssize_t)start;
+                }
+                r->used += (size_t)n;
+                addr += (uint64_t)n;
+        }
+        return -1;
+}
+
+static int read_pointer(int mem, uint64_t addr, bool compat, uint64_t *out)
+{
+        if (compat) {
+                uint32_t p;
+                if (pread(mem, &p, sizeof(p), (off_t)addr) != sizeof(p))
+                        return -1;
+                *out = p;
+                return 0;
+        }
+        return pread(mem, out, sizeof(*out), (off_t)addr) == sizeof(*out) ? 0 : -1;
+}
+
+/* Read path and argv of the exec in n; fills argv (offsets into r->buf turned into
+ * pointers).  Returns 0, or -1 (unreadable, too many arguments, too long): fail closed. */
+static int read_exec(struct exec_read *r, const struct seccomp_notif *n, char *argv[EXEC_MAX_ARGS + 1],
+                     ssize_t *path_off)
+{
+        bool at = n->data.nr != seccomp_syscall_resolve_name_arch(
+                                        n->data.arch == AUDIT_ARCH_I386 ? SCMP_ARCH_X86 : SCMP_ARCH_NATIVE, "execve");
+        bool compat = n->data.arch == AUDIT_ARCH_I386;
+        uint64_t argv_addr = n->data.args[at ? 2 : 1];
+        ssize_t offs[EXEC_MAX_ARGS];
+        size_t argc = 0;
+
+        if ((*path_off = read_string(r, n->data.args[at ? 1 : 0])) < 0)
+                return -1;
+        for (; argv_addr; argc++) {
+                uint64_t p;
+                if (read_pointer(r->mem, argv_addr + argc * (compat ? 4 : 8), compat, &p) < 0)
+                        return -1;
+                if (!p)
+                        break;
+                if (argc == EXEC_MAX_ARGS || (offs[argc] = read_string(r, p)) < 0)
+                        return -1;
+        }
+        for (size_t i = 0; i < argc; i++)
+                argv[i] = r->buf + offs[i];
+        argv[argc] = NULL;
+        return 0;
+}
+
+static int reply(int listener, uint64_t id, bool allow)
+{
+        struct seccomp_notif_resp resp = {.id = id};
+        if (allow)
+                resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
+        else
+                resp.error = -EPERM;
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
+                return -errno; /* ENOENT: the task died meanwhile */
+        return 0;
+}
+
+int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
+{
+        struct seccomp_notif n;
+        char path[64];
+        char *argv[EXEC_MAX_ARGS + 1];
+        ssize_t path_off = -1;
+        bool allow = false;
+
+        memset(&n, 0, sizeof(n));
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
+                return errno == EINTR || errno == ENOENT ? 0 : -errno;
+        _cleanup_free_ struct exec_read *r = xmalloc(sizeof(*r));
+        r->used = 0;
+        snprintf(path, sizeof(path), "/proc/%u/mem", n.pid);
+        r->mem = open(path, O_RDONLY | O_CLOEXEC);
+        if (r->mem >= 0) {
+                int ok = read_exec(r, &n, argv, &path_off);
+                close(r->mem);
+                /* The pid may have been reused between receive and open: the notification
+                 * must still be pending for what we read to be that task's memory. */
+                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0)
+                        return 0;
+                if (ok == 0)
+                        allow = check ? check(ctx, r->buf + path_off, argv) : true;
+        }
+        return reply(listener, n.id, allow);
+}
+
+/* ---- Landlock ---- */
+
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define LL_SCOPE_SIGNAL               (1ULL << 1)
+
+/* Newer than the installed headers: handled_access_net (ABI 4) and scoped (ABI 6). */
+struct ll_ruleset_attr {
+        uint64_t handled_access_fs;
+        uint64_t handled_access_net;
+        uint64_t scoped;
+};
+
+int guard_landlock_abi(void)
+{
+        long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+        return abi < 0 ? 0 : (int)abi;
+}
+
+static uint64_t write_rights(int abi)
+{
+        uint64_t w = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                     LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                     LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                     LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                     LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+        if (abi >= 2)
+                w |= LANDLOCK_ACCESS_FS_REFER;
+        if (abi >= 3)
+                w |= LANDLOCK_ACCESS_FS_TRUNCATE;
+        return w;
+}
+
+static int add_path_rule(int ruleset, const char *path, uint64_t rights)
+{
+        struct stat st;
+        _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISDIR(st.st_mode)) /* files take only the file rights */
+                rights &= LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE;
+        struct landlock_path_beneath_attr pb = {.allowed_access = rights, .parent_fd = fd};
+        if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+                /* stdio may be a pipe or socket: nothing to allow there, it stays usable */
+                return S_ISDIR(st.st_mode) ? -errno : 0;
+        return 0;
+}
+
+int guard_landlock_apply(const char *const *write_paths)
+{
+        int abi = guard_landlock_abi();
+        struct ll_ruleset_attr attr = {0};
+        size_t size = sizeof(attr.handled_access_fs);
+        int r = 0;
+
+        if (abi <= 0)
+                return 0;
+        attr.handled_access_fs = write_rights(abi);
+        if (abi >= 6) {
+                /* Abstract unix sockets and signals stay within the sandbox. */
+                attr.scoped = LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL;
+                size = sizeof(attr);
+        }
+        _cleanup_close_ int rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
+        if (rs < 0)
+                return -errno;
+        for (size_t i = 0; write_paths[i]; i++)
+                if ((r = add_path_rule(rs, write_paths[i], attr.handled_access_fs)) < 0)
+                        return r;
+        if (syscall(SYS_landlock_restrict_self, rs, 0) < 0)
+                return -errno;
+        return abi;
+}

@@ -1,0 +1,43 @@
+/* Lock-down of the program inside the sandbox: the seccomp deny-list (with user notification
+ * for execve/execveat when exec checks are on) and Landlock.  The filter is compiled once per
+ * process by the supervisor and only loaded, never built, in the sandbox's child. */
+#ifndef TXBOX_GUARD_H
+#define TXBOX_GUARD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "txbox.h"
+
+/* Filter variants. */
+#define GUARD_NOTIFY_EXEC 0x1u /* execve/execveat return SECCOMP_RET_USER_NOTIF */
+#define GUARD_ALLOW_UNIX  0x2u /* socket(AF_UNIX) allowed (pathname sockets are then reachable) */
+
+/* Compile (once per process and variant) the filter; call in the supervisor before clone.
+ * cache_dir (may be NULL): a directory private to the caller where the compiled program is
+ * kept between processes. */
+int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_error *err);
+/* Load the prepared filter into the calling thread (needs no_new_privs).  With
+ * GUARD_NOTIFY_EXEC, returns the listener fd; otherwise 0.  -errno on failure.  Safe after
+ * fork: no allocation. */
+int guard_seccomp_load(unsigned variant);
+
+/* Exec checks: handle one pending notification on listener fd.  check returns true to let
+ * the exec proceed.  Returns 0, or -errno when the listener is unusable. */
+typedef bool (*guard_exec_check_fn)(void *ctx, const char *path, char *const argv[]);
+int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx);
+
+/* Landlock. */
+int guard_landlock_abi(void); /* 0: unavailable */
+/* Restrict writes to the given directories (and files), scope abstract unix sockets and
+ * signals to the sandbox when the ABI allows.  Returns the ABI used (0: none available), or
+ * -errno when a rule could not be applied. */
+int guard_landlock_apply(const char *const *write_paths);
+
+/* Names of the kernel features the filter relies on, for txbox doctor. */
+bool guard_seccomp_available(void);
+bool guard_notify_available(void);
+
+#endif

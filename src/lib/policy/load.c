@@ -1,0 +1,416 @@
+/* Policy files (YAML, read with libfyaml).  See docs/POLICY.md for the format:
+ *
+ *   defaults: true            # keep the built-in rules after these (default true)
+ *   effects: {mass_delete_count: 200, mass_delete_min: 20, mass_delete_share: 0.5,
+ *             max_file_size: 268435456, protect: ["secrets/"]}
+ *   rules:
+ *     - id: no-docker-push
+ *       decision: deny
+ *       reason: "pushing images publishes them; ask the user"
+ *       program: docker
+ *       subcommand: push
+ *
+ * Every error names the file, the line and what is wrong, because the user has to fix it. */
+#define _GNU_SOURCE
+#include "pol.h"
+
+#include <libfyaml.h>
+
+#define MAX_POLICY_FILE (1024 * 1024)
+#define MAX_RULES 4096
+
+struct loader {
+        struct policy *p;
+        const char *file;
+        struct txbox_error *err;
+};
+
+static int node_line(struct fy_node *n)
+{
+        struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
+        if (!t && n && fy_node_is_mapping(n)) {
+                void *it = NULL;
+                struct fy_node_pair *pr = fy_node_mapping_iterate(n, &it);
+                t = pr ? fy_node_get_scalar_token(fy_node_pair_key(pr)) : NULL;
+        }
+        if (!t && n && fy_node_is_sequence(n)) {
+                void *it = NULL;
+                struct fy_node *c = fy_node_sequence_iterate(n, &it);
+                return c ? node_line(c) : 0;
+        }
+        const struct fy_mark *m = t ? fy_token_start_mark(t) : NULL;
+        return m ? m->line + 1 : 0;
+}
+
+static int bad(struct loader *L, struct fy_node *n, const char *what, const char *detail)
+{
+        return tx_err(L->err, EINVAL, "policy '%s' line %d: %s%s%s", L->file, node_line(n), what,
+                      detail ? ": " : "", detail ? detail : "");
+}
+
+static char *own(struct loader *L, const char *s)
+{
+        char *c = xstrdup(s);
+        strvec_push(&L->p->owned, c);
+        return c;
+}
+
+static void *own_array(struct loader *L, size_t n)
+{
+        void *a = xcalloc(n + 1, sizeof(char *));
+        L->p->owned_arrays = xrealloc(L->p->owned_arrays, (L->p->nowned_arrays + 1) * sizeof(void *));
+        L->p->owned_arrays[L->p->nowned_arrays++] = a;
+        return a;
+}
+
+static const char *scalar(struct fy_node *n)
+{
+        return n && fy_node_is_scalar(n) ? fy_node_get_scalar0(n) : NULL;
+}
+
+/* A string or a list of strings (a string with spaces splits into words for subcommand). */
+static int str_list(struct loader *L, struct fy_node *n, bool split, const char *const **out)
+{
+        const char *s = scalar(n);
+        if (s) {
+                size_t cnt = 1;
+                for (const char *p = s; split && *p; p++)
+                        cnt += *p == ' ';
+                const char **a = own_array(L, cnt);
+                char *copy = own(L, s), *save = NULL;
+                size_t k = 0;
+                if (split)
+                        for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save))
+                                a[k++] = t;
+                else
+                        a[k++] = copy;
+                *out = a;
+                return 0;
+        }
+        if (!n || !fy_node_is_sequence(n))
+                return bad(L, n, "expected a string or a list of strings", NULL);
+        const char **a = own_array(L, (size_t)fy_node_sequence_item_count(n));
+        void *it = NULL;
+        size_t k = 0;
+        for (struct fy_node *c; (c = fy_node_sequence_iterate(n, &it));) {
+                if (!scalar(c))
+                        return bad(L, c, "expected a string in the list", NULL);
+                a[k++] = own(L, scalar(c));
+        }
+        *out = a;
+        return 0;
+}
+
+/* Path classes by name; anything else is a glob (absolute, ~/..., or workspace-relative). */
+static int paths_field(struct loader *L, struct fy_node *n, unsigned *bits, const char *const **globs)
+{
+        const char *const *list;
+        int r = str_list(L, n, false, &list);
+        if (r < 0)
+                return r;
+        size_t ng = 0, cnt = 0;
+        while (list[cnt])
+                cnt++;
+        const char **g = own_array(L, cnt);
+        for (size_t k = 0; k < cnt; k++) {
+                unsigned b = path_class_parse(list[k]);
+                if (b)
+                        *bits |= b;
+                else
+                        g[ng++] = list[k];
+        }
+        *globs = ng ? g : NULL;
+        return 0;
+}
+
+static int decision_of(struct loader *L, struct fy_node *n, enum policy_decision *d)
+{
+        static const char *const names[] = {"allow", "deny", "ask"};
+        const char *s = scalar(n);
+        for (size_t k = 0; s && k < ARRAY_SIZE(names); k++)
+                if (!strcmp(s, names[k])) {
+                        *d = (enum policy_decision)k;
+                        return 0;
+                }
+        return bad(L, n, "decision must be allow, deny or ask", s);
+}
+
+typedef int field_fn(struct loader *L, struct fy_node *v, struct rule *r);
+
+static int f_id(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        const char *s = scalar(v);
+        if (!s || !*s || strlen(s) >= 64)
+                return bad(L, v, "id must be a string of 1-63 characters", NULL);
+        r->id = own(L, s);
+        return 0;
+}
+static int f_decision(struct loader *L, struct fy_node *v, struct rule *r) { return decision_of(L, v, &r->decision); }
+static int f_reason(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        if (!scalar(v))
+                return bad(L, v, "reason must be a string", NULL);
+        r->reason = own(L, scalar(v));
+        return 0;
+}
+static int f_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->programs); }
+static int f_not_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_programs); }
+static int f_sub(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, true, &r->sub); }
+static int f_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->flags); }
+static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->any_flags); }
+static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_flags); }
+static int f_args(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->args); }
+static int f_last(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->last); }
+static int f_paths(struct loader *L, struct fy_node *v, struct rule *r) { return paths_field(L, v, &r->paths, &r->path_globs); }
+static int f_writes(struct loader *L, struct fy_node *v, struct rule *r) { return paths_field(L, v, &r->writes, &r->write_globs); }
+static int f_target(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        const char *s = scalar(v);
+        if (s && !strcmp(s, "any"))
+                r->target = TGT_ANY;
+        else if (s && !strcmp(s, "last"))
+                r->target = TGT_LAST;
+        else
+                return bad(L, v, "path_target must be any or last", s);
+        return 0;
+}
+
+static const struct {
+        const char *key;
+        field_fn *fn;
+} fields[] = {
+        {"id", f_id},           {"decision", f_decision},   {"reason", f_reason},
+        {"program", f_program}, {"programs", f_program},    {"not_program", f_not_program},
+        {"subcommand", f_sub},  {"flags", f_flags},         {"any_flags", f_any_flags},
+        {"not_flags", f_not_flags}, {"args", f_args},       {"last_arg", f_last},
+        {"paths", f_paths},     {"path_target", f_target},  {"writes", f_writes},
+};
+
+static int load_rule(struct loader *L, struct fy_node *n, struct rule *r)
+{
+        if (!fy_node_is_mapping(n))
+                return bad(L, n, "each rule must be a mapping", NULL);
+        memset(r, 0, sizeof(*r));
+        r->decision = POLICY_DENY;
+        void *it = NULL;
+        for (struct fy_node_pair *pr; (pr = fy_node_mapping_iterate(n, &it));) {
+                const char *k = scalar(fy_node_pair_key(pr));
+                size_t f = 0;
+                while (f < ARRAY_SIZE(fields) && (!k || strcmp(k, fields[f].key)))
+                        f++;
+                if (f == ARRAY_SIZE(fields))
+                        return bad(L, fy_node_pair_key(pr), "unknown rule key", k);
+                int ret = fields[f].fn(L, fy_node_pair_value(pr), r);
+                if (ret < 0)
+                        return ret;
+        }
+        if (!r->id)
+                return bad(L, n, "rule without an id", NULL);
+        if (!r->reason && r->decision != POLICY_ALLOW)
+                return bad(L, n, "rule needs a reason the agent can act on", r->id);
+        if (!r->programs && !r->paths && !r->path_globs && !r->writes && !r->write_globs && !r->args)
+                return bad(L, n, "rule matches everything; give program, args, paths or writes", r->id);
+        return 0;
+}
+
+static int number(struct loader *L, struct fy_node *v, double min, double max, double *out)
+{
+        const char *s = scalar(v);
+        char *end = NULL;
+        double d = s ? strtod(s, &end) : -1;
+        if (s && end && *end) { /* 100M, 2G */
+                static const char units[] = "KMG";
+                const char *u = strchr(units, *end);
+                for (long k = u && !end[1] ? u - units + 1 : 0; k > 0; k--)
+                        d *= 1024;
+                if (!u || end[1])
+                        d = -1;
+        }
+        if (!(d >= min && d <= max))
+                return bad(L, v, "number out of range", s);
+        *out = d;
+        return 0;
+}
+
+static int load_effects(struct loader *L, struct fy_node *n)
+{
+        struct effects_cfg *e = &L->p->eff;
+        if (!fy_node_is_mapping(n))
+                return bad(L, n, "effects must be a mapping", NULL);
+        void *it = NULL;
+        for (struct fy_node_pair *pr; (pr = fy_node_mapping_iterate(n, &it));) {
+                const char *k = scalar(fy_node_pair_key(pr));
+                struct fy_node *v = fy_node_pair_value(pr);
+                double d = 0;
+                int r = 0;
+                if (k && !strcmp(k, "protect"))
+                        r = str_list(L, v, false, &e->protect);
+                else if (k && !strcmp(k, "mass_delete_count") && !(r = number(L, v, 1, 1e9, &d)))
+                        e->mass_delete_count = (long)d;
+                else if (k && !strcmp(k, "mass_delete_min") && !(r = number(L, v, 1, 1e9, &d)))
+                        e->mass_delete_min = (long)d;
+                else if (k && !strcmp(k, "mass_delete_share") && !(r = number(L, v, 0.0001, 1, &d)))
+                        e->mass_delete_share = d;
+                else if (k && !strcmp(k, "max_file_size") && !(r = number(L, v, 1, 1e15, &d)))
+                        e->max_file_size = (int64_t)d;
+                else if (!r && (!k || (strcmp(k, "mass_delete_count") && strcmp(k, "mass_delete_min") &&
+                                       strcmp(k, "mass_delete_share") && strcmp(k, "max_file_size"))))
+                        return bad(L, fy_node_pair_key(pr), "unknown effects key", k);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int load_rules(struct loader *L, struct fy_node *n, bool defaults)
+{
+        if (n && !fy_node_is_sequence(n))
+                return bad(L, n, "rules must be a list", NULL);
+        size_t cnt = n ? (size_t)fy_node_sequence_item_count(n) : 0;
+        if (cnt > MAX_RULES)
+                return bad(L, n, "too many rules", NULL);
+        struct policy *p = L->p;
+        p->rules = xcalloc(cnt + (defaults ? n_default_rules : 0) + 1, sizeof(*p->rules));
+        void *it = NULL;
+        for (struct fy_node *c; n && (c = fy_node_sequence_iterate(n, &it));) {
+                int r = load_rule(L, c, &p->rules[p->nrules]);
+                if (r < 0)
+                        return r;
+                p->nrules++;
+        }
+        if (defaults)
+                for (size_t k = 0; k < n_default_rules; k++)
+                        p->rules[p->nrules++] = default_rules[k];
+        return 0;
+}
+
+static int load_root(struct loader *L, struct fy_node *root)
+{
+        if (!root || !fy_node_is_mapping(root))
+                return bad(L, root, "the policy must be a mapping with rules:", NULL);
+        bool defaults = true;
+        struct fy_node *rules = NULL;
+        void *it = NULL;
+        for (struct fy_node_pair *pr; (pr = fy_node_mapping_iterate(root, &it));) {
+                const char *k = scalar(fy_node_pair_key(pr));
+                struct fy_node *v = fy_node_pair_value(pr);
+                int r = 0;
+                if (k && !strcmp(k, "defaults")) {
+                        const char *s = scalar(v);
+                        if (!s || (strcmp(s, "true") && strcmp(s, "false")))
+                                return bad(L, v, "defaults must be true or false", s);
+                        defaults = !strcmp(s, "true");
+                } else if (k && !strcmp(k, "rules"))
+                        rules = v;
+                else if (k && !strcmp(k, "effects"))
+                        r = load_effects(L, v);
+                else if (k && !strcmp(k, "version")) {
+                        if (!scalar(v) || strcmp(scalar(v), "1"))
+                                return bad(L, v, "unsupported version (this txbox reads version 1)", scalar(v));
+                } else
+                        return bad(L, fy_node_pair_key(pr), "unknown key", k);
+                if (r < 0)
+                        return r;
+        }
+        return load_rules(L, rules, defaults);
+}
+
+static void quiet_output(struct fy_diag *diag, void *user, const char *buf, size_t len)
+{
+        (void)diag, (void)user, (void)buf, (void)len; /* the library never prints */
+}
+
+static int syntax_error(struct loader *L, struct fy_diag *diag)
+{
+        void *it = NULL;
+        struct fy_diag_error *e = diag ? fy_diag_errors_iterate(diag, &it) : NULL;
+        if (e)
+                return tx_err(L->err, EINVAL, "policy '%s' line %d: %s", L->file, e->line, e->msg);
+        return tx_err(L->err, EINVAL, "policy '%s': not valid YAML", L->file);
+}
+
+static int parse_file(struct loader *L, const char *text, size_t len)
+{
+        struct fy_diag_cfg dc;
+        fy_diag_cfg_default(&dc);
+        dc.fp = NULL;
+        dc.output_fn = quiet_output;
+        struct fy_diag *diag = fy_diag_create(&dc);
+        if (diag)
+                fy_diag_set_collect_errors(diag, true);
+        struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
+        struct fy_document *doc = fy_document_build_from_string(&cfg, text, len);
+        int r = doc ? load_root(L, fy_document_root(doc)) : syntax_error(L, diag);
+        fy_document_destroy(doc);
+        if (diag)
+                fy_diag_destroy(diag);
+        return r;
+}
+
+static struct policy *policy_new(void)
+{
+        struct policy *p = xcalloc(1, sizeof(*p));
+        p->eff = default_effects;
+        return p;
+}
+
+int policy_load(const char *file, struct policy **out, struct txbox_error *err)
+{
+        struct policy *p = policy_new();
+        if (!file) {
+                p->rules = xmalloc(n_default_rules * sizeof(*p->rules));
+                memcpy(p->rules, default_rules, n_default_rules * sizeof(*p->rules));
+                p->nrules = n_default_rules;
+                policy_index(p);
+                *out = p;
+                return 0;
+        }
+        _cleanup_free_ char *text = NULL;
+        size_t len = 0;
+        int r = read_file_at(AT_FDCWD, file, MAX_POLICY_FILE, &text, &len);
+        if (r < 0) {
+                policy_free(p);
+                return tx_err(err, -r, "policy '%s': %s%s", file, strerror(-r),
+                              r == -EFBIG ? " (larger than 1 MiB)" : "");
+        }
+        p->file = xstrdup(file);
+        struct loader L = {.p = p, .file = file, .err = err};
+        r = parse_file(&L, text, len);
+        if (r < 0) {
+                policy_free(p);
+                return r;
+        }
+        policy_index(p);
+        *out = p;
+        return 0;
+}
+
+int policy_load_for(const char *workspace, const char *explicit_file, struct policy **out,
+                    struct txbox_error *err)
+{
+        if (explicit_file)
+                return policy_load(explicit_file, out, err);
+        if (workspace) {
+                _cleanup_free_ char *f = xasprintf("%s/.txbox/policy", workspace);
+                struct stat st;
+                if (lstat(f, &st) == 0)
+                        return policy_load(f, out, err);
+                if (errno != ENOENT)
+                        return tx_err(err, errno, "policy '%s': %s", f, strerror(errno));
+        }
+        return policy_load(NULL, out, err);
+}
+
+void policy_free(struct policy *p)
+{
+        if (!p)
+                return;
+        free(p->rules);
+        free(p->first);
+        strvec_clear(&p->owned);
+        for (size_t k = 0; k < p->nowned_arrays; k++)
+                free(p->owned_arrays[k]);
+        free(p->owned_arrays);
+        free(p->file);
+        free(p);
+}

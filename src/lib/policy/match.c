@@ -1,0 +1,734 @@
+/* Matching: normalise a simple command (program basename, flags with -rf = -r -f =
+ * --recursive --force, positional words, paths resolved against cwd, workspace and home)
+ * and find the first rule that matches it; then the decision for a whole input. */
+#define _GNU_SOURCE
+#include "pol.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+
+/* ---- paths ---- */
+
+/* Components of path without "." and "..", as an absolute path. */
+static void normalise(char *p)
+{
+        char *out = p, *s = p;
+        while (*s) {
+                while (*s == '/')
+                        s++;
+                char *e = strchrnul(s, '/');
+                size_t l = (size_t)(e - s);
+                if (l == 1 && s[0] == '.')
+                        ;
+                else if (l == 2 && s[0] == '.' && s[1] == '.') {
+                        while (out > p && *--out != '/')
+                                ;
+                } else if (l) {
+                        *out++ = '/';
+                        memmove(out, s, l);
+                        out += l;
+                }
+                s = e;
+        }
+        if (out == p)
+                *out++ = '/';
+        *out = 0;
+}
+
+static bool all_glob(const char *c)
+{
+        return !strcmp(c, "*") || !strcmp(c, ".*") || !strcmp(c, "**") || !strcmp(c, "*.*") ||
+               !strcmp(c, "{*,.*}") || !strcmp(c, ".[!.]*") || !strcmp(c, "*/");
+}
+
+/* Resolve arg to an absolute normalised path; *all when it stands for everything in that
+ * directory (dir/STAR or dir/$unknown).  NULL when even the directory cannot be known. */
+static char *resolve(const char *arg, const struct policy_ctx *ctx, bool *all)
+{
+        *all = false;
+        if (!*arg || arg[0] == UNK)
+                return NULL;
+        const char *base = ctx->cwd ? ctx->cwd : ctx->workspace;
+        char *p;
+        if (arg[0] == '/')
+                p = xstrdup(arg);
+        else if (base)
+                p = xasprintf("%s/%s", base, arg);
+        else
+                return NULL;
+        /* dir/$x is some unknown path beneath dir (not all of it: dir/$x/.. is rare, and
+         * an empty $x is caught where the path starts unknown, "$x/") */
+        char *u = strchr(p, UNK);
+        if (u) {
+                while (u > p && *u != '/')
+                        u--;
+                u[0] = '/';
+                u[1] = UNK;
+                u[2] = 0;
+        }
+        char *slash = strrchr(p, '/');
+        if (slash && all_glob(slash + 1)) {
+                *slash = 0;
+                *all = true;
+        }
+        normalise(p);
+        return p;
+}
+
+char *resolve_path(const char *arg, const struct policy_ctx *ctx)
+{
+        bool all;
+        return resolve(arg, ctx, &all);
+}
+
+static bool under(const char *p, const char *dir) { return dir && path_is_within(p, dir); }
+static bool strictly_under(const char *p, const char *dir)
+{
+        return dir && path_is_within(p, dir) && strcmp(p, dir);
+}
+
+static bool name_in(const char *name, const char *const *list)
+{
+        for (; *list; list++)
+                if (!fnmatch(*list, name, FNM_PERIOD * 0))
+                        return true;
+        return false;
+}
+
+/* Relative to a home directory (the user's or root's). */
+static unsigned home_file_class(const char *rel)
+{
+        static const char *const secret[] = {".ssh/id_*", ".ssh/*_key", ".ssh/*.pem", ".gnupg", ".gnupg/*",
+                                             ".aws", ".aws/*", ".azure", ".azure/*", ".config/gcloud", ".config/gcloud/*",
+                                             ".kube/config", ".docker/config.json", ".password-store", ".password-store/*",
+                                             ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".vault-token",
+                                             ".cargo/credentials*", ".config/gh/hosts.yml", ".local/share/keyrings*",
+                                             ".ssh", NULL};
+        static const char *const persist[] = {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
+                                              ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc",
+                                              ".xprofile", ".xinitrc", ".xsessionrc", ".ssh/authorized_keys*", ".ssh/rc",
+                                              ".config/fish/config.fish", ".config/autostart*", ".config/systemd*",
+                                              ".local/share/systemd*", NULL};
+        unsigned c = 0;
+        if (name_in(rel, secret) && fnmatch("*.pub", rel, 0))
+                c |= PC_SECRET;
+        if (name_in(rel, persist))
+                c |= PC_PERSIST;
+        return c;
+}
+
+static unsigned system_file_class(const char *p)
+{
+        static const char *const secret[] = {"/etc/shadow*", "/etc/gshadow*", "/etc/sudoers*", "/etc/passwd",
+                                             "/etc/ssh/ssh_host_*_key", "/etc/ssl/private*", NULL};
+        static const char *const persist[] = {"/etc/profile", "/etc/profile.d*", "/etc/bash.bashrc", "/etc/zsh*",
+                                              "/etc/environment", "/etc/ld.so.preload", "/etc/rc.local", "/etc/cron*",
+                                              "/var/spool/cron*", "/etc/systemd*", "/lib/systemd*", "/usr/lib/systemd*",
+                                              "/etc/init.d*", "/etc/sudoers*", "/etc/passwd", "/etc/shadow", "/etc/update-motd.d*",
+                                              NULL};
+        unsigned c = 0;
+        if (name_in(p, secret))
+                c |= PC_SECRET;
+        if (name_in(p, persist))
+                c |= PC_PERSIST;
+        return c;
+}
+
+static unsigned dev_class(const char *p)
+{
+        static const char *const benign[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
+                                             "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/ptmx",
+                                             "/dev/fd/*", "/dev/pts/*", "/dev/tcp/*", "/dev/udp/*", NULL};
+        static const char *const devices[] = {"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*",
+                                              "/dev/mmcblk*", "/dev/md*", "/dev/dm-*", "/dev/loop*", "/dev/mapper/*",
+                                              "/dev/disk/*", "/dev/mem", "/dev/kmem", "/dev/port", "/dev/sg*", NULL};
+        if (name_in(p, benign))
+                return 0;
+        if (name_in(p, devices))
+                return PC_DEVICE | PC_SYSTEM;
+        return PC_SYSTEM;
+}
+
+static bool has_component(const char *p, const char *name)
+{
+        size_t l = strlen(name);
+        for (const char *s = p; (s = strstr(s, name)); s += l)
+                if (s > p && s[-1] == '/' && (s[l] == '/' || !s[l]))
+                        return true;
+        return false;
+}
+
+static unsigned env_file_class(const char *p)
+{
+        const char *b = base_name(p);
+        if (strcmp(b, ".env") && strncmp(b, ".env.", 5))
+                return 0;
+        static const char *const samples[] = {"*.example", "*.sample", "*.template", "*.dist", "*.defaults", NULL};
+        return name_in(b, samples) ? 0 : PC_SECRET;
+}
+
+static unsigned classify_abs(const char *p, bool all, const struct policy_ctx *ctx)
+{
+        (void)all;
+        if (!strcmp(p, "/"))
+                return PC_ROOT;
+        const char *ws = ctx->workspace, *home = ctx->home;
+        unsigned c = env_file_class(p);
+        if (has_component(p, ".git"))
+                c |= PC_GITDIR;
+        if (ws && path_is_within(ws, p))
+                c |= PC_WORKSPACE;
+        if (home && path_is_within(home, p))
+                c |= PC_HOME;
+        if (strictly_under(p, ws))
+                return c | PC_INSIDE;
+        if (ws && !strcmp(p, ws))
+                return c;
+        if (strictly_under(p, home))
+                return c | home_file_class(p + strlen(home) + 1);
+        if (strictly_under(p, "/root"))
+                c |= home_file_class(p + 6);
+        static const char *const tmps[] = {"/tmp", "/var/tmp", "/dev/shm"};
+        for (size_t k = 0; k < ARRAY_SIZE(tmps); k++)
+                if (under(p, tmps[k]))
+                        return c | (strcmp(p, tmps[k]) || all ? PC_TMP : PC_SYSTEM);
+        if (under(p, "/dev"))
+                return c | dev_class(p);
+        if (home && !strcmp(p, home))
+                return c;
+        return c | PC_SYSTEM | system_file_class(p);
+}
+
+unsigned classify_path(const char *arg, const struct policy_ctx *ctx)
+{
+        bool all;
+        char *p = resolve(arg, ctx, &all);
+        if (!p)
+                return PC_UNKNOWN;
+        unsigned c = classify_abs(p, all, ctx);
+        free(p);
+        return c;
+}
+
+/* ---- normalised commands ---- */
+
+#define MAX_FLAGS 128
+
+struct norm {
+        const char *prog;
+        char *const *argv;
+        size_t argc;
+        const char **pos; /* arrays of argc entries */
+        size_t npos;
+        char flags[MAX_FLAGS][24];
+        size_t nflags;
+        bool overflow;
+        /* path candidates, classified lazily */
+        const char **cand;
+        size_t ncand, cap;
+        unsigned *cls;
+        char **abs;
+        bool classified;
+};
+
+struct alias {
+        const char *prog, *from, *to;
+};
+
+static const struct alias aliases[] = {
+        {"rm", "recursive", "r"},     {"rm", "R", "r"},          {"rm", "force", "f"},
+        {"rm", "no-preserve-root", "no-preserve-root"},
+        {"chmod", "recursive", "R"},  {"chown", "recursive", "R"}, {"chgrp", "recursive", "R"},
+        {"setfacl", "recursive", "R"}, {"chattr", "recursive", "R"}, {"cp", "recursive", "r"},
+        {"cp", "R", "r"},             {"cp", "force", "f"},       {"git", "force", "f"},
+        {"git", "delete", "d"},       {"git", "dry-run", "n"},    {"git", "hard", "hard"},
+        {"shred", "remove", "u"},     {"sudo", "shell", "s"},     {"sudo", "login", "i"},
+        {"kill", "signal", "s"},      {"crontab", "list", "l"},   {"rsync", "delete", "delete"},
+        {"nc", "exec", "e"},          {"ncat", "exec", "e"},      {"ncat", "sh-exec", "c"},
+        {"netcat", "exec", "e"},      {"xargs", "null", "0"},
+};
+
+struct prog_opts {
+        const char *prog;
+        const char *short_with_arg;
+        const char *const *long_with_arg;
+        bool stop; /* options end at the first operand (the wrapped command's own follow) */
+};
+
+/* Options whose argument must not be taken for a positional word (git -C dir reset). */
+static const struct prog_opts prog_opts[] = {
+        {"git", "Cc", (const char *const[]){"git-dir", "work-tree", "namespace", "exec-path", "config-env", NULL}},
+        {"kubectl", "nlc", (const char *const[]){"namespace", "context", "kubeconfig", "cluster", "user", "server", "selector", NULL}},
+        {"helm", "n", (const char *const[]){"namespace", "kube-context", NULL}},
+        {"aws", "", (const char *const[]){"profile", "region", "output", "endpoint-url", "query", NULL}},
+        {"gcloud", "", (const char *const[]){"project", "account", "configuration", NULL}},
+        {"az", "g", (const char *const[]){"resource-group", "subscription", "name", NULL}},
+        {"docker", "Hc", (const char *const[]){"host", "context", "config", NULL}},
+        {"kill", "sn", NULL},
+        {"crontab", "u", NULL},
+        {"systemctl", "HMp", (const char *const[]){"host", "machine", "property", NULL}},
+        {"npm", "w", (const char *const[]){"workspace", "prefix", "registry", "otp", "tag", NULL}},
+        {"terraform", "", NULL},
+        {"sudo", "ugpCDhrtUT", (const char *const[]){"user", "group", "prompt", "chdir", "host", "role", "type", "other-user", NULL}, true},
+        {"doas", "uC", NULL, true},
+};
+
+static void add_flag(struct norm *nm, const char *f, size_t l)
+{
+        char buf[24];
+        if (l >= sizeof(buf))
+                l = sizeof(buf) - 1;
+        memcpy(buf, f, l);
+        buf[l] = 0;
+        for (size_t k = 0; k < ARRAY_SIZE(aliases); k++)
+                if (!strcmp(aliases[k].from, buf) && !strcmp(aliases[k].prog, nm->prog)) {
+                        snprintf(buf, sizeof(buf), "%s", aliases[k].to);
+                        break;
+                }
+        for (size_t k = 0; k < nm->nflags; k++)
+                if (!strcmp(nm->flags[k], buf))
+                        return;
+        if (nm->nflags == MAX_FLAGS) {
+                nm->overflow = true; /* a flag we dropped might be the one a rule looks for */
+                return;
+        }
+        memcpy(nm->flags[nm->nflags++], buf, sizeof(buf));
+}
+
+static void add_cand(struct norm *nm, const char *a)
+{
+        if (a[0] == '@')
+                a++;
+        if (*a && nm->ncand < nm->cap)
+                nm->cand[nm->ncand++] = a;
+}
+
+/* key=value (dd of=X, curl -F f=@X): the value may be a path. */
+static void cand_value(struct norm *nm, const char *a)
+{
+        const char *eq = strchr(a, '=');
+        if (!eq)
+                return add_cand(nm, a);
+        for (const char *p = a; p < eq; p++)
+                if (!isalnum((unsigned char)*p) && *p != '_' && *p != '-')
+                        return add_cand(nm, a);
+        add_cand(nm, eq + 1);
+}
+
+static void norm_build(struct norm *nm, const struct scmd *c)
+{
+        nm->argv = c->argv.v;
+        nm->argc = c->argv.n;
+        nm->prog = base_name(c->argv.v[0]);
+        nm->npos = nm->nflags = nm->ncand = 0;
+        nm->cap = nm->argc;
+        nm->pos = xcalloc(nm->argc + 1, sizeof(*nm->pos));
+        nm->cand = xcalloc(nm->argc + 1, sizeof(*nm->cand));
+        nm->overflow = nm->classified = false;
+        const struct prog_opts *po = NULL;
+        for (size_t k = 0; k < ARRAY_SIZE(prog_opts) && !po; k++)
+                if (!strcmp(prog_opts[k].prog, nm->prog))
+                        po = &prog_opts[k];
+        bool opts = true;
+        for (size_t k = 1; k < nm->argc; k++) {
+                const char *a = nm->argv[k];
+                if (opts && !strcmp(a, "--")) {
+                        opts = false;
+                        continue;
+                }
+                if (!opts || a[0] != '-' || !a[1]) {
+                        if (po && po->stop)
+                                opts = false;
+                        nm->pos[nm->npos++] = a;
+                        cand_value(nm, a);
+                        continue;
+                }
+                if (a[1] == '-') {
+                        const char *eq = strchr(a, '=');
+                        size_t l = eq ? (size_t)(eq - a - 2) : strlen(a + 2);
+                        add_flag(nm, a + 2, l);
+                        if (eq)
+                                add_cand(nm, eq + 1);
+                        else if (po && po->long_with_arg && k + 1 < nm->argc) {
+                                for (const char *const *o = po->long_with_arg; *o; o++)
+                                        if (strlen(*o) == l && !strncmp(*o, a + 2, l)) {
+                                                k++;
+                                                break;
+                                        }
+                        }
+                        continue;
+                }
+                for (const char *p = a + 1; *p; p++) {
+                        add_flag(nm, p, 1);
+                        if (po && strchr(po->short_with_arg, *p)) {
+                                if (!p[1] && k + 1 < nm->argc)
+                                        k++;
+                                break;
+                        }
+                }
+        }
+}
+
+static void norm_classify(struct norm *nm, const struct policy_ctx *ctx)
+{
+        if (nm->classified)
+                return;
+        nm->classified = true;
+        nm->cls = xcalloc(nm->ncand + 1, sizeof(*nm->cls));
+        nm->abs = xcalloc(nm->ncand + 1, sizeof(*nm->abs));
+        for (size_t k = 0; k < nm->ncand; k++) {
+                bool all;
+                nm->abs[k] = resolve(nm->cand[k], ctx, &all);
+                nm->cls[k] = nm->abs[k] ? classify_abs(nm->abs[k], all, ctx) : PC_UNKNOWN;
+        }
+}
+
+static void norm_free(struct norm *nm)
+{
+        for (size_t k = 0; nm->classified && k < nm->ncand; k++)
+                free(nm->abs[k]);
+        free(nm->abs);
+        free(nm->cls);
+        free(nm->pos);
+        free(nm->cand);
+}
+
+/* ---- rules ---- */
+
+static bool glob_special(char c) { return c == '*' || c == '?' || c == '['; }
+
+/* Can the glob [pat, end) match s at all?  Its longest literal run must occur in s; this
+ * spares most fnmatch calls (shell-escape's "*<literal>" patterns meet every argument). */
+static bool glob_literal_in(const char *pat, const char *end, const char *s)
+{
+        const char *best = NULL, *p = pat;
+        size_t bl = 0;
+        while (p < end) {
+                if (glob_special(*p)) {
+                        if (*p == '[') /* skip the bracket expression */
+                                while (p < end && *p != ']')
+                                        p++;
+                        p++;
+                        continue;
+                }
+                const char *q = p;
+                while (q < end && !glob_special(*q))
+                        q++;
+                if ((size_t)(q - p) > bl)
+                        best = p, bl = (size_t)(q - p);
+                p = q;
+        }
+        return bl < 2 || memmem(s, strlen(s), best, bl) != NULL;
+}
+
+/* A glob, or alternatives "a|b|c" (rules stay short).  Most patterns are plain words
+ * compared with most words, so the plain case is one pass without copying: this runs
+ * for every rule on every command. */
+static bool glob_eq(const char *pat, const char *s)
+{
+        while (*pat) {
+                const char *p = pat, *q = s;
+                while (*p && *p != '|' && !glob_special(*p) && *p == *q)
+                        p++, q++;
+                if ((!*p || *p == '|') && !*q)
+                        return true;
+                const char *end = p;
+                bool special = false;
+                while (*end && *end != '|')
+                        special |= glob_special(*end++);
+                if (special && glob_literal_in(pat, end, s)) {
+                        char buf[256];
+                        size_t n = (size_t)(end - pat);
+                        if (n < sizeof(buf)) {
+                                memcpy(buf, pat, n);
+                                buf[n] = 0;
+                                if (!fnmatch(buf, s, 0))
+                                        return true;
+                        }
+                }
+                pat = *end ? end + 1 : end;
+        }
+        return false;
+}
+
+static bool any_glob(const char *const *pats, const char *s)
+{
+        for (; *pats; pats++)
+                if (glob_eq(*pats, s))
+                        return true;
+        return false;
+}
+
+static bool has_flag(const struct norm *nm, const char *f)
+{
+        for (size_t k = 0; k < nm->nflags; k++)
+                if (!strcmp(nm->flags[k], f))
+                        return true;
+        return false;
+}
+
+static bool flags_match(const struct rule *r, const struct norm *nm)
+{
+        if (r->flags)
+                for (const char *const *f = r->flags; *f; f++)
+                        if (!has_flag(nm, *f))
+                                return false;
+        if (r->any_flags) {
+                bool any = false;
+                for (const char *const *f = r->any_flags; *f && !any; f++)
+                        any = has_flag(nm, *f);
+                if (!any)
+                        return false;
+        }
+        if (r->not_flags)
+                for (const char *const *f = r->not_flags; *f; f++)
+                        if (has_flag(nm, *f))
+                                return false;
+        return true;
+}
+
+static size_t sub_len(const struct rule *r)
+{
+        size_t n = 0;
+        if (r->sub)
+                while (r->sub[n])
+                        n++;
+        return n;
+}
+
+static bool args_match(const struct rule *r, const struct norm *nm)
+{
+        size_t ns = sub_len(r);
+        if (ns > nm->npos)
+                return false;
+        for (size_t k = 0; k < ns; k++)
+                if (!glob_eq(r->sub[k], nm->pos[k]))
+                        return false;
+        if (r->args) {
+                bool any = false;
+                for (size_t k = 1; k < nm->argc && !any; k++)
+                        any = any_glob(r->args, nm->argv[k]);
+                if (!any)
+                        return false;
+        }
+        if (r->last && (nm->argc < 2 || !any_glob(r->last, nm->argv[nm->argc - 1])))
+                return false;
+        return true;
+}
+
+/* Path globs: absolute, "~/..." (under home) or relative to the workspace. */
+static bool path_glob(const char *pat, const char *abs, const struct policy_ctx *ctx)
+{
+        if (pat[0] == '~' && pat[1] == '/')
+                return strictly_under(abs, ctx->home) && glob_eq(pat + 2, abs + strlen(ctx->home) + 1);
+        if (pat[0] != '/' && pat[0] != '*')
+                return strictly_under(abs, ctx->workspace) &&
+                       glob_eq(pat, abs + strlen(ctx->workspace) + (strcmp(ctx->workspace, "/") ? 1 : 0));
+        return glob_eq(pat, abs);
+}
+
+static bool any_path_glob(const char *const *pats, const char *abs, const struct policy_ctx *ctx)
+{
+        for (; *pats; pats++)
+                if (path_glob(*pats, abs, ctx))
+                        return true;
+        return false;
+}
+
+static bool paths_match(const struct rule *r, struct norm *nm, const struct policy_ctx *ctx)
+{
+        if (!r->paths && !r->path_globs)
+                return true;
+        norm_classify(nm, ctx);
+        size_t ns = sub_len(r), from = 0;
+        /* positional candidates come in order; skip the subcommand words */
+        for (size_t k = 0; k < nm->ncand && from < ns; k++)
+                if (nm->cand[k] == nm->pos[from])
+                        from = k + 1;
+        size_t start = r->target == TGT_LAST && nm->ncand ? nm->ncand - 1 : from;
+        for (size_t k = start; k < nm->ncand; k++) {
+                if (nm->cls[k] & r->paths)
+                        return true;
+                if (r->path_globs && nm->abs[k] && any_path_glob(r->path_globs, nm->abs[k], ctx))
+                        return true;
+        }
+        return false;
+}
+
+static bool redirs_match(const struct strvec *targets, unsigned bits, const char *const *globs,
+                         const struct policy_ctx *ctx)
+{
+        for (size_t k = 0; k < targets->n; k++) {
+                bool all;
+                char *p = resolve(targets->v[k], ctx, &all);
+                unsigned cls = p ? classify_abs(p, all, ctx) : PC_UNKNOWN;
+                bool hit = (cls & bits) || (p && globs && any_path_glob(globs, p, ctx));
+                free(p);
+                if (hit)
+                        return true;
+        }
+        return false;
+}
+
+static bool writes_match(const struct rule *r, const struct scmd *c, const struct policy_ctx *ctx)
+{
+        if (r->reads && !redirs_match(&c->reads, r->reads, NULL, ctx))
+                return false;
+        if (!r->writes && !r->write_globs)
+                return true;
+        return redirs_match(&c->writes, r->writes, r->write_globs, ctx);
+}
+
+static bool rule_matches(const struct rule *r, struct norm *nm, const struct scmd *c,
+                         const struct policy_ctx *ctx)
+{
+        if (r->programs && !any_glob(r->programs, nm->prog))
+                return false;
+        if (r->not_programs && any_glob(r->not_programs, nm->prog))
+                return false;
+        if (!r->programs && nm->prog[0] == '@')
+                return false; /* findings only match rules naming them */
+        return flags_match(r, nm) && args_match(r, nm) && paths_match(r, nm, ctx) &&
+               writes_match(r, c, ctx);
+}
+
+/* Which first bytes each rule's programs can start with, so that most rules are passed
+ * over with one bit test instead of glob matching (this loop runs for every command). */
+void policy_index(struct policy *p)
+{
+        p->first = xcalloc(p->nrules + 1, sizeof(*p->first));
+        for (size_t k = 0; k < p->nrules; k++) {
+                uint64_t *m = p->first[k];
+                const char *const *pr = p->rules[k].programs;
+                bool all = !pr;
+                for (; pr && *pr; pr++)
+                        for (const char *a = *pr; a; a = strchr(a, '|') ? strchr(a, '|') + 1 : NULL) {
+                                unsigned char c = (unsigned char)a[0];
+                                if (glob_special((char)c) || !c)
+                                        all = true;
+                                else
+                                        m[c >> 6] |= 1ULL << (c & 63);
+                        }
+                if (all)
+                        m[0] = m[1] = m[2] = m[3] = ~0ULL;
+        }
+}
+
+static const struct rule *find_default(const char *id)
+{
+        for (size_t k = 0; k < n_default_rules; k++)
+                if (!strcmp(default_rules[k].id, id))
+                        return &default_rules[k];
+        return NULL;
+}
+
+const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
+                             const struct policy_ctx *ctx)
+{
+        if (!c->argv.n)
+                return NULL;
+        const char *a0 = c->argv.v[0];
+        /* Fail closed whatever the rules say: the input could not be read. */
+        if (!strcmp(a0, "@parse-error") || !strcmp(a0, "@limit-exceeded"))
+                return find_default(a0 + 1);
+        struct norm *nm = xcalloc(1, sizeof(*nm));
+        norm_build(nm, c);
+        const struct rule *hit = nm->overflow ? find_default("limit-exceeded") : NULL;
+        unsigned char f = (unsigned char)nm->prog[0];
+        for (size_t k = 0; k < p->nrules && !hit; k++)
+                if ((!p->first || (p->first[k][f >> 6] >> (f & 63) & 1)) && rule_matches(&p->rules[k], nm, c, ctx))
+                        hit = &p->rules[k];
+        norm_free(nm);
+        free(nm);
+        return hit;
+}
+
+/* ---- decisions ---- */
+
+static int severity(enum policy_decision d) { return d == POLICY_DENY ? 2 : d == POLICY_ASK ? 1 : 0; }
+
+static void fill(struct policy_result *res, const struct rule *r, const struct scmd *c)
+{
+        res->decision = r->decision;
+        snprintf(res->rule, sizeof(res->rule), "%s", r->id);
+        snprintf(res->reason, sizeof(res->reason), "%s", r->reason ? r->reason : "");
+        snprintf(res->command, sizeof(res->command), "%s", c->text ? c->text : "");
+        for (char *s = res->command; *s; s++)
+                if (*s == UNK)
+                        *s = '?';
+        res->offset = c->offset;
+}
+
+static void decide(const struct policy *p, struct scan *sc, const struct policy_ctx *ctx,
+                   struct policy_result *res)
+{
+        int worst = -1;
+        for (size_t k = 0; k < sc->n; k++) {
+                const struct rule *r = match_cmd(p, &sc->cmds[k], ctx);
+                if (r && severity(r->decision) > worst) {
+                        worst = severity(r->decision);
+                        fill(res, r, &sc->cmds[k]);
+                        if (worst == 2)
+                                break;
+                }
+        }
+        if (worst <= 0) { /* allow: nothing to report */
+                res->decision = POLICY_ALLOW;
+                res->rule[0] = res->reason[0] = res->command[0] = 0;
+                res->offset = worst < 0 ? -1 : res->offset;
+        }
+}
+
+static void res_init(struct policy_result *res)
+{
+        memset(res, 0, sizeof(*res));
+        res->decision = POLICY_ALLOW;
+        res->offset = -1;
+}
+
+int policy_check_shell(const struct policy *p, const char *script, const struct policy_ctx *ctx,
+                       struct policy_result *res)
+{
+        if (!p || !script || !ctx || !res)
+                return -EINVAL;
+        res_init(res);
+        struct scan sc;
+        scan_init(&sc, ctx);
+        size_t n = strnlen(script, POL_MAX_INPUT + 1);
+        parse_script(&sc, script, n, (struct srcpos){.base = 0, .direct = true}, 0);
+        decide(p, &sc, ctx, res);
+        scan_free(&sc);
+        return 0;
+}
+
+int policy_check_argv(const struct policy *p, char *const argv[], const struct policy_ctx *ctx,
+                      struct policy_result *res)
+{
+        if (!p || !argv || !argv[0] || !ctx || !res)
+                return -EINVAL;
+        res_init(res);
+        struct scan sc;
+        scan_init(&sc, ctx);
+        struct strvec v = {0};
+        size_t n = 0;
+        for (; argv[n] && n < POL_MAX_WORDS; n++)
+                strvec_push(&v, xstrdup(argv[n]));
+        char *text = render_argv(v.v, 4096);
+        struct scmd *c = scan_add(&sc, &v, text, -1);
+        free(text);
+        if (argv[n])
+                scan_finding(&sc, "@limit-exceeded", "too many arguments", "", -1);
+        if (c) {
+                c->pipe_id = -1;
+                unwrap_argv(&sc, 0, 0);
+        }
+        decide(p, &sc, ctx, res);
+        scan_free(&sc);
+        return 0;
+}
+
+const char *policy_decision_name(enum policy_decision d)
+{
+        static const char *const names[] = {"allow", "deny", "ask"};
+        return (unsigned)d < ARRAY_SIZE(names) ? names[d] : "deny";
+}

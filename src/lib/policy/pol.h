@@ -1,0 +1,160 @@
+/* Private to the policy engine: the simple commands a shell string would run (parse.c),
+ * the unwrapping of wrappers and interpreters (unwrap.c, code.c), rules (rules.c) and
+ * matching (match.c). */
+#ifndef TXBOX_POLICY_POL_H
+#define TXBOX_POLICY_POL_H
+
+#include "policy.h"
+
+/* Marks text whose value cannot be known before the command runs ($x, $(...) output ...).
+ * It never occurs in a real argument: NUL cannot, and \001 is refused by the lexer. */
+#define UNK '\001'
+#define UNK_S "\001"
+
+/* Limits: a pre-tool hook must answer in bounded time whatever an agent sends. */
+#define POL_MAX_INPUT (256 * 1024) /* bytes of one shell string */
+#define POL_MAX_DEPTH 24           /* nesting of $(...), sh -c, eval, interpreters ... */
+#define POL_MAX_CMDS 4096          /* simple commands judged for one input */
+#define POL_MAX_WORDS 4096         /* words in one simple command */
+#define POL_MAX_VARS 256           /* shell variables tracked */
+#define POL_MAX_US 250000          /* wall time for one decision */
+#define POL_MAX_INLINES 64         /* function calls re-read with their arguments */
+
+/* One simple command that would run (after wrappers were peeled off, each layer is its own
+ * scmd).  Programs starting with '@' are synthetic findings (download piped to a shell, a
+ * reverse shell, a parse error ...) that rules match like programs. */
+struct scmd {
+        struct strvec argv;   /* expanded words; UNK marks unknown text */
+        struct strvec writes; /* redirection targets opened for writing */
+        struct strvec reads;  /* redirection targets opened for reading */
+        char *text;           /* its source text (or the rendered argv) */
+        int offset;           /* byte offset in the top-level input; -1 for argv */
+        int pipe_id, stage;   /* pipeline membership: stage 0 is the leftmost */
+        char *stdin_text;     /* heredoc / here-string / echoed literal feeding it */
+        bool dl_word;         /* an argument holds the output of a downloader */
+};
+
+struct scan {
+        struct scmd *cmds;
+        size_t n, cap;
+        const struct policy_ctx *ctx;
+        int64_t deadline_us;
+        int next_pipe;
+        int inlines; /* function calls parsed again with their arguments */
+        bool failed; /* a limit was exceeded or parsing failed: fail closed */
+};
+
+/* Where a parsed string sits in the top-level input. */
+struct srcpos {
+        int base;      /* offset of the string in the input, when direct */
+        bool direct;   /* the string is a slice of the input (else: derived, e.g. sh -c ARG) */
+        int outer_off; /* for derived strings: the offset of the command that carried it */
+};
+
+void scan_init(struct scan *sc, const struct policy_ctx *ctx);
+void scan_free(struct scan *sc);
+/* Add a simple command (takes ownership of argv's strings); returns it, or NULL when the
+ * command limit is reached (sc->failed is then set and an @limit-exceeded finding added). */
+struct scmd *scan_add(struct scan *sc, struct strvec *argv, const char *text, int offset);
+/* Add a synthetic finding "@name" with one detail argument. */
+void scan_finding(struct scan *sc, const char *name, const char *detail, const char *text,
+                  int offset);
+bool scan_over_time(struct scan *sc);
+
+/* Parse a shell script and add every simple command it would run (recursing into
+ * substitutions, wrappers, interpreters). */
+void parse_script(struct scan *sc, const char *s, size_t n, struct srcpos pos, int depth);
+/* Judge an argv: add it and whatever it runs through wrappers (sh -c, env, xargs ...). */
+void unwrap_argv(struct scan *sc, size_t idx, int depth);
+/* Scan an interpreter one-liner (python, perl, ruby, node, php, awk) for calls that
+ * delete, write, execute or reach the network; adds equivalent shell commands. */
+void scan_code(struct scan *sc, const char *lang, const char *code, size_t parent, int depth);
+/* Used by scan_code: add a command run by parent's code / a shell string / a finding. */
+void code_child(struct scan *sc, size_t parent, char *const *argv, size_t n, int depth);
+void code_shell(struct scan *sc, size_t parent, const char *s, int depth);
+void code_finding(struct scan *sc, size_t parent, const char *name, const char *detail);
+/* Scan SQL text for DROP/TRUNCATE/unfiltered DELETE; adds @sql-* findings. */
+void scan_sql(struct scan *sc, const char *sql, size_t parent);
+
+/* Strings. */
+const char *base_name(const char *p);
+bool has_unk(const char *s);
+char *render_argv(char *const *argv, size_t max);
+
+/* ---- rules ---- */
+
+enum path_class {
+        PC_ROOT = 1 << 0,      /* / itself, or everything in it */
+        PC_SYSTEM = 1 << 1,    /* /etc, /usr, /var, other users' homes ... */
+        PC_HOME = 1 << 2,      /* the home directory itself (or everything in it) */
+        PC_WORKSPACE = 1 << 3, /* the workspace root itself, an ancestor, or all of it */
+        PC_SECRET = 1 << 4,    /* keys, credentials, .env files */
+        PC_PERSIST = 1 << 5,   /* shell rc files, authorized_keys, cron, systemd units */
+        PC_DEVICE = 1 << 6,    /* block devices, /dev/mem */
+        PC_GITDIR = 1 << 7,    /* a .git directory or its internals */
+        PC_TMP = 1 << 8,       /* /tmp, /var/tmp, /dev/shm */
+        PC_UNKNOWN = 1 << 9,   /* cannot be known before it runs */
+        PC_INSIDE = 1 << 10,   /* strictly inside the workspace */
+};
+
+enum rule_target { TGT_ANY = 0, TGT_LAST, TGT_FIRST };
+
+struct rule {
+        const char *id;
+        enum policy_decision decision;
+        const char *reason;
+        const char *const *programs;  /* basenames or globs; "@x" for findings */
+        const char *const *not_programs;
+        const char *const *sub;       /* leading positional words, in order */
+        const char *const *flags;     /* all of these normalised flags */
+        const char *const *any_flags; /* at least one of these */
+        const char *const *not_flags; /* none of these */
+        const char *const *args;      /* some argument (after the program) matches a glob */
+        const char *const *last;      /* the last argument matches a glob */
+        unsigned paths;               /* some path argument is in one of these classes */
+        const char *const *path_globs; /* ... or matches one of these absolute globs */
+        unsigned writes;              /* some redirection target is in these classes */
+        const char *const *write_globs;
+        unsigned reads;               /* some redirection source (< file) is in these classes */
+        enum rule_target target;      /* which path arguments count */
+};
+
+struct effects_cfg {
+        long mass_delete_count;   /* deletions that always count as mass deletion */
+        long mass_delete_min;     /* fewer deletions never do */
+        double mass_delete_share; /* share of the workspace's files */
+        int64_t max_file_size;
+        const char *const *protect; /* workspace-relative globs */
+};
+
+struct policy {
+        struct rule *rules; /* user rules first, then the built-in ones when included */
+        size_t nrules;
+        struct effects_cfg eff;
+        char *file;         /* the policy file, or NULL for the built-in default */
+        uint64_t (*first)[4]; /* per rule: first bytes its programs can start with (all: no programs) */
+        struct strvec owned; /* strings the loaded rules point at */
+        void **owned_arrays;
+        size_t nowned_arrays;
+};
+
+extern const struct rule default_rules[];
+extern const size_t n_default_rules;
+extern const struct effects_cfg default_effects;
+
+unsigned path_class_parse(const char *name);
+const char *path_class_name(unsigned bit);
+
+/* Classify one path argument (UNK allowed) against ctx. */
+unsigned classify_path(const char *arg, const struct policy_ctx *ctx);
+/* Lexically absolute and normalised path of arg (NULL when unknown); caller frees. */
+char *resolve_path(const char *arg, const struct policy_ctx *ctx);
+
+/* Build p->first (after p->rules is complete). */
+void policy_index(struct policy *p);
+
+/* First rule matching c, or NULL. */
+const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
+                             const struct policy_ctx *ctx);
+
+#endif

@@ -1,0 +1,111 @@
+/* The policy in a transaction's life: before the run, at every exec, and on the changeset. */
+#define _GNU_SOURCE
+#include "effects.h"
+#include "tx.h"
+
+int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err)
+{
+        (void)err;
+        free(ws->policy_file);
+        ws->policy_file = xstrdup_or_null(file);
+        policy_free(ws->policy);
+        ws->policy = NULL;
+        return 0;
+}
+
+int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error *err)
+{
+        int r;
+        if (!ws->policy && (r = policy_load_for(ws->path, ws->policy_file, &ws->policy, err)) < 0)
+                return r;
+        *out = ws->policy;
+        return 0;
+}
+
+static void set_ctx(struct txbox_tx *tx, const char *cwd)
+{
+        const char *home = getenv("HOME");
+        free(tx->pctx_cwd);
+        tx->pctx_cwd = xstrdup(cwd && cwd[0] == '/' ? cwd : tx->ws->path);
+        tx->pctx = (struct policy_ctx){
+                .workspace = tx->ws->path,
+                .home = home && home[0] == '/' ? home : NULL,
+                .cwd = tx->pctx_cwd,
+        };
+}
+
+/* The record says who refused and why, so that an agent can fix exactly that part. */
+static void record_denial(struct txbox_tx *tx, const struct policy_result *res)
+{
+        free(tx->rec.decision);
+        free(tx->rec.rule);
+        free(tx->rec.reason);
+        tx->rec.decision = xstrdup("deny");
+        tx->rec.rule = xstrdup(res->rule[0] ? res->rule : "policy");
+        tx->rec.reason = xstrdup(res->reason);
+}
+
+int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *cwd, struct txbox_error *err)
+{
+        const struct policy *p;
+        struct policy_result res;
+        int r;
+
+        set_ctx(tx, cwd);
+        if ((r = ws_policy(tx->ws, &p, err)) < 0)
+                return r;
+        r = script ? policy_check_shell(p, script, &tx->pctx, &res)
+                   : policy_check_argv(p, tx->sp ? tx->sp_argv : tx->rec.argv, &tx->pctx, &res);
+        if (r < 0)
+                return tx_err(err, -r, "the policy could not decide on this command: %s", strerror(-r));
+        if (res.decision == POLICY_ALLOW)
+                return 1;
+        /* Headless: "ask" has nobody to ask, so it is refused with its reason. */
+        record_denial(tx, &res);
+        free(tx->rec.message);
+        tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran", tx->rec.rule,
+                                    res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason, res.command);
+        r = tx_finish_denied(tx, err);
+        return r < 0 ? r : 0;
+}
+
+/* Called by the supervisor for every execve inside the sandbox. */
+bool tx_exec_check(void *ctx, const char *path, char *const argv[])
+{
+        struct txbox_tx *tx = ctx;
+        const struct policy *p = tx->ws->policy;
+        struct policy_result res;
+
+        (void)path;
+        if (!p)
+                return true; /* the pre-run check loads the policy; without it nothing is judged */
+        if (policy_check_argv(p, argv, &tx->pctx, &res) < 0 || res.decision != POLICY_ALLOW) {
+                if (!tx->exec_denied) {
+                        tx->denied = res;
+                        tx->exec_denied = true;
+                }
+                return false;
+        }
+        return true;
+}
+
+/* After the run and the changeset: a refused exec becomes a violation (rolled back), and the
+ * effect rules judge what the program changed. */
+int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err)
+{
+        const struct policy *p;
+        int r;
+
+        if (tx->exec_denied) {
+                char *detail = xasprintf("exec refused: %s", tx->denied.reason);
+                changeset_add_violation(&tx->cs, tx->denied.rule[0] ? tx->denied.rule : "policy", tx->denied.command, detail);
+                free(detail);
+                record_denial(tx, &tx->denied);
+        }
+        if (!tx->pctx.workspace)
+                set_ctx(tx, NULL);
+        if ((r = ws_policy(tx->ws, &p, err)) < 0)
+                return r;
+        r = effects_check(p, upper_fd, tx->ws->ws_fd, &tx->cs, &tx->pctx, err);
+        return r < 0 ? r : 0;
+}

@@ -1,0 +1,64 @@
+#!/bin/bash
+# The policy in a transaction: refused before it runs (126), refused at exec while it runs
+# (rolled back with the rule), effect rules judged on the changes (123).  Every destructive
+# command here targets only this test's throwaway tree, through txbox, inside the jail.
+. "$(dirname "$0")/lib.sh"
+
+new_ws
+echo precious >"$HOME/precious.txt"
+orig=$(tree_hash "$WS")
+home_hash() { (cd "$HOME" && find . -path ./.local -prune -o -printf "%p %y\n" | sort; cat precious.txt) | sha256sum; }
+home_before=$(home_hash)
+
+err=$(tx sh -c 'rm -rf ~' 2>&1)
+is "$?" 126 "rm -rf ~ is denied before it runs: 126"
+like "$err" "^txbox: denied by rule [a-z0-9-]+: .* \(in: rm -rf ~\); nothing ran$" "the refusal names the rule, the reason and the command"
+rec=$(tx show --json "$(last_tx)")
+like "$rec" '"decision": "deny", "rule": "[a-z0-9-]+", "reason": "[^"]+", "exit_code": null, "signal": null, "outcome": "denied"' "the record says denied, with the rule and reason"
+
+err=$(tx run -- sh -c 'echo cm0gLXJmIH4K | base64 -d | sh' 2>&1)
+is "$?" 126 "an obfuscated deletion is denied before it runs"
+err=$(tx sh -c 'x=rm; $x -rf / ; echo after' 2>&1)
+is "$?" 126 "an unknowable command word next to -rf / is denied"
+is "$(home_hash)" "$home_before" "the home directory is untouched"
+
+# A script file hides the command from the pre-run check: the exec check catches it.
+printf '#!/bin/sh\necho start >started.txt\nrm -rf "$HOME"\necho done >done.txt\n' >"$WS/cleanup.sh"
+chmod +x "$WS/cleanup.sh"
+orig=$(tree_hash "$WS")
+err=$(tx run -- ./cleanup.sh 2>&1)
+rc=$?
+ok "a destructive command inside a script does not commit (status $rc)" test "$rc" -ne 0
+like "$err" "rule [a-z0-9-]+" "the txbox: line names the rule that refused the exec"
+is "$(home_hash)" "$home_before" "the home directory is untouched"
+is "$(tree_hash "$WS")" "$orig" "the script's other effects were rolled back"
+like "$(tx show --json "$(last_tx)")" '"decision": "deny".*"outcome": "rolled_back".*"violations": \[\{"rule": "[a-z0-9-]+", "path": "rm -rf [^"]*"' "the record carries the refused exec as a violation"
+
+# Ordinary development stays allowed.
+ok "rm -rf build/ is allowed" tx sh -c 'mkdir -p build && echo o >build/o && rm -rf build/'
+ok "git-like workflow commands are allowed" tx sh -c 'grep -r hello . >/dev/null; ls -la >/dev/null; cat README >/dev/null'
+
+# Effect rule: mass deletion inside the workspace, by a program that exits 0.
+mkdir -p "$WS/data"
+for i in $(seq 1 60); do echo "$i" >"$WS/data/f$i"; done
+before=$(tree_hash "$WS")
+err=$(tx run -- sh -c 'find data -type f -delete; true' 2>&1)
+rc=$?
+if [ $rc -eq 123 ]; then
+        ok "a mass deletion is rolled back by an effect rule: 123" true
+        like "$err" "rule [a-z0-9-]+" "the txbox: line names the effect rule"
+        is "$(tree_hash "$WS")" "$before" "the deleted files are back"
+else
+        is "$rc" 123 "a mass deletion is rolled back by an effect rule: 123"
+        echo "# $err"
+fi
+
+# A policy file in the workspace replaces the built-in one.
+mkdir -p "$WS/.txbox"
+err=$(tx check -c 'echo hi' 2>&1)
+is "$?" 0 "check: echo is allowed"
+err=$(tx check --json -c 'rm -rf ~' 2>&1)
+is "$?" 1 "check: rm -rf ~ is refused (exit 1)"
+like "$err" '"decision": ?"deny"' "check --json gives the decision"
+
+done_testing
