@@ -124,7 +124,38 @@ struct txbox_run_opts {
         /* Let the program create unix sockets (--allow-unix-sockets): pathname sockets on
          * the read-only host filesystem become reachable. */
         bool allow_unix_sockets;
+        /* The program's stdin, stdout and stderr: when stdio_redirect, these descriptors
+         * instead of the caller's (the MCP server and the agent loop capture output). */
+        bool stdio_redirect;
+        int stdio[3];
 };
+
+/* One command as one transaction, with its output captured: the face the MCP server and
+ * the agent loop share with txbox run/sh. */
+struct txbox_command {
+        const char *shell;   /* a shell string (run as /bin/sh -c), or NULL ... */
+        char *const *argv;   /* ... an argv */
+        const char *session; /* add to this session as a savepoint, or NULL */
+        const char *cwd;     /* where it starts; NULL: the workspace root */
+        enum txbox_commit_mode mode;
+        struct txbox_run_opts opts; /* net, timeout, limits, env (stdio is set by txbox_command_run) */
+        size_t output_cap;   /* bytes of stdout and of stderr kept (0: 64 KiB) */
+};
+
+struct txbox_command_result {
+        struct txbox_record rec; /* the transaction's record (clear with txbox_record_clear) */
+        int status;              /* the exit status txbox run would return (CONTRACT.md) */
+        char *why;               /* the "txbox:" line for a non-zero outcome, or NULL */
+        char *out, *err;         /* captured stdout and stderr, NUL-terminated */
+        bool out_truncated, err_truncated;
+};
+
+/* Run one command as one transaction (policy check, sandbox, evaluate, commit or roll back)
+ * with stdin empty and stdout/stderr captured.  Returns 0 when a decision was reached (see
+ * res->status, 125 included), -errno only for failures before a transaction existed. */
+TXBOX_API int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd,
+                                struct txbox_command_result *res, struct txbox_error *err);
+TXBOX_API void txbox_command_result_clear(struct txbox_command_result *res);
 
 /* What txbox_tx_run() saw. */
 struct txbox_run_result {

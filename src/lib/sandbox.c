@@ -529,6 +529,11 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s,
         /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
          * check our execve, and nothing else runs in the sandbox yet. */
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        for (int i = 0; s->stdio_redirect && i < 3; i++)
+                if (s->stdio[i] != i && dup2(s->stdio[i], i) < 0) {
+                        child_fail(CHILD_SETUP_FAILED, errno, "cannot set up the program's stdio: %s", strerror(errno));
+                        _exit(125);
+                }
         if (apply_landlock(s) < 0 || apply_seccomp(p) < 0)
                 _exit(125);
         /* Descriptors the caller left open (a directory of the host's writable mount, a

@@ -48,6 +48,8 @@ struct sandbox_spec {
         struct txbox_limits limits;     /* 0 fields: defaults (limits_resolve) */
         const char *const *env_keep;    /* secret-looking variables passed anyway; may be NULL */
         bool allow_unix_sockets;        /* socket(AF_UNIX) allowed in the program */
+        bool stdio_redirect;            /* give the program stdio[0..2] instead of ours */
+        int stdio[3];
 };
 
 /* Paths beneath $HOME that hold credentials: masked (empty) inside the sandbox. */

@@ -580,6 +580,8 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
                 .limits = opts ? opts->limits : (struct txbox_limits){0},
                 .env_keep = opts ? opts->env_keep : NULL,
                 .allow_unix_sockets = opts && opts->allow_unix_sockets,
+                .stdio_redirect = opts && opts->stdio_redirect,
+                .stdio = {opts ? opts->stdio[0] : 0, opts ? opts->stdio[1] : 1, opts ? opts->stdio[2] : 2},
         };
         r = sandbox_run(&spec, res, err);
         strvec_clear(&lowers);
