@@ -203,9 +203,31 @@ before=$(tree_hash)
 step "rm -rf src, then fail" rolled_back -- sh -c 'rm -rf src; exit 1'
 check "the tree is intact (hash $before before and after)" test "$(tree_hash)" = "$before"
 
-# A read of a secret in $HOME: hidden inside the sandbox.
-step "cat ~/.ssh/id_demo" rolled_back -- cat "$HOME/.ssh/id_demo"
-check "the sandbox did not see the secret" test "$(grep -c FAKE-PRIVATE-KEY "$D/out" || true)" = 0
+# The policy: rm -rf ~ is refused before it runs (HOME is the demo's fake home anyway).
+step "rm -rf ~" denied -- sh -c 'rm -rf ~'
+check "refused by rule $(json_str rule): nothing ran" test -d "$HOME/.ssh"
+
+# An obfuscated deletion: the pre-run check sees through base64 | sh.
+step "echo cm0gLXJmIH4K | base64 -d | sh" denied -- sh -c 'echo cm0gLXJmIH4K | base64 -d | sh'
+check "refused by rule $(json_str rule)" test -d "$HOME/.ssh"
+
+# A deletion hidden in a script file: the pre-run check cannot see it, the exec check can.
+step "write scripts/clean.sh" committed -- sh -c 'mkdir -p scripts && printf "#!/bin/sh\necho cleaning\nrm -rf \"\$HOME\"\n" >scripts/clean.sh && chmod +x scripts/clean.sh'
+step "./scripts/clean.sh (rm -rf \$HOME inside)" rolled_back -- ./scripts/clean.sh
+check "caught at exec by rule $(json_str rule); the home is intact" test -d "$HOME/.ssh"
+
+# A mass deletion by a command that exits 0: the effect rule rolls it back.
+step "generate 40 test fixtures" committed -- sh -c 'mkdir -p fixtures && for i in $(seq 1 40); do echo "$i" >"fixtures/f$i.txt"; done'
+before=$(tree_hash)
+step "find . -name '*.txt' -delete (exits 0)" rolled_back -- sh -c "find . -name '*.txt' -delete"
+check "rolled back by effect rule $(grep -o '"rule": "[a-z-]*"' "$D/rec.json" | tail -1 | cut -d'"' -f4); the files are back" test "$(tree_hash)" = "$before"
+
+# A search for secrets in $HOME: the policy refuses reading key files by name, and a plain
+# search finds nothing, because the sandbox hides ~/.ssh and the other credential stores.
+step "cat ~/.ssh/id_demo" denied -- cat "$HOME/.ssh/id_demo"
+check "refused by rule $(json_str rule)" true
+step "grep -rl PRIVATE-KEY ~ (a search)" rolled_back -- grep -rl PRIVATE-KEY "$HOME"
+check "the search found nothing: ~/.ssh is empty inside the sandbox" test "$(grep -c id_demo "$D/out" || true)" = 0
 check "the secret is still there outside the sandbox" grep -q FAKE-PRIVATE-KEY "$HOME/.ssh/id_demo"
 
 # Keep a change pending, look at it, then commit it.
