@@ -62,6 +62,12 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
         done
 fi
 
+if [ "$what" = all ] || [ "$what" = corpus ]; then
+        # Optional: the public corpora in ../shared/corpus; the suite skips when they are absent.
+        echo "policy corpus suite (optional)"
+        run_one "corpus/run.sh" env BUILD="$BUILD" tests/corpus/run.sh
+fi
+
 echo
 [ ${#failed[@]} -gt 0 ] && printf 'failed: %s\n' "${failed[@]}"
 echo "$pass passed, $fail failed, $skip skipped"

@@ -150,6 +150,14 @@ static const struct tcase refused[] = {
         {"ruby -e 'require \"fileutils\"; FileUtils.rm_rf(\"/\")'", "rm-root"},
         {"node -e \"require('child_process').execSync('rm -rf /')\"", "rm-root"},
         {"php -r 'system(\"rm -rf /\");'", "rm-root"},
+        {"expect -c 'spawn rm -rf /; interact'", "rm-root"},
+        {"julia -e 'run(`rm -rf /`)'", "rm-root"},
+        {"gawk 'BEGIN { print \"x\" > \"/etc/hosts\" }'", "write-system"},
+        {"PAGER='rm -rf /' git log", "rm-root"},
+        {"rsync -e 'rm -rf ~' a b", "rm-root"},
+        {"docker run -v /:/mnt alpine", "privilege-escalation"},
+        {"scp /etc/hosts h:", "secret-access"},
+        {"vi -c ':shell'", "shell-escape"},
         {"awk 'BEGIN{system(\"rm -rf /\")}'", "rm-root"},
         {"awk 'BEGIN { print \"x\" | \"sh\" }'", "unknown-command"},
         {"python3 -c \"exec(input())\"", "unknown-command"},
@@ -407,6 +415,9 @@ static void test_argv(const struct policy *p)
         policy_check_argv(p, a4, &ctx, &r);
         is_str(r.rule, "rm-root", "argv: wrappers and interpreters");
         ok(policy_check_argv(p, (char *[]){NULL}, &ctx, &r) == -EINVAL, "argv: empty is EINVAL");
+        char *a5[] = {"/bin/sh", NULL};
+        policy_check_argv(p, a5, &ctx, &r);
+        ok(r.decision == POLICY_ALLOW, "argv: a bare shell at exec time may be reading a pipe");
 }
 
 static void test_limits(const struct policy *p)

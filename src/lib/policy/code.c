@@ -156,7 +156,6 @@ static const struct api apis[] = {
         {"rmdir", K_RM, NULL, NULL},
         {"delete", K_RM, "ruby", "File"},
         {"open", K_OPEN, "python perl ruby lua julia", NULL},
-        {"spawn", K_SH, "expect", NULL},
         {"writeFileSync", K_WRITE, "js", NULL},
         {"appendFileSync", K_WRITE, "js", NULL},
         {"writeFile", K_WRITE, "js", NULL},
@@ -380,8 +379,22 @@ static void awk_pipes(struct code_state *st, const struct toks *t, size_t i)
                 code_shell(st->sc, st->parent, t->v[i - 1].s, st->depth);
 }
 
+/* expect (Tcl): "spawn CMD ARGS" and "exec CMD ARGS" commands, one per line or ';'. */
+static void scan_expect(struct scan *sc, const char *code, size_t parent, int depth)
+{
+        char *copy = xstrdup(code), *save = NULL;
+        for (char *l = strtok_r(copy, ";\n", &save); l; l = strtok_r(NULL, ";\n", &save)) {
+                l += strspn(l, " \t");
+                if (!strncmp(l, "spawn ", 6) || !strncmp(l, "exec ", 5))
+                        code_shell(sc, parent, l + (l[0] == 's' ? 6 : 5), depth);
+        }
+        free(copy);
+}
+
 void scan_code(struct scan *sc, const char *lang, const char *code, size_t parent, int depth)
 {
+        if (!strcmp(lang, "expect") && depth <= POL_MAX_DEPTH)
+                return scan_expect(sc, code, parent, depth + 1);
         if (depth > POL_MAX_DEPTH) {
                 code_finding(sc, parent, "@limit-exceeded", "code nested too deep");
                 return;
