@@ -55,6 +55,7 @@ int cmd_check(int argc, char **argv, const struct global_opts *g);
 int cmd_begin(int argc, char **argv, const struct global_opts *g);
 int cmd_report(int argc, char **argv, const struct global_opts *g);
 int cmd_doctor(int argc, char **argv, const struct global_opts *g);
+int cmd_mcp(int argc, char **argv, const struct global_opts *g);
 
 /* Human output shared by show, log, commit, rollback and undo. */
 void print_record_human(FILE *f, const struct txbox_record *rec);

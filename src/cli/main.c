@@ -22,6 +22,7 @@ static const struct verb verbs[] = {
         {"begin", cmd_begin, "open a session of several commands, one savepoint each"},
         {"report", cmd_report, "a readable report of the transactions (HTML with --html FILE)"},
         {"doctor", cmd_doctor, "which protections hold on this machine, and what missing ones cost"},
+        {"mcp", cmd_mcp, "serve the Model Context Protocol on stdio (tools for AI agents)"},
 };
 
 static void usage(FILE *f)
