@@ -188,6 +188,9 @@ TXBOX_API const char *txbox_ws_state_path(const struct txbox_ws *ws);
  * policy is loaded (and errors reported) on first use. */
 TXBOX_API int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err);
 
+/* Put the policy's "ask" decisions to PROGRAM (NULL: refuse them, as headless use must). */
+TXBOX_API void txbox_ws_set_approver(struct txbox_ws *ws, const char *program);
+
 /* Start a transaction for argv (recorded as given). */
 TXBOX_API int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **out,
                              struct txbox_error *err);

@@ -22,6 +22,7 @@ struct global_opts {
         const char *workspace;
         const char *state;
         const char *policy;
+        const char *approve; /* --approve PROGRAM: who decides "ask" */
 };
 
 struct verb {
@@ -54,6 +55,7 @@ int cmd_recover(int argc, char **argv, const struct global_opts *g);
 int cmd_check(int argc, char **argv, const struct global_opts *g);
 int cmd_begin(int argc, char **argv, const struct global_opts *g);
 int cmd_report(int argc, char **argv, const struct global_opts *g);
+int cmd_agent(int argc, char **argv, const struct global_opts *g);
 int cmd_doctor(int argc, char **argv, const struct global_opts *g);
 int cmd_mcp(int argc, char **argv, const struct global_opts *g);
 

@@ -34,7 +34,7 @@ static void print_json(const struct policy_result *r)
                               "reason", allow ? json_null() : json_string(r->reason),
                               "command", allow ? json_null() : json_string(r->command),
                               "offset", allow || r->offset < 0 ? json_null() : json_integer(r->offset));
-        char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL; /* one line, CONTRACT separators */
         printf("%s\n", s ? s : "{\"decision\": \"deny\", \"rule\": null, \"reason\": null}");
         free(s);
         json_decref(o);
@@ -108,6 +108,9 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
                 cli_error("policy check failed: %s", strerror(-r));
                 return EXIT_REFUSED;
         }
+        /* With an approval channel, "ask" is put to it and reported as what it decided. */
+        if (res.decision == POLICY_ASK && g->approve)
+                res.decision = policy_ask_approver(g->approve, &res, ws) == 1 ? POLICY_ALLOW : POLICY_DENY;
         if (a.json)
                 print_json(&res);
         else

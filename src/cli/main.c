@@ -21,6 +21,7 @@ static const struct verb verbs[] = {
         {"check", cmd_check, "the policy decision for a command, without running it"},
         {"begin", cmd_begin, "open a session of several commands, one savepoint each"},
         {"report", cmd_report, "a readable report of the transactions (HTML with --html FILE)"},
+        {"agent", cmd_agent, "a headless agent loop: an OpenAI-compatible model's tool calls as transactions"},
         {"doctor", cmd_doctor, "which protections hold on this machine, and what missing ones cost"},
         {"mcp", cmd_mcp, "serve the Model Context Protocol on stdio (tools for AI agents)"},
 };
@@ -38,6 +39,8 @@ static void usage(FILE *f)
                    "  --state DIR          transactions and audit log (default: on the workspace's\n"
                    "                       filesystem, outside it, e.g. ~/.local/state/txbox/NAME-HASH)\n"
                    "  --policy FILE        policy file (default: .txbox/policy, else built-in)\n"
+                   "  --approve PROGRAM    put the policy's \"ask\" decisions to PROGRAM (JSON on its\n"
+                   "                       stdin, answers allow or deny); without it they refuse\n"
                    "  -h, --help           this help; txbox VERB --help for a verb's\n"
                    "  --version            print the version\n\n"
                    "See txbox(1) for exit statuses and the JSON record.\n");
@@ -48,6 +51,7 @@ int cli_parse_globals(int argc, char **argv, struct global_opts *g)
         static const struct option opts[] = {
                 {"workspace", required_argument, NULL, 'C'}, {"state", required_argument, NULL, 's'},
                 {"policy", required_argument, NULL, 'p'},    {"help", no_argument, NULL, 'h'},
+                {"approve", required_argument, NULL, 'a'},
                 {"version", no_argument, NULL, 'V'},         {0},
         };
         int c;
@@ -59,6 +63,7 @@ int cli_parse_globals(int argc, char **argv, struct global_opts *g)
                 case 'C': g->workspace = optarg; break;
                 case 's': g->state = optarg; break;
                 case 'p': g->policy = optarg; break;
+                case 'a': g->approve = optarg; break;
                 case 'h': usage(stdout); return -2;
                 case 'V': printf("txbox %s\n", TXBOX_VERSION); return -2;
                 default: return -1;

@@ -58,6 +58,7 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
         }
         if (g->policy)
                 txbox_ws_set_policy(ws, g->policy, &err);
+        txbox_ws_set_approver(ws, g->approve);
         o->opts.cwd = start_dir(ws, cwd, sizeof(cwd));
         int allowed = txbox_tx_check_policy(tx, o->command, o->opts.cwd, &err);
         if (allowed <= 0) {

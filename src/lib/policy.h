@@ -50,4 +50,10 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
 
 const char *policy_decision_name(enum policy_decision d);
 
+/* An "ask" decision put to an approval program (--approve=PROGRAM): it gets the decision as
+ * one JSON object on stdin ({"decision": "ask", "rule", "reason", "command", "workspace"})
+ * and answers "allow" or "deny" as the first word of its stdout within 60 s.  Returns 1 for
+ * allow, 0 for deny (also for no answer, a timeout or a failing program: fail closed). */
+int policy_ask_approver(const char *program, const struct policy_result *res, const char *workspace);
+
 #endif

@@ -223,6 +223,7 @@ void txbox_ws_close(struct txbox_ws *ws)
                 return;
         policy_free(ws->policy);
         free(ws->policy_file);
+        free(ws->approver);
         audit_close(ws->audit);
         closep(&ws->ws_fd);
         closep(&ws->state_fd);

@@ -15,6 +15,7 @@ struct txbox_ws {
         struct audit *audit;
         struct policy *policy; /* loaded on first use (txbox_ws_set_policy or the default) */
         char *policy_file;     /* --policy FILE, or NULL */
+        char *approver;        /* --approve PROGRAM for "ask" decisions, or NULL */
 };
 
 struct txbox_tx {

@@ -13,6 +13,21 @@ int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_erro
         return 0;
 }
 
+void txbox_ws_set_approver(struct txbox_ws *ws, const char *program)
+{
+        free(ws->approver);
+        ws->approver = xstrdup_or_null(program);
+}
+
+/* Allowed as it stands, or an "ask" the approval program allowed. */
+static bool allowed(struct txbox_tx *tx, const struct policy_result *res)
+{
+        if (res->decision == POLICY_ALLOW)
+                return true;
+        return res->decision == POLICY_ASK && tx->ws->approver &&
+               policy_ask_approver(tx->ws->approver, res, tx->ws->path) == 1;
+}
+
 int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error *err)
 {
         int r;
@@ -58,9 +73,9 @@ int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *c
                    : policy_check_argv(p, tx->sp ? tx->sp_argv : tx->rec.argv, &tx->pctx, &res);
         if (r < 0)
                 return tx_err(err, -r, "the policy could not decide on this command: %s", strerror(-r));
-        if (res.decision == POLICY_ALLOW)
+        if (allowed(tx, &res))
                 return 1;
-        /* Headless: "ask" has nobody to ask, so it is refused with its reason. */
+        /* Headless: "ask" with nobody to ask is refused with its reason. */
         record_denial(tx, &res);
         free(tx->rec.message);
         tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran", tx->rec.rule,
@@ -79,7 +94,7 @@ bool tx_exec_check(void *ctx, const char *path, char *const argv[])
         (void)path;
         if (!p)
                 return true; /* the pre-run check loads the policy; without it nothing is judged */
-        if (policy_check_argv(p, argv, &tx->pctx, &res) < 0 || res.decision != POLICY_ALLOW) {
+        if (policy_check_argv(p, argv, &tx->pctx, &res) < 0 || !allowed(tx, &res)) {
                 if (!tx->exec_denied) {
                         tx->denied = res;
                         tx->exec_denied = true;

@@ -53,6 +53,21 @@ else
         echo "# $err"
 fi
 
+# "ask" decisions: refused headless, put to an approval program with --approve.
+err=$(tx run -- npm publish 2>&1)
+is "$?" 126 "an ask rule (publish) is refused without an approval channel"
+like "$err" "denied by rule publish \(needs approval\)" "and says it needed approval"
+printf '#!/bin/sh\ncat >"%s/asked.json"\necho allow\n' "$T" >"$T/yes.sh"
+printf '#!/bin/sh\necho deny\n' >"$T/no.sh"
+chmod +x "$T/yes.sh" "$T/no.sh"
+"$TXBOX" -C "$WS" --approve "$T/yes.sh" run -- npm publish >/dev/null 2>&1
+rc=$?
+ok "an approval program that answers allow lets it run (status $rc: not refused)" test "$rc" -ne 126
+like "$(cat "$T/asked.json")" '"decision":"ask","rule":"publish"' "the approval program got the decision as JSON"
+"$TXBOX" -C "$WS" --approve "$T/no.sh" run -- npm publish >/dev/null 2>&1
+is "$?" 126 "an approval program that answers deny refuses it"
+is "$("$TXBOX" -C "$WS" --approve "$T/yes.sh" check -c 'npm publish' >/dev/null; echo $?)" 0 "check consults the approval program too"
+
 # A policy file in the workspace replaces the built-in one.
 mkdir -p "$WS/.txbox"
 err=$(tx check -c 'echo hi' 2>&1)
