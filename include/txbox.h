@@ -90,6 +90,9 @@ struct txbox_record {
         /* Environment variables withheld from the program because their names look secret,
          * comma-separated; NULL when none.  In the run's report only (not in the audit log). */
         char *env_dropped;
+        /* --net=allow: the proxy's log of attempts, comma-separated; NULL when none.  In the
+         * run's report only. */
+        char *net_log;
 };
 
 enum txbox_commit_mode {
@@ -102,6 +105,7 @@ enum txbox_net_mode {
         TXBOX_NET_NONE = 0, /* an empty network namespace: no interface up */
         TXBOX_NET_LOOPBACK, /* an own network namespace with its loopback up */
         TXBOX_NET_HOST,     /* the host's network */
+        TXBOX_NET_ALLOW,    /* own loopback and an HTTP(S) proxy that admits listed hosts only */
 };
 
 /* Resource limits of one transaction; 0 in a field picks the default (docs/SECURITY.md). */
@@ -115,6 +119,7 @@ struct txbox_limits {
 
 struct txbox_run_opts {
         enum txbox_net_mode net;
+        char *const *net_allow; /* TXBOX_NET_ALLOW: hosts (and their subdomains), NULL-terminated */
         double timeout_s; /* 0: none */
         const char *cwd;  /* absolute; NULL: the workspace root */
         struct txbox_limits limits;
@@ -169,6 +174,8 @@ struct txbox_run_result {
         /* The resource limit that ended the program: "memory", "disk" or "" (none). */
         char limit_hit[16];
         int landlock_abi; /* the Landlock ABI that confined the program; 0: not available */
+        /* --net=allow: every attempt through the proxy ("allowed CONNECT host:443", ...). */
+        char net_log[1024];
 };
 
 /* Flags for txbox_ws_open(). */

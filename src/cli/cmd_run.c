@@ -30,6 +30,9 @@ void run_options_help(FILE *f)
                    "                              pending (txbox commit/rollback TX); discard: roll back\n"
                    "  --net=none|loopback|host    network: none (default, empty namespace), loopback\n"
                    "                              (own loopback up), host (the host's network)\n"
+                   "  --net=allow:HOST[,HOST...]  only HTTP(S) to these hosts and their subdomains,\n"
+                   "                              through a proxy (HTTP(S)_PROXY is set); every\n"
+                   "                              attempt is logged in the report's \"net\"\n"
                    "  --timeout=SECONDS           kill the program and roll back after SECONDS\n"
                    "  --report=FILE               write the transaction's JSON record to FILE\n"
                    "  --tx=ID                     add to session ID (txbox begin) as one savepoint\n"
@@ -64,10 +67,8 @@ static int parse_net(const char *s, enum txbox_net_mode *m)
                 *m = TXBOX_NET_LOOPBACK;
         else if (!strcmp(s, "host"))
                 *m = TXBOX_NET_HOST;
-        else if (!strncmp(s, "allow:", 6)) {
-                cli_error("--net=%s: per-domain network filtering is not available in this version; "
-                          "use --net=host or --net=none", s);
-                return -2;
+        else if (!strncmp(s, "allow:", 6) && s[6]) {
+                *m = TXBOX_NET_ALLOW;
         } else
                 return -1;
         return 0;
@@ -93,6 +94,34 @@ static int set_limit(uint64_t *field, const char *opt, const char *arg)
                 cli_error("--%s=%s: expected a positive number (sizes may end in K, M or G)", opt, arg);
                 return -1;
         }
+        return 0;
+}
+
+/* allow:HOST[,HOST...]: names of hosts, "*.domain" for its subdomains only. */
+static int parse_hosts(const char *list, struct run_cli *o)
+{
+        char *copy = strdup(list), *save = NULL;
+        size_t n = 0;
+
+        if (!copy)
+                return -1;
+        free(o->net_allow);
+        o->net_allow = calloc(strlen(list) / 2 + 2, sizeof(char *));
+        for (char *h = strtok_r(copy, ",", &save); h && o->net_allow; h = strtok_r(NULL, ",", &save)) {
+                if (strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-*") != strlen(h)) {
+                        cli_error("--net=allow: '%s' is not a host name", h);
+                        free(copy);
+                        return -1;
+                }
+                o->net_allow[n++] = h;
+        }
+        if (!n) {
+                cli_error("--net=allow: needs at least one host, e.g. --net=allow:pypi.org,files.pythonhosted.org");
+                free(copy);
+                return -1;
+        }
+        o->net_allow_buf = copy;
+        o->opts.net_allow = o->net_allow;
         return 0;
 }
 
@@ -130,9 +159,11 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                 case 'n':
                         if ((r = parse_net(optarg, &o->opts.net)) < 0) {
                                 if (r == -1)
-                                        cli_error("--net=%s: expected none, loopback or host", optarg);
+                                        cli_error("--net=%s: expected none, loopback, host or allow:HOST[,HOST...]", optarg);
                                 return -EXIT_TXBOX;
                         }
+                        if (o->opts.net == TXBOX_NET_ALLOW && parse_hosts(optarg + 6, o) < 0)
+                                return -EXIT_TXBOX;
                         break;
                 case 't':
                         if (parse_timeout(optarg, &o->opts.timeout_s) < 0) {

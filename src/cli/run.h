@@ -11,6 +11,8 @@ struct run_cli {
         const char *command; /* sh -c STRING */
         const char *session; /* --tx ID: add to this session as a savepoint */
         struct strvec_cli { const char **v; size_t n; } env_keep; /* --env NAME, repeated */
+        char **net_allow;    /* --net=allow:HOSTS, split (strings in net_allow_buf) */
+        char *net_allow_buf;
         bool verbose;
         bool shell;
 };

@@ -94,6 +94,10 @@ report:
 out:
         free(o->env_keep.v);
         o->env_keep.v = NULL;
+        free(o->net_allow);
+        free(o->net_allow_buf);
+        o->net_allow = NULL;
+        o->net_allow_buf = NULL;
         txbox_tx_free(tx);
         txbox_ws_close(ws);
         return status;

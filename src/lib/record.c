@@ -67,6 +67,7 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec)
         free(rec->violations);
         free(rec->message);
         free(rec->env_dropped);
+        free(rec->net_log);
         memset(rec, 0, sizeof(*rec));
 }
 
@@ -89,6 +90,7 @@ void record_copy(struct txbox_record *dst, const struct txbox_record *src)
         dst->reason = xstrdup_or_null(src->reason);
         dst->message = xstrdup_or_null(src->message);
         dst->env_dropped = xstrdup_or_null(src->env_dropped);
+        dst->net_log = xstrdup_or_null(src->net_log);
         dst->paths = src->npaths ? xcalloc(src->npaths, sizeof(*dst->paths)) : NULL;
         for (size_t i = 0; i < src->npaths; i++) {
                 dst->paths[i].path = xstrdup_or_null(src->paths[i].path);
@@ -274,6 +276,8 @@ json_t *record_to_json(const struct txbox_record *rec)
                         json_arr_add(a, json_text(n));
                 json_obj_set(o, "env_dropped", a);
         }
+        if (rec->net_log)
+                json_obj_set(o, "net", json_text(rec->net_log));
         return o;
 }
 

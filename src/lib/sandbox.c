@@ -23,11 +23,13 @@
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <net/if.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "guard.h"
 #include "reslimits.h"
+#include "netproxy.h"
 #include "syscalls.h"
 
 /* What the supervisor prepares before clone for the children (they share its memory copy). */
@@ -442,6 +444,31 @@ static int protect_proc(void)
         return 0;
 }
 
+/* --net=allow: listen on the sandbox's loopback and hand the socket to the supervisor, whose
+ * proxy (in the host's network) serves it.  Sent before the program exists, so it is the
+ * first message on the socket; its tag byte 'p' tells it from the exec listener ('n'). */
+static int send_proxy_socket(const struct sandbox_prep *p)
+{
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(NETPROXY_PORT),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int one = 1;
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+            bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 64) < 0)
+                return SETUP_FAIL("cannot set up the sandbox's proxy port: %s", strerror(errno));
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = "p", .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        if (sendmsg(p->notify_sock, &mh, MSG_NOSIGNAL) != 1)
+                return SETUP_FAIL("cannot hand the proxy port to the supervisor: %s", strerror(errno));
+        return 0;
+}
+
 /* ---- the program ---- */
 
 static int drop_privileges(void)
@@ -608,7 +635,8 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, co
         if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
                 _exit(125);
         close(syncfd);
-        if (setup_mounts(s) < 0 || (s->net == TXBOX_NET_LOOPBACK && loopback_up() < 0))
+        if (setup_mounts(s) < 0 || (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
+            (s->net == TXBOX_NET_ALLOW && send_proxy_socket(p) < 0))
                 _exit(125);
         if (sethostname("txbox", 5) < 0) {
                 /* cosmetic: the uts namespace is still private */
@@ -681,6 +709,7 @@ struct supervise {
         int statusfd, errfd, sigfd;
         int notify_sock; /* receives the program's seccomp listener */
         int listener;    /* -1 until received */
+        struct netproxy *proxy; /* --net=allow */
         double timeout_s;
         const struct sandbox_spec *spec;
         uint64_t disk_limit;
@@ -702,8 +731,16 @@ static void receive_listener(struct supervise *sv)
                 closep(&sv->notify_sock); /* every sender is gone */
                 return;
         }
-        if (c && c->cmsg_type == SCM_RIGHTS && sv->listener < 0)
-                memcpy(&sv->listener, CMSG_DATA(c), sizeof(int));
+        if (!c || c->cmsg_type != SCM_RIGHTS)
+                return;
+        int fd;
+        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        if (byte == 'p' && !sv->proxy && sv->spec->net == TXBOX_NET_ALLOW)
+                sv->proxy = netproxy_new(fd, sv->spec->net_allow);
+        else if (byte == 'n' && sv->listener < 0)
+                sv->listener = fd;
+        else
+                close(fd);
 }
 
 /* The disk limit: the upper layer holds everything the program wrote to the workspace. */
@@ -734,9 +771,13 @@ static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
         bool got = false;
 
         for (;;) {
-                struct pollfd p[4] = {{.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
-                                      {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN}};
-                int n = poll(p, 4, poll_timeout(deadline, next_disk));
+                struct pollfd p[4 + 1 + 2 * NETPROXY_MAX_CONNS] = {
+                        {.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
+                        {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN}};
+                size_t np = 4 + (sv->proxy ? netproxy_pollfds(sv->proxy, p + 4, ARRAY_SIZE(p) - 4) : 0);
+                int n = poll(p, np, poll_timeout(deadline, next_disk));
+                if (n > 0 && sv->proxy && np > 4)
+                        netproxy_handle(sv->proxy, p + 4, np - 4);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (deadline && mono_us() >= deadline) {
@@ -816,6 +857,33 @@ static int make_pipes(int syncp[2], int statusp[2], int errp[2])
         return 0;
 }
 
+/* --net=allow: tell HTTP clients where the proxy is (both spellings are in use). */
+static void add_proxy_env(char ***envp)
+{
+        static char *const vars[] = {
+                "HTTP_PROXY=http://127.0.0.1:3128", "HTTPS_PROXY=http://127.0.0.1:3128",
+                "http_proxy=http://127.0.0.1:3128", "https_proxy=http://127.0.0.1:3128",
+                "ALL_PROXY=http://127.0.0.1:3128",  "NO_PROXY=",
+                "no_proxy=",
+        };
+        size_t n = 0, k = 0;
+        while ((*envp)[n])
+                n++;
+        char **v = xcalloc(n + ARRAY_SIZE(vars) + 1, sizeof(char *));
+        for (size_t i = 0; i < n; i++) {
+                const char *e = (*envp)[i];
+                bool ours = false;
+                for (size_t j = 0; j < ARRAY_SIZE(vars); j++)
+                        ours |= !strncmp(e, vars[j], strcspn(vars[j], "=") + 1);
+                if (!ours)
+                        v[k++] = (*envp)[i];
+        }
+        for (size_t j = 0; j < ARRAY_SIZE(vars); j++)
+                v[k++] = vars[j];
+        free(*envp);
+        *envp = v;
+}
+
 /* Everything the children need that the supervisor must compute: limits, environment,
  * the compiled seccomp filter. */
 static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct txbox_run_result *res,
@@ -829,6 +897,8 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
                 return r;
         limits_filter_env(environ, s->env_keep, &p->envp, res->env_dropped, sizeof(res->env_dropped));
+        if (s->net == TXBOX_NET_ALLOW)
+                add_proxy_env(&p->envp);
         res->landlock_abi = guard_landlock_abi();
         return 0;
 }
@@ -890,6 +960,8 @@ int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, stru
                                .spec = s, .disk_limit = prep.limits.disk};
         nsock[0] = -1;
         supervise_wait(&sv, res);
+        netproxy_log(sv.proxy, res->net_log, sizeof(res->net_log));
+        netproxy_free(sv.proxy);
         closep(&sv.notify_sock);
         closep(&sv.listener);
         r = read_child_error(errp[0], res, err);

@@ -36,6 +36,7 @@ struct sandbox_spec {
         char *const *argv;
         const char *cwd; /* absolute; where the program starts */
         enum txbox_net_mode net;
+        char *const *net_allow; /* TXBOX_NET_ALLOW: the hosts the proxy admits */
         double timeout_s;
         const struct idmap *idmap;
         /* Called by the supervisor for every execve/execveat inside the sandbox (seccomp user

@@ -574,6 +574,7 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
                 .argv = tx->sp ? tx->sp_argv : tx->rec.argv,
                 .cwd = opts && opts->cwd ? opts->cwd : ws->path,
                 .net = opts ? opts->net : TXBOX_NET_NONE,
+                .net_allow = opts ? opts->net_allow : NULL,
                 .timeout_s = opts ? opts->timeout_s : 0,
                 .idmap = &tx->idmap,
                 .exec_check = ws->policy ? tx_exec_check : NULL,
@@ -589,6 +590,8 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         txbox_tx_set_result(tx, res);
         free(tx->rec.env_dropped);
         tx->rec.env_dropped = res->env_dropped[0] ? xstrdup(res->env_dropped) : NULL;
+        free(tx->rec.net_log);
+        tx->rec.net_log = res->net_log[0] ? xstrdup(res->net_log) : NULL;
         if (res->limit_hit[0] && !tx->rec.message)
                 tx->rec.message = xasprintf("the program was killed at its %s limit", res->limit_hit);
         return r;
