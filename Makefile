@@ -2,9 +2,11 @@
 PREFIX ?= /usr/local
 BUILD  ?= build
 CC     ?= gcc
-PKGS   := libseccomp sqlite3 jansson libfyaml
+PKGS   := libseccomp sqlite3 jansson libfyaml libcurl
 
-PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# Library headers as system headers: libcurl's .pc adds -I/usr/include/<multiarch>, which would
+# otherwise make glibc's own headers warn under -Werror.
+PKG_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PKGS) 2>/dev/null))
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \

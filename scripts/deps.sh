@@ -7,20 +7,20 @@ set -eu
 
 # build: compiler, pkg-config and the libraries; tests: bubblewrap and util-linux for the
 # outer jail, sqlite3 to inspect the audit log, diffutils for txbox diff.
-PKGS="gcc make pkg-config libc6-dev libseccomp-dev libsqlite3-dev libjansson-dev libfyaml-dev libcap-dev
+PKGS="gcc make pkg-config libc6-dev libseccomp-dev libsqlite3-dev libjansson-dev libfyaml-dev libcap-dev libcurl4-openssl-dev
       bubblewrap util-linux sqlite3 diffutils git"
 
 # Optional, with --test (make check): the HTML report test renders the page in headless
 # Chromium and is skipped without it.
 OPTIONAL=""
-[ "${1:-}" = --test ] && OPTIONAL="chromium"
+[ "${1:-}" = --test ] && OPTIONAL="chromium python3"
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 if [ "$(id -u)" -eq 0 ]; then
         for p in $OPTIONAL; do
                 installed "$p" && continue
-                echo "deps: installing optional $p (for the HTML report test)" >&2
+                echo "deps: installing optional $p (for the tests that use it: HTML report, agent)" >&2
                 apt-get update -qq >/dev/null 2>&1 || true
                 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
                         echo "deps: could not install $p; the tests that need it will be skipped" >&2

@@ -23,6 +23,7 @@ static const struct verb verbs[] = {
         {"report", cmd_report, "a readable report of the transactions (HTML with --html FILE)"},
         {"agent", cmd_agent, "a headless agent loop: an OpenAI-compatible model's tool calls as transactions"},
         {"doctor", cmd_doctor, "which protections hold on this machine, and what missing ones cost"},
+        {"hook", cmd_hook, "answer an agent's pre-tool hook (claude-code, codex, gemini) with the policy"},
         {"mcp", cmd_mcp, "serve the Model Context Protocol on stdio (tools for AI agents)"},
 };
 

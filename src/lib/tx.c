@@ -748,7 +748,18 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
 
         if (upper < 0)
                 return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
-        if ((r = check_conflicts(tx, err)) < 0 || (r = changeset_prepare(upper, &tx->cs, err)) < 0)
+        if ((r = check_conflicts(tx, err)) < 0)
+                return r;
+        if (tx->cs.nops == 0) {
+                /* Nothing to apply (ls, grep, a build that wrote nothing): no journal, no
+                 * marker, no sync; the audit row is the whole commit. */
+                if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
+                        return r;
+                if (before == TXBOX_PENDING)
+                        set_message(tx, NULL);
+                return finish_record(tx, TXBOX_COMMITTED, err);
+        }
+        if ((r = changeset_prepare(upper, &tx->cs, err)) < 0)
                 return r;
         if ((mkdirat(tx->dir_fd, "undo", 0700) < 0 && errno != EEXIST) ||
             (undo = openat(tx->dir_fd, "undo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)

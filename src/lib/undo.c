@@ -122,6 +122,13 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         int lock = tx_claim(ws, rec->id, false, err);
         if (lock < 0)
                 return lock;
+        if (rec->npaths == 0) {
+                /* A commit that changed nothing has nothing to put back. */
+                rec->outcome = TXBOX_UNDONE;
+                r = audit_update(ws->audit, rec, err);
+                tx_unclaim(ws, rec->id, lock);
+                return r;
+        }
         if ((r = undo_ctx_open(ws, rec->id, &c, err)) < 0)
                 goto out;
         if ((r = undo_conflicts(ws, rec, c.ops, c.n, err)) < 0)

@@ -1,0 +1,235 @@
+#!/bin/bash
+# txbox agent against a scripted OpenAI-compatible server on loopback: every tool call is a
+# transaction; refusals, rollbacks and errors reach the model as tool results; --atomic.
+. "$(dirname "$0")/lib.sh"
+
+if ! command -v python3 >/dev/null; then
+        skip "txbox agent tests" "python3 is not installed (the scripted server needs it)"
+        done_testing
+fi
+
+# The scripted server: answers POSTs with the responses of a script file in order (one JSON
+# object a line; {"_status": N, ...} sends that HTTP status, {"_close": true} hangs up), and
+# appends each request (path and body) to a log.  It never runs anything itself.
+cat >"$T/fake_llm.py" <<'EOF'
+import json, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+script_file, log_file, port_file = sys.argv[1:4]
+script = [json.loads(l) for l in open(script_file) if l.strip()]
+class H(BaseHTTPRequestHandler):
+    def log_message(self, *a): pass
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        with open(log_file, "a") as f:
+            f.write(json.dumps({"path": self.path, "auth": self.headers.get("Authorization"),
+                                "body": json.loads(body)}) + "\n")
+        r = script.pop(0) if script else {"_status": 500, "error": "script exhausted"}
+        if r.get("_close"):
+            self.close_connection = True
+            return
+        status = r.pop("_status", 200)
+        out = json.dumps(r).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+s = HTTPServer(("127.0.0.1", 0), H)
+open(port_file + ".tmp", "w").write(str(s.server_address[1]))
+import os; os.rename(port_file + ".tmp", port_file)
+s.serve_forever()
+EOF
+
+# call ID NAME ARGS-JSON-STRING: one tool call; turn CALL...: one response with these calls.
+call() { printf '{"id": "%s", "type": "function", "function": {"name": "%s", "arguments": %s}}' "$1" "$2" "$3"; }
+turn() {
+        local IFS=,
+        printf '{"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": [%s]}}]}\n' "$*"
+}
+final() { printf '{"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": "%s"}}]}\n' "$1"; }
+jstr() { python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "$1"; }
+
+SRV_PID=""
+start_server() { # SCRIPT-FILE: starts the server, sets URL
+        rm -f "$T/port" "$T/requests"
+        python3 "$T/fake_llm.py" "$1" "$T/requests" "$T/port" &
+        SRV_PID=$!
+        for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.05; done
+        URL="http://127.0.0.1:$(cat "$T/port")"
+}
+stop_server() { [ -n "$SRV_PID" ] && kill "$SRV_PID" 2>/dev/null; wait "$SRV_PID" 2>/dev/null; SRV_PID=""; }
+trap stop_server EXIT
+agent() { "$TXBOX" -C "$WS" agent --model test --retry-base-ms 10 --no-baseline "$@"; }
+# tool_result N: the content of the tool message answering call id N in the last request.
+tool_result() {
+        python3 -c 'import json,sys
+reqs = [json.loads(l) for l in open(sys.argv[1])]
+for m in reqs[-1]["body"]["messages"]:
+    if m.get("role") == "tool" and m.get("tool_call_id") == sys.argv[2]: print(m["content"])' "$T/requests" "$1"
+}
+jq_() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2], {"d": d}))' "$@"; }
+
+# ---- 1. A replayed session: commit, refusal, errors, retries, a failed command ----
+new_ws
+orig=$(tree_hash "$WS")
+{
+        turn "$(call c1 run_command "$(jstr '{"command": "echo hello >hello.txt"}')")"
+        turn "$(call c2 run_command "$(jstr '{"command": "rm -rf ~"}')")"
+        turn "$(call c3 run_command '"{\"command\": \"ls\""')" "$(call c4 launch_missiles '"{}"')"
+        echo '{"_status": 500, "error": "overloaded"}'
+        echo '{"_close": true}'
+        turn "$(call c5 write_file "$(jstr '{"path": "notes/a.txt", "content": "line1\nline2 $HOME `x`\n"}')")" \
+                "$(call c6 read_file "$(jstr '{"path": "../../etc/passwd"}')")"
+        turn "$(call c7 run_command "$(jstr '{"command": "echo partial >part.txt; exit 3"}')")"
+        turn "$(call c8 run_command "$(jstr '{"command": "printf \"rm -rf ~\\n\" >s.sh; sh s.sh"}')")"
+        turn "$(call c9 read_file "$(jstr '{"path": "notes/a.txt"}')")"
+        final "done: hello.txt written"
+} >"$T/script1"
+start_server "$T/script1"
+# This one measures the overhead baseline (the others skip it) and records the responses.
+out=$("$TXBOX" -C "$WS" agent --model test --retry-base-ms 10 --endpoint "$URL/v1/" --summary-json "$T/sum1.json" \
+        --record "$T/rec1" "say hello" 2>"$T/err1")
+rc=$?
+stop_server
+is "$rc" 0 "a session that ends in a final answer exits 0"
+is "$out" "done: hello.txt written" "the final answer goes to stdout"
+is "$(cat "$WS/hello.txt" 2>/dev/null)" "hello" "a harmless command commits"
+ok "the failing command was rolled back" test ! -e "$WS/part.txt"
+ok "the command whose exec was refused during the run left nothing" test ! -e "$WS/s.sh"
+is "$(cat "$WS/notes/a.txt" 2>/dev/null)" "$(printf 'line1\nline2 $HOME `x`')" "write_file writes the content verbatim, parents created"
+ok "the home directory survived" test -d "$HOME"
+is "$(sed -n 1p "$T/requests" | python3 -c 'import json,sys; print(json.load(sys.stdin)["path"])')" \
+        "/v1/chat/completions" "an endpoint with /v1/ posts to /v1/chat/completions"
+is "$(wc -l <"$T/requests")" 10 "ten requests: eight turns, a server error and a hang-up retried"
+first=$(sed -n 1p "$T/requests")
+like "$first" '"name": "run_command".*"name": "read_file".*"name": "write_file"' "the request offers the three tools"
+like "$first" '"tool_choice": "auto"' "with tool_choice auto"
+like "$first" '"content": "say hello"' "the task is the user message"
+r2=$(tool_result c2)
+like "$r2" '"outcome": ?"denied"' "the refusal reaches the model as the tool result"
+like "$r2" '"rule": ?"rm-root"' "with the rule"
+like "$r2" 'recursive deletion' "and the reason"
+like "$(tool_result c1)" '"outcome": ?"committed".*"added": ?\["hello.txt"\]' "a commit reports the changed files"
+like "$(tool_result c3)" 'arguments of run_command are not a JSON object' "malformed arguments get an error the model can read"
+like "$(tool_result c4)" "unknown tool 'launch_missiles'" "an unknown tool is refused"
+like "$(tool_result c6)" "climbs out of the workspace" "a path outside the workspace is refused"
+r7=$(tool_result c7)
+like "$r7" '"exit_status": ?3' "a failing command's status reaches the model"
+like "$r7" '"outcome": ?"rolled_back"' "with its rollback"
+r8=$(tool_result c8)
+like "$r8" '"violations": ?\[\{"rule": ?"rm-root"' "an exec refused during the run comes back as a violation"
+like "$(tool_result c9)" 'line1\\nline2' "read_file returns the content"
+err1=$(cat "$T/err1")
+like "$err1" 'agent: step 1: model replied' "one line per step on stderr"
+like "$err1" 'retry 1 of 3' "the server error is retried"
+like "$err1" 'high-risk calls intercepted: 2 of 2 \(100%\)' "the summary: high-risk calls intercepted"
+like "$err1" 'failed states rolled back: +2 of 2 \(100%\)' "the summary: failed states rolled back"
+is "$(jq_ "$T/sum1.json" 'd["committed"], d["rolled_back"], d["denied"], d["tool_errors"], d["http_retries"], d["tool_calls"], d["steps"]')" \
+        "(3, 2, 1, 3, 2, 9, 8)" "summary JSON: 3 committed, 2 rolled back, 1 denied, 3 tool errors, 2 retries"
+like "$(tx log --json)" '"outcome": "denied"' "every call is in the audit log"
+echo "# replayed session summary:"; sed -n '/session summary/,$p' "$T/err1" | sed 's/^/#   /'
+
+like "$err1" 'overhead: +[0-9.]+ ms per transaction, [0-9.]+% of the session' "the summary: overhead per transaction in ms and percent"
+like "$(jq_ "$T/sum1.json" 'd["overhead"]["per_tx_ms"] > 0 and d["overhead"]["pct_of_wall"] > 0')" True \
+        "summary JSON: overhead per transaction is positive"
+
+# --record wrote the model's responses: replaying them gives the same session.
+is "$(wc -l <"$T/rec1")" 8 "--record wrote the eight responses"
+new_ws
+start_server "$T/rec1"
+agent --endpoint "$URL" --summary-json "$T/sum1r.json" "say hello" >/dev/null 2>&1
+stop_server
+is "$(jq_ "$T/sum1r.json" 'd["committed"], d["rolled_back"], d["denied"], d["tool_errors"], d["high_risk"]["intercepted"], d["failed_states"]["rolled_back"]')" \
+        "(3, 2, 1, 3, 2, 2)" "the recorded session replays with the same outcomes"
+ok "and the same effects" test -s "$WS/hello.txt" -a -s "$WS/notes/a.txt" -a ! -e "$WS/part.txt"
+
+# ---- 2. --atomic: the last step fails, so everything rolls back ----
+new_ws
+orig=$(tree_hash "$WS")
+{
+        turn "$(call a1 write_file "$(jstr '{"path": "a.txt", "content": "A"}')")"
+        turn "$(call a2 run_command "$(jstr '{"command": "echo b >b.txt && rm docs/b.txt"}')")"
+        turn "$(call a3 run_command "$(jstr '{"command": "cat a.txt b.txt"}')")"
+        turn "$(call a4 run_command "$(jstr '{"command": "false"}')")"
+        final "finished"
+} >"$T/script3"
+start_server "$T/script3"
+agent --endpoint "$URL" --atomic --summary-json "$T/sum3.json" "atomic task" >/dev/null 2>"$T/err3"
+rc=$?
+stop_server
+is "$rc" 1 "--atomic with a failing last step exits 1"
+like "$(tool_result a3)" '"stdout": ?"Ab\\n"' "inside the session each step sees the earlier ones"
+is "$(tree_hash "$WS")" "$orig" "--atomic rolled everything back"
+is "$(jq_ "$T/sum3.json" 'd["session_outcome"], d["committed"], d["rolled_back"]')" "('rolled_back', 0, 4)" \
+        "the summary says the session rolled back, all four calls with it"
+sid=$(jq_ "$T/sum3.json" 'd["session"]')
+like "$(tx show --json "$sid")" '"outcome": "rolled_back"' "the session transaction is rolled back in the log"
+
+# ---- 3. --atomic that succeeds commits everything at once ----
+{
+        turn "$(call b1 write_file "$(jstr '{"path": "c.txt", "content": "C"}')")"
+        turn "$(call b2 run_command "$(jstr '{"command": "echo d >d.txt"}')")"
+        final "finished"
+} >"$T/script4"
+start_server "$T/script4"
+agent --endpoint "$URL" --atomic "atomic task" >/dev/null 2>"$T/err4"
+rc=$?
+stop_server
+is "$rc" 0 "--atomic with a successful last step exits 0"
+is "$(cat "$WS/c.txt" "$WS/d.txt" 2>/dev/null | tr -d '\n')" "Cd" "and commits everything"
+
+# ---- 4. Server errors: retries run out; a 4xx is not retried ----
+printf '{"_status": 503}\n{"_status": 502}\n{"_status": 500}\n' >"$T/script5"
+start_server "$T/script5"
+agent --endpoint "$URL" --retries 3 "x" >/dev/null 2>"$T/err5"
+rc=$?
+stop_server
+is "$rc" 125 "a server that keeps failing: exit 125"
+like "$(cat "$T/err5")" 'txbox: agent: model at .* failed: HTTP 500' "and says why"
+is "$(wc -l <"$T/requests")" 3 "--retries 3 means three attempts"
+printf '{"_status": 401, "error": {"message": "bad key"}}\n' >"$T/script6"
+start_server "$T/script6"
+KEY=sk-test agent --endpoint "$URL/v1/chat/completions" --api-key-env KEY "x" >/dev/null 2>"$T/err6"
+rc=$?
+stop_server
+is "$rc" 125 "HTTP 401: exit 125"
+is "$(wc -l <"$T/requests")" 1 "a 4xx is not retried"
+like "$(cat "$T/requests")" '"auth": "Bearer sk-test"' "--api-key-env sends the key as a bearer token"
+like "$(cat "$T/err6")" 'bad key' "the server's error text is shown"
+printf '{"choices": []}\n{"choices": []}\n' >"$T/script7"
+start_server "$T/script7"
+agent --endpoint "$URL" --retries 2 "x" >/dev/null 2>"$T/err7"
+rc=$?
+stop_server
+is "$rc" 125 "a response without choices: exit 125 after the retries"
+like "$(cat "$T/err7")" 'no choices\[0\].message' "and says what was wrong"
+
+# ---- 5. Stops: --max-steps and repeated refusals ----
+new_ws
+for i in 1 2 3 4; do turn "$(call "m$i" run_command "$(jstr '{"command": "true"}')")"; done >"$T/script8"
+start_server "$T/script8"
+agent --endpoint "$URL" --max-steps 2 "loop" >/dev/null 2>"$T/err8"
+rc=$?
+stop_server
+is "$rc" 1 "--max-steps reached: exit 1"
+like "$(cat "$T/err8")" 'stopped: +--max-steps 2 reached after 2 steps' "the summary says so"
+is "$(wc -l <"$T/requests")" 2 "no request after the last step"
+for i in 1 2 3 4 5; do turn "$(call "r$i" run_command "$(jstr '{"command": "rm -rf ~"}')")"; done >"$T/script9"
+start_server "$T/script9"
+agent --endpoint "$URL" "destroy" >/dev/null 2>"$T/err9"
+rc=$?
+stop_server
+is "$rc" 1 "repeated refusals stop the loop: exit 1"
+like "$(cat "$T/err9")" '3 turns in a row refused' "after three refused turns"
+is "$(wc -l <"$T/requests")" 3 "no fourth request"
+ok "the home directory survived" test -d "$HOME"
+
+# ---- 6. Usage ----
+"$TXBOX" -C "$WS" agent --model m "x" >/dev/null 2>&1
+is "$?" 2 "no --endpoint: usage error"
+"$TXBOX" -C "$WS" agent --endpoint http://127.0.0.1:9 --model m --api-key-env TXBOX_NO_SUCH_VAR "x" >/dev/null 2>&1
+is "$?" 2 "an unset --api-key-env variable: usage error"
+agent --endpoint "http://127.0.0.1:1" --retries 2 "x" >/dev/null 2>"$T/err10"
+is "$?" 125 "nothing listening: exit 125 after the retries"
+
+done_testing
