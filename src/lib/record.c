@@ -47,15 +47,8 @@ int txbox_change_parse(const char *s)
 
 /* ---- freeing and copying ---- */
 
-TXBOX_API void txbox_record_clear(struct txbox_record *rec)
+static void free_changes(struct txbox_record *rec)
 {
-        if (!rec)
-                return;
-        strv_free(rec->argv);
-        free(rec->cwd);
-        free(rec->decision);
-        free(rec->rule);
-        free(rec->reason);
         for (size_t i = 0; i < rec->npaths; i++)
                 free(rec->paths[i].path);
         free(rec->paths);
@@ -65,6 +58,34 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec)
                 free(rec->violations[i].detail);
         }
         free(rec->violations);
+}
+
+void record_set_changes(struct txbox_record *rec, const struct txbox_path *paths, size_t npaths,
+                        const struct txbox_violation *violations, size_t nviolations)
+{
+        free_changes(rec);
+        rec->paths = xcalloc(npaths + 1, sizeof(*rec->paths));
+        for (size_t i = 0; i < npaths; i++)
+                rec->paths[i] = (struct txbox_path){xstrdup(paths[i].path), paths[i].change};
+        rec->npaths = npaths;
+        rec->violations = xcalloc(nviolations + 1, sizeof(*rec->violations));
+        for (size_t i = 0; i < nviolations; i++)
+                rec->violations[i] = (struct txbox_violation){xstrdup_or_null(violations[i].rule),
+                                                              xstrdup_or_null(violations[i].path),
+                                                              xstrdup_or_null(violations[i].detail)};
+        rec->nviolations = nviolations;
+}
+
+TXBOX_API void txbox_record_clear(struct txbox_record *rec)
+{
+        if (!rec)
+                return;
+        strv_free(rec->argv);
+        free(rec->cwd);
+        free(rec->decision);
+        free(rec->rule);
+        free(rec->reason);
+        free_changes(rec);
         free(rec->message);
         free(rec->env_dropped);
         free(rec->net_log);

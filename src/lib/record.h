@@ -21,6 +21,10 @@ json_t *record_to_json(const struct txbox_record *rec);
  * cleared record.  src's argv NULL gives an empty (non-NULL) argv. */
 void record_copy(struct txbox_record *dst, const struct txbox_record *src);
 
+/* Replace rec's paths and violations with deep copies of these. */
+void record_set_changes(struct txbox_record *rec, const struct txbox_path *paths, size_t npaths,
+                        const struct txbox_violation *violations, size_t nviolations);
+
 /* A JSON value for a C string: null for NULL, the string itself when it is valid UTF-8,
  * else a copy with every invalid byte replaced by U+FFFD (file names and arguments are
  * bytes, JSON text is Unicode).  Never NULL. */

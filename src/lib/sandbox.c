@@ -412,6 +412,21 @@ static int setup_mounts(const struct sandbox_spec *s)
         return mask_secrets(s);
 }
 
+/* Hand fd to the supervisor over sock, tagged by one byte ('n': the exec listener, 'p': the
+ * proxy port). */
+static int send_fd(int sock, char tag, int fd)
+{
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
 static int loopback_up(void)
 {
         struct ifreq ifr = {0};
@@ -456,15 +471,7 @@ static int send_proxy_socket(const struct sandbox_prep *p)
         if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
             bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 64) < 0)
                 return SETUP_FAIL("cannot set up the sandbox's proxy port: %s", strerror(errno));
-        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-        struct iovec iov = {.iov_base = "p", .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        if (sendmsg(p->notify_sock, &mh, MSG_NOSIGNAL) != 1)
+        if (send_fd(p->notify_sock, 'p', fd) < 0)
                 return SETUP_FAIL("cannot hand the proxy port to the supervisor: %s", strerror(errno));
         return 0;
 }
@@ -529,15 +536,7 @@ static int apply_seccomp(const struct sandbox_prep *p)
         }
         if (!(p->guard & GUARD_NOTIFY_EXEC))
                 return 0;
-        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
-        struct iovec iov = {.iov_base = "n", .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(int));
-        if (sendmsg(p->notify_sock, &mh, MSG_NOSIGNAL) != 1)
+        if (send_fd(p->notify_sock, 'n', fd) < 0)
                 return SETUP_FAIL("cannot hand the exec listener to the supervisor: %s", strerror(errno));
         close(fd);
         close(p->notify_sock);

@@ -632,32 +632,7 @@ int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
 /* Copy the changeset's paths and violations into the record. */
 void tx_record_take_changes(struct txbox_tx *tx)
 {
-        struct txbox_record *rec = &tx->rec;
-        struct txbox_record tmp = {0};
-
-        tmp.paths = tx->cs.paths;
-        tmp.npaths = tx->cs.npaths;
-        tmp.violations = tx->cs.violations;
-        tmp.nviolations = tx->cs.nviolations;
-        for (size_t i = 0; i < rec->npaths; i++)
-                free(rec->paths[i].path);
-        free(rec->paths);
-        for (size_t i = 0; i < rec->nviolations; i++) {
-                free(rec->violations[i].rule);
-                free(rec->violations[i].path);
-                free(rec->violations[i].detail);
-        }
-        free(rec->violations);
-        rec->paths = xcalloc(tmp.npaths + 1, sizeof(*rec->paths));
-        for (size_t i = 0; i < tmp.npaths; i++)
-                rec->paths[i] = (struct txbox_path){xstrdup(tmp.paths[i].path), tmp.paths[i].change};
-        rec->npaths = tmp.npaths;
-        rec->violations = xcalloc(tmp.nviolations + 1, sizeof(*rec->violations));
-        for (size_t i = 0; i < tmp.nviolations; i++)
-                rec->violations[i] = (struct txbox_violation){
-                        xstrdup_or_null(tmp.violations[i].rule), xstrdup_or_null(tmp.violations[i].path),
-                        xstrdup_or_null(tmp.violations[i].detail)};
-        rec->nviolations = tmp.nviolations;
+        record_set_changes(&tx->rec, tx->cs.paths, tx->cs.npaths, tx->cs.violations, tx->cs.nviolations);
 }
 
 static void set_message(struct txbox_tx *tx, const char *msg)
