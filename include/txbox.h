@@ -195,6 +195,11 @@ TXBOX_API const char *txbox_ws_state_path(const struct txbox_ws *ws);
  * policy is loaded (and errors reported) on first use. */
 TXBOX_API int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err);
 
+/* Called while a commit or undo that has run for over a second moves paths: what is
+ * "committing" or "undoing", done of total operations; once more with done == total. */
+typedef void (*txbox_progress_fn)(void *ctx, const char *what, size_t done, size_t total);
+TXBOX_API void txbox_ws_set_progress(struct txbox_ws *ws, txbox_progress_fn fn, void *ctx);
+
 /* Put the policy's "ask" decisions to PROGRAM (NULL: refuse them, as headless use must). */
 TXBOX_API void txbox_ws_set_approver(struct txbox_ws *ws, const char *program);
 

@@ -35,6 +35,14 @@ bool cli_color(FILE *f)
         return isatty(fileno(f)) && !(nc && *nc);
 }
 
+/* "txbox: committing 2048/10000" on one terminal line, rewritten in place. */
+static void show_progress(void *ctx, const char *what, size_t done, size_t total)
+{
+        (void)ctx;
+        fprintf(stderr, "\rtxbox: %s %zu/%zu%s", what, done, total, done == total ? "\n" : "");
+        fflush(stderr);
+}
+
 struct txbox_ws *cli_open(const struct global_opts *g, bool recover)
 {
         struct txbox_ws *ws = NULL;
@@ -45,6 +53,8 @@ struct txbox_ws *cli_open(const struct global_opts *g, bool recover)
                 cli_error("%s", err.msg);
                 return NULL;
         }
+        if (isatty(STDERR_FILENO))
+                txbox_ws_set_progress(ws, show_progress, NULL);
         return ws;
 }
 

@@ -252,9 +252,24 @@ out:
 
 /* SWAPs first, parents before children; then CHMODs children first, so a directory that
  * becomes read-only gets its mode only after everything has moved into it. */
-int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
-                  const char *fp, struct txbox_error *err)
+/* Report progress every 256 operations once a second has gone by. */
+static bool progress(const struct journal_progress *pg, int64_t t0, size_t done, size_t total, bool reported)
 {
+        if (!pg || !pg->fn || (!reported && (done % 256 != 0 || mono_us() - t0 < 1000000)))
+                return reported;
+        if (reported && done % 256 != 0 && done != total)
+                return reported;
+        pg->fn(pg->ctx, pg->what, done, total);
+        return true;
+}
+
+int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
+                  const char *fp, const struct journal_progress *pg, struct txbox_error *err)
+{
+        int64_t t0 = mono_us();
+        bool reported = false;
+        size_t done = 0;
+
         for (int pass = 0; pass < 2; pass++)
                 for (size_t k = 0; k < n; k++) {
                         const struct cs_op *o = pass == 0 ? &ops[k] : &ops[n - 1 - k];
@@ -266,7 +281,10 @@ int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops
                                               r == -ELOOP || r == -EXDEV
                                                       ? "a symlink or mount point is in the way"
                                                       : strerror(-r));
+                        reported = progress(pg, t0, ++done, n, reported);
                 }
+        if (reported && done % 256 != 0)
+                pg->fn(pg->ctx, pg->what, n, n);
         /* One filesystem sync makes every rename above durable before the commit marker. */
         if (syncfs(live_fd) < 0)
                 return tx_err(err, errno, "cannot sync the workspace's filesystem: %s", strerror(errno));

@@ -21,10 +21,17 @@ void journal_ops_free(struct cs_op *ops, size_t n);
 /* The inverse operation list (reverse order, old and new swapped). */
 struct cs_op *journal_invert(const struct cs_op *ops, size_t n);
 
+struct journal_progress {
+        txbox_progress_fn fn; /* NULL: no reports */
+        void *ctx;
+        const char *what;
+};
+
 /* Apply ops to live_fd, taking new entries from src_fd and moving originals to aside_fd.
- * fp names the failpoint hit before every rename (tests crash there). */
+ * fp names the failpoint hit before every rename (tests crash there).  pg (may be NULL) hears
+ * about progress once the apply has taken over a second. */
 int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
-                  const char *fp, struct txbox_error *err);
+                  const char *fp, const struct journal_progress *pg, struct txbox_error *err);
 /* Undo whatever part of journal_apply happened, in reverse order. */
 int journal_revert(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
                    struct txbox_error *err);

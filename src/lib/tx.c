@@ -237,6 +237,12 @@ void txbox_ws_close(struct txbox_ws *ws)
 }
 
 const char *txbox_ws_path(const struct txbox_ws *ws) { return ws->path; }
+
+void txbox_ws_set_progress(struct txbox_ws *ws, txbox_progress_fn fn, void *ctx)
+{
+        ws->progress = fn;
+        ws->progress_ctx = ctx;
+}
 const char *txbox_ws_state_path(const struct txbox_ws *ws) { return ws->state; }
 
 int ws_lock(struct txbox_ws *ws, struct txbox_error *err)
@@ -748,7 +754,8 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         tx->rec.outcome = TXBOX_COMMITTING;
         if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0)
                 goto revert;
-        if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", err)) < 0)
+        struct journal_progress pg = {tx->ws->progress, tx->ws->progress_ctx, "committing"};
+        if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", &pg, err)) < 0)
                 goto revert;
         if ((r = failpoint("commit")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, true)) < 0) {
                 tx_err(err, -r, "cannot write the commit marker of tx %s: %s", tx->rec.id, strerror(-r));

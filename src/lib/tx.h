@@ -16,6 +16,8 @@ struct txbox_ws {
         struct policy *policy; /* loaded on first use (txbox_ws_set_policy or the default) */
         char *policy_file;     /* --policy FILE, or NULL */
         char *approver;        /* --approve PROGRAM for "ask" decisions, or NULL */
+        txbox_progress_fn progress;
+        void *progress_ctx;
 };
 
 struct txbox_tx {

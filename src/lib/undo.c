@@ -139,7 +139,8 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         }
         rec->outcome = TXBOX_UNDOING;
         if ((r = audit_update(ws->audit, rec, err)) < 0 ||
-            (r = journal_apply(ws->ws_fd, c.undo, c.redo, c.inv, c.n, "undo", err)) < 0) {
+            (r = journal_apply(ws->ws_fd, c.undo, c.redo, c.inv, c.n, "undo",
+                               &(struct journal_progress){ws->progress, ws->progress_ctx, "undoing"}, err)) < 0) {
                 struct txbox_error e2;
                 if (journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, &e2) == 0) {
                         unlinkat(c.dir, "undoing", 0);
