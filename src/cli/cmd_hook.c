@@ -1,0 +1,196 @@
+/* txbox hook AGENT: answer an agent's pre-tool hook on stdin/stdout with the policy's
+ * decision on a shell command.  It never runs anything: the command is parsed and matched,
+ * as txbox check does.
+ *
+ *   claude-code  PreToolUse, tool "Bash": deny -> hookSpecificOutput permissionDecision
+ *                "deny" with the reason; ask -> "ask" (Claude Code asks the user); allow ->
+ *                no output (no opinion: Claude Code's own permission rules still apply).
+ *   codex        PreToolUse, tool "Bash", same JSON as Claude Code; ask counts as deny
+ *                (Codex has no prompt for hooks), allow -> no output.
+ *   gemini       BeforeTool, tool "run_shell_command": {"decision": "deny", "reason": ...};
+ *                ask counts as deny; allow -> {} (Gemini CLI expects JSON on stdout).
+ * Input that cannot be understood fails closed: exit 2 with the reason on stderr, which all
+ * three agents treat as "block". */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "policy.h"
+
+#define HOOK_MAX_INPUT (4 * 1024 * 1024)
+#define EXIT_BLOCK 2 /* the hook protocols' "block, reason on stderr" */
+
+enum hook_agent { AGENT_CLAUDE, AGENT_CODEX, AGENT_GEMINI };
+
+static const struct {
+        const char *name;
+        enum hook_agent agent;
+        const char *shell_tool; /* the agent's name for its shell tool */
+} agents[] = {
+        {"claude-code", AGENT_CLAUDE, "Bash"},
+        {"codex", AGENT_CODEX, "Bash"},
+        {"gemini", AGENT_GEMINI, "run_shell_command"},
+};
+
+static void hook_usage(FILE *f)
+{
+        fprintf(f, "Usage: txbox [-C DIR] [--policy FILE] hook claude-code|codex|gemini\n\n"
+                   "Answer an agent's pre-tool hook: read its JSON event on stdin and, for its shell\n"
+                   "tool (Claude Code and Codex: Bash; Gemini CLI: run_shell_command), decide on\n"
+                   "tool_input.command with the policy, without running anything.\n"
+                   "  deny   print the agent's deny answer with the rule and the reason\n"
+                   "  ask    Claude Code: ask the user; Codex and Gemini CLI: deny\n"
+                   "  allow  no opinion (Claude Code, Codex: no output; Gemini CLI: {})\n"
+                   "Input that cannot be understood is blocked (exit 2, reason on stderr).\n"
+                   "The workspace is -C DIR, else $CLAUDE_PROJECT_DIR (claude-code), else the\n"
+                   "event's cwd.  docs/INTEGRATIONS.md shows the settings for each agent.\n");
+}
+
+/* Fail closed: every agent reads exit 2 as "block" and shows stderr as the reason. */
+static int block(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int block(const char *fmt, ...)
+{
+        va_list ap;
+        fputs("txbox hook: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputs(" (blocked: txbox fails closed)\n", stderr);
+        return EXIT_BLOCK;
+}
+
+static json_t *read_event(char *why, size_t size)
+{
+        size_t cap = 65536, len = 0;
+        char *buf = malloc(cap);
+        ssize_t n;
+
+        while (buf && (n = read(STDIN_FILENO, buf + len, cap - len)) != 0) {
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0 || len + (size_t)n > HOOK_MAX_INPUT) {
+                        snprintf(why, size, n < 0 ? "cannot read stdin" : "the event is over 4 MiB");
+                        free(buf);
+                        return NULL;
+                }
+                len += (size_t)n;
+                if (len == cap) {
+                        char *nb = realloc(buf, cap *= 2);
+                        if (!nb)
+                                free(buf);
+                        buf = nb;
+                }
+        }
+        json_error_t jerr;
+        json_t *ev = buf ? json_loadb(buf, len, 0, &jerr) : NULL;
+        if (!ev)
+                snprintf(why, size, "the event on stdin is not JSON: %s", buf ? jerr.text : "out of memory");
+        free(buf);
+        return ev;
+}
+
+static const char *workspace_for(const struct global_opts *g, enum hook_agent agent, const char *cwd)
+{
+        const char *pd = getenv("CLAUDE_PROJECT_DIR");
+        if (g->workspace)
+                return g->workspace;
+        if (agent == AGENT_CLAUDE && pd && *pd)
+                return pd;
+        return cwd ? cwd : ".";
+}
+
+static void print_json(json_t *j)
+{
+        char *s = json_dumps(j, JSON_COMPACT);
+        if (s)
+                printf("%s\n", s);
+        free(s);
+        json_decref(j);
+}
+
+/* The agent's answer for a deny (or an ask). */
+static void answer(enum hook_agent agent, const struct policy_result *res)
+{
+        bool ask = res->decision == POLICY_ASK && agent == AGENT_CLAUDE;
+        char reason[1200];
+
+        snprintf(reason, sizeof(reason), "txbox policy rule %s: %s (in: %s)%s", res->rule, res->reason, res->command,
+                 res->decision == POLICY_ASK && !ask ? " [needs approval; no approval channel here, so denied]" : "");
+        if (agent == AGENT_GEMINI) {
+                print_json(json_pack("{s:s, s:s}", "decision", "deny", "reason", reason));
+                return;
+        }
+        print_json(json_pack("{s:{s:s, s:s, s:s}}", "hookSpecificOutput", "hookEventName", "PreToolUse",
+                             "permissionDecision", ask ? "ask" : "deny", "permissionDecisionReason", reason));
+}
+
+static int decide(const struct global_opts *g, enum hook_agent agent, const char *command, const char *cwd)
+{
+        char ws[PATH_MAX], here[PATH_MAX];
+        const char *w = workspace_for(g, agent, cwd);
+        struct txbox_error err = {0};
+        struct policy *p = NULL;
+        struct policy_result res;
+
+        if (!realpath(w, ws))
+                return block("workspace '%s': %s", w, strerror(errno));
+        if (!cwd || !realpath(cwd, here))
+                snprintf(here, sizeof(here), "%s", ws);
+        if (policy_load_for(ws, g->policy, &p, &err) < 0)
+                return block("%s", err.msg);
+        struct policy_ctx ctx = {.workspace = ws, .home = getenv("HOME"), .cwd = here};
+        int r = policy_check_shell(p, command, &ctx, &res);
+        policy_free(p);
+        if (r < 0)
+                return block("policy check failed: %s", strerror(-r));
+        if (res.decision != POLICY_ALLOW)
+                answer(agent, &res);
+        else if (agent == AGENT_GEMINI)
+                printf("{}\n");
+        return 0;
+}
+
+int cmd_hook(int argc, char **argv, const struct global_opts *g)
+{
+        char why[256];
+        size_t a;
+
+        if (cli_wants_help(argc, argv)) {
+                hook_usage(stdout);
+                return 0;
+        }
+        for (a = 0; argc == 2 && a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, argv[1]); a++)
+                ;
+        if (argc != 2 || a == sizeof(agents) / sizeof(agents[0])) {
+                hook_usage(stderr);
+                return EXIT_USAGE;
+        }
+        json_t *ev = read_event(why, sizeof(why));
+        if (!ev)
+                return block("%s", why);
+        const char *tool = json_string_value(json_object_get(ev, "tool_name"));
+        json_t *input = json_object_get(ev, "tool_input");
+        int r = 0;
+        if (!tool) {
+                r = block("the event has no tool_name");
+        } else if (strcmp(tool, agents[a].shell_tool)) {
+                if (agents[a].agent == AGENT_GEMINI) /* not a shell command: no opinion */
+                        printf("{}\n");
+        } else if (!json_is_string(json_object_get(input, "command"))) {
+                r = block("the %s event has no tool_input.command string", tool);
+        } else {
+                const char *cmd = json_string_value(json_object_get(input, "command"));
+                if (strlen(cmd) != json_string_length(json_object_get(input, "command")))
+                        r = block("the command contains a NUL character");
+                else
+                        r = decide(g, agents[a].agent, cmd, json_string_value(json_object_get(ev, "cwd")));
+        }
+        json_decref(ev);
+        fflush(stdout);
+        return r;
+}
