@@ -48,7 +48,10 @@ static void hook_usage(FILE *f)
                    "  allow  no opinion (Claude Code, Codex: no output; Gemini CLI: {})\n"
                    "Input that cannot be understood is blocked (exit 2, reason on stderr).\n"
                    "The workspace is -C DIR, else $CLAUDE_PROJECT_DIR (claude-code), else the\n"
-                   "event's cwd.  docs/INTEGRATIONS.md shows the settings for each agent.\n");
+                   "event's cwd.  docs/INTEGRATIONS.md shows the settings for each agent.\n"
+                   "claude-code also applies the Bash rules of Claude Code's own settings\n"
+                   "(~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json:\n"
+                   "permissions.deny and .ask add to txbox's refusals; .allow lifts an ask).\n");
 }
 
 /* Fail closed: every agent reads exit 2 as "block" and shows stderr as the reason. */
@@ -129,6 +132,83 @@ static void answer(enum hook_agent agent, const struct policy_result *res)
                              "permissionDecision", ask ? "ask" : "deny", "permissionDecisionReason", reason));
 }
 
+/* ---- Claude Code's own permission rules, so users keep them ----
+ * settings.json "permissions": {"allow": [...], "ask": [...], "deny": [...]} with Bash
+ * entries "Bash" (every command), "Bash(cmd)" (exactly cmd) or "Bash(prefix:*)". */
+
+enum perm { PERM_NONE, PERM_ALLOW, PERM_ASK, PERM_DENY };
+
+static bool bash_rule_matches(const char *rule, const char *command)
+{
+        if (!strcmp(rule, "Bash") || !strcmp(rule, "Bash(*)"))
+                return true;
+        size_t n = strlen(rule);
+        if (strncmp(rule, "Bash(", 5) != 0 || n < 7 || rule[n - 1] != ')')
+                return false;
+        const char *pat = rule + 5;
+        size_t plen = n - 6;
+        if (plen >= 2 && !strncmp(pat + plen - 2, ":*", 2))
+                return !strncmp(command, pat, plen - 2);
+        return strlen(command) == plen && !strncmp(command, pat, plen);
+}
+
+/* The strongest of this file's rules that match (deny > ask > allow). */
+static enum perm perms_in_file(const char *file, const char *command, char *pattern, size_t size)
+{
+        static const char *const lists[] = {"allow", "ask", "deny"};
+        json_t *root = json_load_file(file, 0, NULL);
+        enum perm best = PERM_NONE;
+
+        for (int k = 0; root && k < 3; k++) {
+                json_t *arr = json_object_get(json_object_get(root, "permissions"), lists[k]), *v;
+                size_t i;
+                json_array_foreach(arr, i, v) {
+                        if (json_is_string(v) && bash_rule_matches(json_string_value(v), command) && k + 1 > (int)best) {
+                                best = (enum perm)(k + 1);
+                                snprintf(pattern, size, "%s in %.300s: %.200s", lists[k], file, json_string_value(v));
+                        }
+                }
+        }
+        json_decref(root);
+        return best;
+}
+
+static enum perm claude_permission(const char *ws, const char *command, char *pattern, size_t size)
+{
+        const char *home = getenv("HOME");
+        char files[3][PATH_MAX + 64], tmp[PATH_MAX + 128];
+        enum perm best = PERM_NONE;
+
+        snprintf(files[0], sizeof(files[0]), "%s/.claude/settings.json", home ? home : "/nonexistent");
+        snprintf(files[1], sizeof(files[1]), "%s/.claude/settings.json", ws);
+        snprintf(files[2], sizeof(files[2]), "%s/.claude/settings.local.json", ws);
+        for (int i = 0; i < 3; i++) {
+                enum perm p = perms_in_file(files[i], command, tmp, sizeof(tmp));
+                if (p > best) {
+                        best = p;
+                        snprintf(pattern, size, "%.600s", tmp);
+                }
+        }
+        return best;
+}
+
+/* The user's own rules refine txbox's: their deny and ask add restrictions; their allow
+ * lifts an "ask" but never one of txbox's refusals. */
+static void apply_claude_permissions(const char *ws, const char *command, struct policy_result *res)
+{
+        char pattern[PATH_MAX + 128] = "";
+        enum perm p = claude_permission(ws, command, pattern, sizeof(pattern));
+
+        if (p == PERM_DENY || (p == PERM_ASK && res->decision == POLICY_ALLOW)) {
+                res->decision = p == PERM_DENY ? POLICY_DENY : POLICY_ASK;
+                snprintf(res->rule, sizeof(res->rule), "claude-settings");
+                snprintf(res->reason, sizeof(res->reason), "your Claude Code settings say %s (%.400s)",
+                         p == PERM_DENY ? "deny" : "ask", pattern);
+                snprintf(res->command, sizeof(res->command), "%.500s", command);
+        } else if (p == PERM_ALLOW && res->decision == POLICY_ASK)
+                res->decision = POLICY_ALLOW;
+}
+
 static int decide(const struct global_opts *g, enum hook_agent agent, const char *command, const char *cwd)
 {
         char ws[PATH_MAX], here[PATH_MAX];
@@ -148,6 +228,8 @@ static int decide(const struct global_opts *g, enum hook_agent agent, const char
         policy_free(p);
         if (r < 0)
                 return block("policy check failed: %s", strerror(-r));
+        if (agent == AGENT_CLAUDE)
+                apply_claude_permissions(ws, command, &res);
         if (res.decision != POLICY_ALLOW)
                 answer(agent, &res);
         else if (agent == AGENT_GEMINI)
