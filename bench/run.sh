@@ -3,6 +3,7 @@
 # Writes a markdown table to stdout; docs/BENCHMARKS.md records the figures with this command.
 set -eu
 cd "$(dirname "$0")/.."
+ROOT=$(pwd)
 BUILD=${BUILD:-build}
 N=${BENCH_N:-20}
 cc -O2 -o "$BUILD/abrun" bench/abrun.c
@@ -23,3 +24,10 @@ fi
 args+=("txbox run -- true=$TX run -- true")
 args+=("txbox run, one-file change committed=$TX run -- sh -c 'echo x >>f1'")
 "$ABRUN" "$N" "${args[@]}"
+
+# Through the MCP server (one long-lived server, N commands), next to one-shot runs and
+# bare exec, from bench/mcp_bench.sh.
+echo
+echo "## Per command through txbox mcp"
+echo
+BUILD="$BUILD" "$ROOT/bench/mcp_bench.sh" "$N" 2>&1 | sed 's/^/    /' || true
