@@ -97,6 +97,15 @@ static int set_limit(uint64_t *field, const char *opt, const char *arg)
         return 0;
 }
 
+static void run_cli_free_hosts(struct run_cli *o)
+{
+        free(o->net_allow);
+        free(o->net_allow_buf);
+        o->net_allow = NULL;
+        o->net_allow_buf = NULL;
+        o->opts.net_allow = NULL;
+}
+
 /* allow:HOST[,HOST...]: names of hosts, "*.domain" for its subdomains only. */
 static int parse_hosts(const char *list, struct run_cli *o)
 {
@@ -105,7 +114,7 @@ static int parse_hosts(const char *list, struct run_cli *o)
 
         if (!copy)
                 return -1;
-        free(o->net_allow);
+        run_cli_free_hosts(o); /* a later --net=allow replaces an earlier one */
         o->net_allow = calloc(strlen(list) / 2 + 2, sizeof(char *));
         for (char *h = strtok_r(copy, ",", &save); h && o->net_allow; h = strtok_r(NULL, ",", &save)) {
                 if (strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-*") != strlen(h)) {
@@ -196,18 +205,25 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
         return optind;
 }
 
+void run_cli_free(struct run_cli *o)
+{
+        free(o->env_keep.v);
+        o->env_keep.v = NULL;
+        run_cli_free_hosts(o);
+}
+
 int cmd_run(int argc, char **argv, const struct global_opts *g)
 {
         struct run_cli o = {0};
-        int i = run_parse_options(argc, argv, &o, run_usage);
+        int i = run_parse_options(argc, argv, &o, run_usage), st;
 
-        if (i == -0x100)
-                return 0;
-        if (i < 0)
-                return -i;
-        if (i >= argc) {
+        if (i == -0x100 || i < 0)
+                st = i == -0x100 ? 0 : -i;
+        else if (i >= argc) {
                 cli_error("run: no program given; usage: txbox run [OPTIONS] -- PROGRAM [ARG...]");
-                return EXIT_TXBOX;
-        }
-        return run_transaction(argv + i, &o, g);
+                st = EXIT_TXBOX;
+        } else
+                st = run_transaction(argv + i, &o, g);
+        run_cli_free(&o);
+        return st;
 }

@@ -20,17 +20,17 @@ int cmd_sh(int argc, char **argv, const struct global_opts *g)
         struct run_cli o = {.shell = true};
         int i = run_parse_options(argc, argv, &o, sh_usage);
 
-        if (i == -0x100)
-                return 0;
-        if (i < 0)
-                return -i;
-        if (!o.command) {
-                cli_error("sh: -c STRING is required; usage: txbox sh -c STRING");
-                return EXIT_TXBOX;
+        if (i == -0x100 || i < 0 || !o.command) {
+                if (i >= 0 && i != -0x100)
+                        cli_error("sh: -c STRING is required; usage: txbox sh -c STRING");
+                run_cli_free(&o);
+                return i == -0x100 ? 0 : i < 0 ? -i : EXIT_TXBOX;
         }
         char **av = calloc((size_t)(argc - i) + 4, sizeof(char *));
-        if (!av)
+        if (!av) {
+                run_cli_free(&o);
                 return EXIT_TXBOX;
+        }
         av[0] = "/bin/sh";
         av[1] = "-c";
         av[2] = (char *)o.command;
@@ -38,5 +38,6 @@ int cmd_sh(int argc, char **argv, const struct global_opts *g)
                 av[3 + k - i] = argv[k];
         int st = run_transaction(av, &o, g);
         free(av);
+        run_cli_free(&o);
         return st;
 }

@@ -18,6 +18,8 @@ struct run_cli {
 };
 
 int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FILE *));
+/* Free what option parsing allocated (also after an error). */
+void run_cli_free(struct run_cli *o);
 void run_options_help(FILE *f);
 /* Run argv as one transaction and return the exit status CONTRACT.md gives. */
 int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g);

@@ -92,12 +92,6 @@ report:
         if (o->report && write_report(o->report, txbox_tx_record(tx)) < 0 && status == 0)
                 status = EXIT_TXBOX;
 out:
-        free(o->env_keep.v);
-        o->env_keep.v = NULL;
-        free(o->net_allow);
-        free(o->net_allow_buf);
-        o->net_allow = NULL;
-        o->net_allow_buf = NULL;
         txbox_tx_free(tx);
         txbox_ws_close(ws);
         return status;

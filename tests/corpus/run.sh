@@ -21,8 +21,11 @@ python3 -c 'import yaml, tomllib' 2>/dev/null || skip "python3 with PyYAML and t
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/txbox-corpus.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-# shellcheck disable=SC2046
-cc -O2 -Iinclude -Isrc/lib -o "$work/driver" tests/corpus/driver.c "$BUILD/libtxbox.a" \
+# A sanitizer build of the library (make SANITIZE=1) needs the sanitizers' runtime too.
+san=""
+nm "$BUILD/libtxbox.a" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined"
+# shellcheck disable=SC2046,SC2086
+cc -O2 $san -Iinclude -Isrc/lib -o "$work/driver" tests/corpus/driver.c "$BUILD/libtxbox.a" \
         $(pkg-config --libs libseccomp sqlite3 jansson libfyaml) || { echo "Bail out! driver build failed"; exit 1; }
 
 CORPUS="$CORPUS" WORK="$work" python3 - <<'PY' || exit 1
