@@ -73,6 +73,11 @@ bench: all
 stress: all
 	BUILD=$(BUILD) TXBOX_STRESS=1 tests/run.sh integration
 
+# Long fuzzing campaign of the JSON-RPC layer (mutated messages; every reply must be one
+# well-formed JSON-RPC line).  make check runs the same test with 20,000 messages.
+fuzz: all
+	TXBOX_FUZZ_N=$${TXBOX_FUZZ_N:-1000000} $(BUILD)/tests/test_mcp
+
 install: $(BUILD)/txbox
 	install -D -m 0755 $(BUILD)/txbox $(DESTDIR)$(PREFIX)/bin/txbox
 	install -D -m 0644 docs/txbox.1 $(DESTDIR)$(PREFIX)/share/man/man1/txbox.1
