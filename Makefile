@@ -7,7 +7,9 @@ PKGS   := libseccomp sqlite3 jansson libfyaml libcurl
 # Library headers as system headers: libcurl's .pc adds -I/usr/include/<multiarch>, which would
 # otherwise make glibc's own headers warn under -Werror.
 PKG_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PKGS) 2>/dev/null))
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libcurl is only compiled against: txbox agent loads it at run time (src/lib/curlapi.c), so
+# that no other verb pays for its thirty-odd shared libraries at start-up.
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
           -Wno-missing-field-initializers

@@ -6,12 +6,12 @@
  * requests time out and are retried with exponential backoff, and every command goes through
  * the same policy, sandbox and commit/rollback as txbox run. */
 #define _GNU_SOURCE
-#include <curl/curl.h>
 #include <math.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "agent.h"
+#include "curlapi.h"
 #include "record.h"
 #include "util.h"
 
@@ -58,6 +58,9 @@ struct http {
 
 static int http_init(struct http *h, const struct agent_opts *o, struct txbox_error *err)
 {
+        int r = curl_api_load(err);
+        if (r < 0)
+                return r;
         if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK || !(h->curl = curl_easy_init()))
                 return tx_err(err, ENOMEM, "cannot initialise libcurl");
         h->url = agent_completions_url(o->endpoint);
@@ -80,10 +83,12 @@ static int http_init(struct http *h, const struct agent_opts *o, struct txbox_er
 
 static void http_free(struct http *h)
 {
+        free(h->url);
+        if (!curl_api.global_cleanup)
+                return; /* libcurl was never loaded */
         if (h->curl)
                 curl_easy_cleanup(h->curl);
         curl_slist_free_all(h->headers);
-        free(h->url);
         curl_global_cleanup();
 }
 
