@@ -10,6 +10,14 @@ PKG_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PKGS) 2>/d
 # libcurl is only compiled against: txbox agent loads it at run time (src/lib/curlapi.c), so
 # that no other verb pays for its thirty-odd shared libraries at start-up.
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
+# Linked in statically (Debian's own .a files; glibc stays shared): every transaction, hook
+# call and MCP start is a fresh process, and resolving four shared libraries cost it about
+# 0.7 ms (docs/BENCHMARKS.md).  STATIC_LIBS=0 links them dynamically.
+STATIC_LIBS ?= 1
+ifeq ($(STATIC_LIBS),1)
+PKG_LIBS   := -Wl,-Bstatic $(filter-out -lm -lz,$(shell pkg-config --static --libs $(filter-out libcurl,$(PKGS)) \
+              2>/dev/null)) -Wl,-Bdynamic -lm
+endif
 
 WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2 \
           -Wno-missing-field-initializers

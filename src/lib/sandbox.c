@@ -254,6 +254,14 @@ static int config_lowers(int fs, const struct sandbox_spec *s, int fds[], size_t
         return 0;
 }
 
+/* No sync at each copy-up nor at unmount: a layer becomes durable only when it has to, in
+ * one syncfs (the commit's, or a pending transaction's). A layer left by a crash is never
+ * mounted again: recovery discards it. Kernels before 5.10 lack the option. */
+static int set_volatile(int fs)
+{
+        return sys_fsconfig(fs, FSCONFIG_SET_FLAG, "volatile", NULL, 0) < 0 && errno != EINVAL ? -1 : 0;
+}
+
 /* Build the overlay as a detached mount: it is moved over the workspace only after /tmp and
  * friends are replaced, since those may cover the workspace's own path. */
 static int make_overlay(const struct sandbox_spec *s)
@@ -275,6 +283,7 @@ static int make_overlay(const struct sandbox_spec *s)
         if (sys_fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", up, 0) < 0 ||
             sys_fsconfig(fs, FSCONFIG_SET_STRING, "workdir", wk, 0) < 0 ||
             sys_fsconfig(fs, FSCONFIG_SET_FLAG, "userxattr", NULL, 0) < 0 ||
+            set_volatile(fs) < 0 ||
             sys_fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
                 SETUP_FAIL("cannot mount an overlay on '%s' (upper '%s'): %s; the workspace's "
                            "filesystem must support overlayfs in a user namespace (kernel >= 5.11, "
@@ -394,6 +403,7 @@ static int setup_mounts(const struct sandbox_spec *s)
                 return SETUP_FAIL("cannot make mounts private: %s", strerror(errno));
         if ((ovl = make_overlay(s)) < 0)
                 return -1;
+        trace_mark("init: overlay");
         /* Everything the host has, read-only and without setuid; devices stay usable only in
          * the fresh /dev below. */
         if (set_tree_attr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
@@ -407,6 +417,7 @@ static int setup_mounts(const struct sandbox_spec *s)
                 return SETUP_FAIL("cannot mount the sandbox's own /proc: %s (the current /proc is partly "
                                   "covered, as inside another container; run txbox where /proc is fully visible)",
                                   strerror(errno));
+        trace_mark("init: dev, proc");
         if (place_workspace(s, ovl) < 0)
                 return -1;
         return mask_secrets(s);
@@ -543,6 +554,29 @@ static int apply_seccomp(const struct sandbox_prep *p)
         return 0;
 }
 
+/* Search PATH as execvp would, before the exec guard is on: every failed execve of the
+ * search is otherwise one round trip to the supervisor (ten for a program in /usr/bin).
+ * NULL when not found; execvpe then reports the error as it would have. */
+static const char *resolve_program(const char *name, char *buf, size_t size)
+{
+        const char *path = getenv("PATH");
+        struct stat st;
+
+        if (!*name || strchr(name, '/'))
+                return name;
+        if (!path)
+                path = "/bin:/usr/bin";
+        for (const char *p = path;; p++) {
+                const char *end = strchrnul(p, ':');
+                int n = snprintf(buf, size, "%.*s%s%s", (int)(end - p), p, end == p ? "" : "/", name);
+                if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+                        return buf;
+                if (!*end)
+                        return NULL;
+                p = end;
+        }
+}
+
 __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s, const struct sandbox_prep *p)
 {
         reset_signals();
@@ -560,8 +594,12 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s,
                         child_fail(CHILD_SETUP_FAILED, errno, "cannot set up the program's stdio: %s", strerror(errno));
                         _exit(125);
                 }
+        trace_mark("program: forked");
+        char found[PATH_MAX];
+        const char *prog = resolve_program(s->argv[0], found, sizeof(found));
         if (apply_landlock(s) < 0 || apply_seccomp(p) < 0)
                 _exit(125);
+        trace_mark("program: guarded");
         /* Descriptors the caller left open (a directory of the host's writable mount, a
          * connected unix socket) would bypass the read-only view: none survives exec. */
         if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
@@ -575,7 +613,7 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s,
                 child_fail(CHILD_SETUP_FAILED, -r, "cannot set resource limits: %s", strerror(-r));
                 _exit(125);
         }
-        execvpe(s->argv[0], s->argv, p->envp);
+        execvpe(prog ? prog : s->argv[0], s->argv, p->envp);
         int e = errno;
         child_fail(CHILD_EXEC_FAILED, e, "%s: %s", s->argv[0],
                    e == ENOENT ? "command not found" : strerror(e));
@@ -634,6 +672,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, co
         if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
                 _exit(125);
         close(syncfd);
+        trace_mark("init: mapped");
         if (setup_mounts(s) < 0 || (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
             (s->net == TXBOX_NET_ALLOW && send_proxy_socket(p) < 0))
                 _exit(125);
@@ -645,8 +684,10 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, co
         if (limits_set_pid_max(p->limits.procs) < 0) {
                 /* reported by txbox doctor */
         }
+        trace_mark("init: mounted");
         if (protect_proc() < 0)
                 _exit(125);
+        trace_mark("init: proc protected");
         /* The program runs as our uid: make init unreachable by ptrace from it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         pid_t pid = fork();
@@ -655,9 +696,11 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, co
                 _exit(125);
         }
         if (pid == 0) {
+                trace_mark("program: first");
                 close(statusfd);
                 exec_program(s, p);
         }
+        trace_mark("init: forked");
         close(child_errfd);
         close(p->notify_sock);
         init_child_pid = pid;
@@ -670,6 +713,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, co
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
         init_reap(pid, p, &status);
+        trace_mark("init: program reaped");
         if (write(statusfd, &status, sizeof(status)) < 0) {
                 /* the supervisor is gone; our exit kills the namespace all the same */
         }
@@ -914,6 +958,7 @@ int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, stru
         res->exit_code = -1;
         if ((r = prepare(s, &prep, res, err)) < 0)
                 goto out_pipes;
+        trace_mark("prepared");
         if ((r = make_pipes(syncp, statusp, errp)) < 0 ||
             (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0 && (r = -errno))) {
                 r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
@@ -953,12 +998,14 @@ int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, stru
                         r = tx_err(err, EIO, "the sandbox died while starting");
                 goto out_mask;
         }
+        trace_mark("cloned, mapped");
         sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
         struct supervise sv = {.pid = pid, .statusfd = statusp[0], .errfd = errp[0], .sigfd = sigfd,
                                .notify_sock = nsock[0], .listener = -1, .timeout_s = s->timeout_s,
                                .spec = s, .disk_limit = prep.limits.disk};
         nsock[0] = -1;
         supervise_wait(&sv, res);
+        trace_mark("program exited");
         netproxy_log(sv.proxy, res->net_log, sizeof(res->net_log));
         netproxy_free(sv.proxy);
         closep(&sv.notify_sock);

@@ -169,6 +169,7 @@ static int open_state(struct txbox_ws *ws, struct txbox_error *err)
         if (ws->tx_fd < 0 || ws->active_fd < 0 || ws->lock_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
         _cleanup_free_ char *db = xasprintf("%s/audit.db", ws->state);
+        trace_mark("state dirs");
         return audit_open(db, &ws->audit, err);
 }
 
@@ -179,6 +180,7 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         char buf[PATH_MAX];
         int r;
 
+        trace_mark("open workspace");
         ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->lock_fd = -1;
         if (!realpath(workspace, buf)) {
                 r = tx_err(err, errno, "workspace '%s' %s", workspace,
@@ -206,11 +208,14 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
                 ws->state_mask = xstrdup(buf);
         } else if ((r = default_state(ws->path, &ws->state, &ws->state_mask, err)) < 0)
                 goto fail;
+        trace_mark("state dir found");
         if ((r = check_state_dir(ws->path, ws->state, err)) < 0 || (r = open_state(ws, err)) < 0)
                 goto fail;
+        trace_mark("state open");
         if ((flags & TXBOX_OPEN_RECOVER) && (r = txbox_recover(ws, NULL, err)) < 0)
                 goto fail;
         *out = ws;
+        trace_mark("workspace open");
         return 0;
 fail:
         txbox_ws_close(ws);
@@ -441,16 +446,20 @@ int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **ou
         if ((r = tx_claim(ws, tx->rec.id, false, err)) < 0)
                 goto fail;
         tx->lock_fd = r;
+        trace_mark("claimed");
         if ((r = check_submounts(ws->path, err)) < 0 || (r = idmap_plan(&tx->idmap, err)) < 0)
                 goto fail;
+        trace_mark("submounts, idmap");
         if (!tx->idmap.privileged)
                 warn_unmapped(tx, &tx->idmap);
+        trace_mark("owners scanned");
         if ((r = make_tx_dir(tx, err)) < 0 || (r = write_snapshot(tx, err)) < 0 ||
             (r = audit_insert(ws->audit, &tx->rec, err)) < 0) {
                 rm_rf_at(ws->tx_fd, tx->rec.id);
                 goto fail;
         }
         *out = tx;
+        trace_mark("begun");
         return 0;
 fail:
         release(tx);
@@ -591,7 +600,9 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
                 .stdio_redirect = opts && opts->stdio_redirect,
                 .stdio = {opts ? opts->stdio[0] : 0, opts ? opts->stdio[1] : 1, opts ? opts->stdio[2] : 2},
         };
+        trace_mark("run");
         r = sandbox_run(&spec, res, err);
+        trace_mark("sandbox done");
         strvec_clear(&lowers);
         txbox_tx_set_result(tx, res);
         free(tx->rec.env_dropped);
@@ -649,6 +660,11 @@ static void set_message(struct txbox_tx *tx, const char *msg)
 
 static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox_error *err)
 {
+        /* The overlay is mounted volatile (no sync per copy-up, none at unmount): a layer that
+         * outlives this process, for a later commit or the session's next command, is made
+         * durable here, in one sync. */
+        if (o == TXBOX_PENDING && tx->dir_fd >= 0 && syncfs(tx->dir_fd) < 0)
+                return tx_err(err, errno, "cannot sync the layers of tx %s: %s", tx->rec.id, strerror(errno));
         tx->rec.outcome = o;
         tx->rec.ended_ms = now_ms();
         tx->rec.duration_ms = (mono_us() - tx->t0_us) / 1000;
@@ -958,7 +974,9 @@ int txbox_tx_finish(struct txbox_tx *tx, enum txbox_commit_mode mode, const stru
                 *status = 125;
                 return r;
         }
+        trace_mark("evaluated");
         r = tx->sp ? decide_savepoint(tx, mode, res, status, err) : decide(tx, mode, res, status, err);
+        trace_mark("decided");
         if (r < 0) {
                 *status = 125;
                 return r;

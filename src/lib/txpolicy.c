@@ -87,6 +87,7 @@ int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *c
 /* Called by the supervisor for every execve inside the sandbox. */
 bool tx_exec_check(void *ctx, const char *path, char *const argv[])
 {
+        trace_mark("exec check");
         struct txbox_tx *tx = ctx;
         const struct policy *p = tx->ws->policy;
         struct policy_result res;

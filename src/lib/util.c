@@ -172,6 +172,19 @@ int64_t mono_us(void)
         return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
+void trace_mark(const char *what)
+{
+        static int on = -1;
+        static int64_t t0;
+        if (on < 0) {
+                const char *e = getenv("TXBOX_TRACE");
+                on = e && *e && strcmp(e, "0");
+                t0 = mono_us();
+        }
+        if (on)
+                fprintf(stderr, "txbox-trace %6d %8.3f ms %s\n", (int)getpid(), (mono_us() - t0) / 1000.0, what);
+}
+
 void random_hex(char *out, size_t nbytes)
 {
         unsigned char buf[64];

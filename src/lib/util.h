@@ -29,12 +29,15 @@ int tx_err_wrap(struct txbox_error *err, const char *fmt, ...) __attribute__((fo
 /* ---- cleanup ---- */
 
 static inline void freep(void *p) { free(*(void **)p); }
+/* Close and forget: a later poll or close of the same variable must not see a number the
+ * process may already have reused. */
 static inline void closep(int *fd)
 {
         if (*fd >= 0) {
                 int saved = errno;
                 close(*fd);
                 errno = saved;
+                *fd = -1;
         }
 }
 static inline void fclosep(FILE **f)
@@ -100,6 +103,9 @@ bool strvec_lists_path(const struct strvec *sv, const char *path);
 /* ---- time ---- */
 int64_t now_ms(void);
 int64_t mono_us(void);
+/* TXBOX_TRACE=1: print the time since the process's first mark, and what, to stderr (for
+ * finding where a transaction's time goes; free when unset). */
+void trace_mark(const char *what);
 
 /* ---- files (side effects) ---- */
 
