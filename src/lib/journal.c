@@ -44,7 +44,7 @@ static int unescape_path(const char *in, char **out)
         return 0;
 }
 
-int journal_write(int dirfd, const char *name, const struct cs_op *ops, size_t n,
+int journal_write(int dirfd, const char *name, const struct cs_op *ops, size_t n, bool durable,
                   struct txbox_error *err)
 {
         char *buf = NULL;
@@ -66,7 +66,7 @@ int journal_write(int dirfd, const char *name, const struct cs_op *ops, size_t n
         }
         fprintf(f, "end %zu\n", n);
         fclose(f);
-        r = write_file_atomic_at(dirfd, name, buf, len, true);
+        r = write_file_atomic_at(dirfd, name, buf, len, durable);
         free(buf);
         if (r < 0)
                 return tx_err(err, -r, "cannot write the commit journal '%s': %s", name, strerror(-r));
@@ -264,7 +264,7 @@ static bool progress(const struct journal_progress *pg, int64_t t0, size_t done,
 }
 
 int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
-                  const char *fp, const struct journal_progress *pg, struct txbox_error *err)
+                  const char *fp, const struct journal_progress *pg, bool sync, struct txbox_error *err)
 {
         int64_t t0 = mono_us();
         bool reported = false;
@@ -285,8 +285,8 @@ int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops
                 }
         if (reported && done % 256 != 0)
                 pg->fn(pg->ctx, pg->what, n, n);
-        /* One filesystem sync makes every rename above durable before the commit marker. */
-        if (syncfs(live_fd) < 0)
+        /* One filesystem sync makes every rename above durable before the caller's marker. */
+        if (sync && syncfs(live_fd) < 0)
                 return tx_err(err, errno, "cannot sync the workspace's filesystem: %s", strerror(errno));
         return 0;
 }

@@ -11,8 +11,9 @@
 
 #include "changeset.h"
 
-/* Write ops to dirfd/name durably (temp file, fsync, rename, fsync dir). */
-int journal_write(int dirfd, const char *name, const struct cs_op *ops, size_t n,
+/* Write ops to dirfd/name through a temp file and a rename; durable (fsync of the file and
+ * the directory) when asked, else the caller syncs (the commit's one syncfs). */
+int journal_write(int dirfd, const char *name, const struct cs_op *ops, size_t n, bool durable,
                   struct txbox_error *err);
 /* Read a journal; -EBADMSG when incomplete or malformed. */
 int journal_read(int dirfd, const char *name, struct cs_op **ops, size_t *n,
@@ -28,10 +29,11 @@ struct journal_progress {
 };
 
 /* Apply ops to live_fd, taking new entries from src_fd and moving originals to aside_fd.
- * fp names the failpoint hit before every rename (tests crash there).  pg (may be NULL) hears
- * about progress once the apply has taken over a second. */
+ * Idempotent: applying again after a crash part-way completes the job.  fp names the
+ * failpoint hit before every rename (tests crash there).  pg (may be NULL) hears about
+ * progress once the apply has taken over a second.  With sync, ends with a syncfs. */
 int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
-                  const char *fp, const struct journal_progress *pg, struct txbox_error *err);
+                  const char *fp, const struct journal_progress *pg, bool sync, struct txbox_error *err);
 /* Undo whatever part of journal_apply happened, in reverse order. */
 int journal_revert(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
                    struct txbox_error *err);

@@ -761,8 +761,16 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         if ((mkdirat(tx->dir_fd, "undo", 0700) < 0 && errno != EEXIST) ||
             (undo = openat(tx->dir_fd, "undo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return tx_err(err, errno, "cannot create the undo area of tx %s: %s", tx->rec.id, strerror(errno));
-        if ((r = journal_write(tx->dir_fd, "journal", tx->cs.ops, tx->cs.nops, err)) < 0)
+        /* Two filesystem syncs in all: this one makes the journal and the new files' contents
+         * (the overlay is volatile) durable before the first rename; the second, after the
+         * renames, makes them and the marker durable together. */
+        if ((r = journal_write(tx->dir_fd, "journal", tx->cs.ops, tx->cs.nops, false, err)) < 0)
                 return r;
+        if (syncfs(tx->dir_fd) < 0) {
+                r = tx_err(err, errno, "cannot sync the commit journal of tx %s: %s", tx->rec.id, strerror(errno));
+                unlinkat(tx->dir_fd, "journal", 0);
+                return r;
+        }
         if ((r = failpoint("commit")) < 0) {
                 tx_err(err, -r, "cannot start the commit of tx %s: %s", tx->rec.id, strerror(-r));
                 goto revert;
@@ -771,10 +779,15 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0)
                 goto revert;
         struct journal_progress pg = {tx->ws->progress, tx->ws->progress_ctx, "committing"};
-        if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", &pg, err)) < 0)
+        if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", &pg, false, err)) < 0)
                 goto revert;
-        if ((r = failpoint("commit")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, true)) < 0) {
+        /* The marker is created before the sync that makes the renames durable: a file system
+         * that kept it but lost a rename is repaired by recovery, which applies the journal
+         * again (idempotent) before it trusts the marker. */
+        if ((r = failpoint("commit")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, false)) < 0 ||
+            (syncfs(tx->ws->ws_fd) < 0 && (r = -errno))) {
                 tx_err(err, -r, "cannot write the commit marker of tx %s: %s", tx->rec.id, strerror(-r));
+                unlinkat(tx->dir_fd, "committed", 0);
                 goto revert;
         }
         (void)failpoint("commit"); /* past the marker the commit holds: only a crash is of interest */

@@ -140,7 +140,7 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         rec->outcome = TXBOX_UNDOING;
         if ((r = audit_update(ws->audit, rec, err)) < 0 ||
             (r = journal_apply(ws->ws_fd, c.undo, c.redo, c.inv, c.n, "undo",
-                               &(struct journal_progress){ws->progress, ws->progress_ctx, "undoing"}, err)) < 0) {
+                               &(struct journal_progress){ws->progress, ws->progress_ctx, "undoing"}, true, err)) < 0) {
                 struct txbox_error e2;
                 if (journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, &e2) == 0) {
                         unlinkat(c.dir, "undoing", 0);
@@ -217,6 +217,26 @@ static int recover_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir
         return 0;
 }
 
+/* A commit's marker exists: make sure every rename of its journal is there too (they were
+ * made durable in the same sync as the marker; a file system that reorders may have kept
+ * the marker alone).  Re-applying is idempotent; without an upper layer there is nothing
+ * left to move. */
+static int roll_forward(struct txbox_ws *ws, struct txbox_record *rec, int dir, struct txbox_error *err)
+{
+        _cleanup_close_ int upper = open_subdir(dir, "upper", false);
+        _cleanup_close_ int undo = open_subdir(dir, "undo", false);
+        struct cs_op *ops = NULL;
+        size_t n = 0;
+        int r;
+
+        if (upper < 0 || undo < 0 || !has_file(dir, "journal"))
+                return 0;
+        if ((r = journal_read(dir, "journal", &ops, &n, err)) == 0)
+                r = journal_apply(ws->ws_fd, upper, undo, ops, n, "recover", NULL, true, err);
+        journal_ops_free(ops, n);
+        return r < 0 ? tx_err_wrap(err, "complete the commit of tx %s", rec->id) : 0;
+}
+
 static int set_outcome(struct txbox_ws *ws, struct txbox_record *rec, enum txbox_outcome o, const char *msg,
                        struct txbox_error *err)
 {
@@ -259,9 +279,11 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         else if (dir >= 0 && has_file(dir, "undone"))
                 r = rec.outcome == TXBOX_UNDONE ? 0 : set_outcome(ws, &rec, TXBOX_UNDONE, NULL, err) ?: 2;
         else if (dir >= 0 && has_file(dir, "committed")) {
-                rm_rf_at(dir, "upper");
-                rm_rf_at(dir, "work");
-                r = rec.outcome == TXBOX_COMMITTED ? 0 : set_outcome(ws, &rec, TXBOX_COMMITTED, NULL, err) ?: 2;
+                if ((r = roll_forward(ws, &rec, dir, err)) == 0) {
+                        rm_rf_at(dir, "upper");
+                        rm_rf_at(dir, "work");
+                        r = rec.outcome == TXBOX_COMMITTED ? 0 : set_outcome(ws, &rec, TXBOX_COMMITTED, NULL, err) ?: 2;
+                }
         } else if (dir >= 0 && has_file(dir, "journal")) {
                 if ((r = recover_commit(ws, &rec, dir, err)) == 0) {
                         rm_rf_at(ws->tx_fd, id);
