@@ -714,6 +714,14 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, co
         sigprocmask(SIG_SETMASK, &none, NULL);
         init_reap(pid, p, &status);
         trace_mark("init: program reaped");
+        /* Nothing may write the upper layer once the supervisor has the status: end every
+         * process left (daemons, background jobs) and reap them all first.  Then the
+         * supervisor can evaluate and commit while the namespaces are torn down. */
+        setitimer(ITIMER_REAL, &(struct itimerval){0}, NULL);
+        kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+                ;
+        trace_mark("init: all reaped");
         if (write(statusfd, &status, sizeof(status)) < 0) {
                 /* the supervisor is gone; our exit kills the namespace all the same */
         }
@@ -745,6 +753,33 @@ static int explain_clone_failure(int e, struct txbox_error *err)
         return tx_err(err, e, "cannot create the sandbox's namespaces (clone: %s); user namespaces may be "
                               "restricted here (AppArmor's kernel.apparmor_restrict_unprivileged_userns, "
                               "or a container without CLONE_NEWUSER)", strerror(e));
+}
+
+/* Sandboxes whose init reported and is exiting; reaped by sandbox_reap(). */
+static pid_t deferred[16];
+
+static void defer_reap(pid_t pid)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(deferred); i++)
+                if (!deferred[i]) {
+                        deferred[i] = pid;
+                        return;
+                }
+        while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+}
+
+void sandbox_reap(bool wait)
+{
+        for (size_t i = 0; i < ARRAY_SIZE(deferred); i++) {
+                pid_t r;
+                if (!deferred[i])
+                        continue;
+                while ((r = waitpid(deferred[i], NULL, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
+                        ;
+                if (r != 0)
+                        deferred[i] = 0;
+        }
 }
 
 struct supervise {
@@ -854,8 +889,13 @@ static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                         break;
                 }
         }
-        while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
-                ;
+        /* With the status in hand, init has ended everything else: its own exit (the
+         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it. */
+        if (got)
+                defer_reap(sv->pid);
+        else
+                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
         if (got && st.limit != LIMIT_NONE)
                 sv->limit = st.limit;
         if (sv->limit != LIMIT_NONE)
@@ -954,6 +994,7 @@ int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, stru
         _cleanup_close_ int sigfd = -1;
         int r;
 
+        sandbox_reap(false);
         memset(res, 0, sizeof(*res));
         res->exit_code = -1;
         if ((r = prepare(s, &prep, res, err)) < 0)

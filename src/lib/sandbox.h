@@ -57,6 +57,9 @@ struct sandbox_spec {
 extern const char *const sandbox_secret_paths[];
 
 /* Run spec->argv; returns when the program and every process it left are gone. */
+/* Collect the inits of finished sandboxes (their exit overlaps the commit); with wait,
+ * block until all are gone (txbox_ws_close does). */
+void sandbox_reap(bool wait);
 int sandbox_run(const struct sandbox_spec *spec, struct txbox_run_result *res,
                 struct txbox_error *err);
 

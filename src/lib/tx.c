@@ -226,6 +226,7 @@ void txbox_ws_close(struct txbox_ws *ws)
 {
         if (!ws)
                 return;
+        sandbox_reap(true);
         policy_free(ws->policy);
         free(ws->policy_file);
         free(ws->approver);
