@@ -145,6 +145,10 @@ struct txbox_command {
         enum txbox_commit_mode mode;
         struct txbox_run_opts opts; /* net, timeout, limits, env (stdio is set by txbox_command_run) */
         size_t output_cap;   /* bytes of stdout and of stderr kept (0: 64 KiB) */
+        /* Servers: once this command's program has ended, begin the next transaction and
+         * start its sandbox, so that the next command only starts its program.  The
+         * prepared one is dropped by txbox_ws_close. */
+        bool prepare_next;
 };
 
 struct txbox_command_result {
@@ -180,6 +184,7 @@ struct txbox_run_result {
 
 /* Flags for txbox_ws_open(). */
 #define TXBOX_OPEN_RECOVER 0x1u /* recover interrupted transactions first */
+#define TXBOX_OPEN_DEFER_LOG 0x2u /* open the audit log at its first use, not now */
 
 /* Open a workspace.  state_dir NULL picks the default (on the workspace's filesystem,
  * outside the workspace).  Fails when the workspace is missing, the state dir is on
@@ -215,6 +220,11 @@ TXBOX_API int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx
  * record's message), -errno when the policy could not be loaded. */
 TXBOX_API int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *cwd,
                                     struct txbox_error *err);
+/* Optional, right after txbox_tx_begin: start the sandbox (namespaces, mounts) now, so that
+ * it gets ready while the caller checks the policy; txbox_tx_run with the same options then
+ * only starts the program (with other options it starts afresh).  Loads the workspace's
+ * policy.  A sandbox that cannot start is reported by txbox_tx_run. */
+TXBOX_API void txbox_tx_prestart(struct txbox_tx *tx, const struct txbox_run_opts *opts);
 /* Run argv in the sandbox; blocks until the program and all its descendants are gone.  Every
  * exec inside is checked against the policy too: a refused one fails with EPERM and the
  * transaction is rolled back with the rule as a violation. */
@@ -242,8 +252,8 @@ TXBOX_API int txbox_tx_finish(struct txbox_tx *tx, enum txbox_commit_mode mode,
                               const struct txbox_run_result *res, int *status, const char **why,
                               struct txbox_error *err);
 TXBOX_API const struct txbox_record *txbox_tx_record(const struct txbox_tx *tx);
-/* A non-fatal problem found by txbox_tx_begin (e.g. workspace files the sandbox cannot
- * map), or NULL. */
+/* A non-fatal problem found by txbox_tx_run (e.g. the program failed and workspace files
+ * are owned by ids the sandbox cannot map), or NULL. */
 TXBOX_API const char *txbox_tx_warning(const struct txbox_tx *tx);
 TXBOX_API void txbox_tx_free(struct txbox_tx *tx);
 

@@ -35,7 +35,7 @@ struct verb {
  * message printed (usage), or -2 when --help/--version was handled. */
 int cli_parse_globals(int argc, char **argv, struct global_opts *g);
 /* Open the workspace (recovering interrupted commits when recover); prints the error. */
-struct txbox_ws *cli_open(const struct global_opts *g, bool recover);
+struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags); /* TXBOX_OPEN_* */
 /* Print "txbox: MSG" to stderr. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* True when argv has -h or --help before any "--". */

@@ -190,7 +190,7 @@ int cmd_agent(int argc, char **argv, const struct global_opts *g)
                 return r;
         a.o.task = task;
         a.o.log = log_line;
-        struct txbox_ws *ws = cli_open(g, true);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER);
         if (!ws)
                 return EXIT_TXBOX;
         r = agent_run(ws, &a.o, &st, &err);

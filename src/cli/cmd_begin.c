@@ -28,7 +28,7 @@ int cmd_begin(int argc, char **argv, const struct global_opts *g)
                 begin_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, true);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_session_begin(ws, &rec, &err);

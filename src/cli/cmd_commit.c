@@ -27,7 +27,7 @@ int cmd_commit(int argc, char **argv, const struct global_opts *g)
                 commit_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, true);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER);
         if (!ws)
                 return EXIT_TXBOX;
         if ((r = txbox_tx_load(ws, argv[1], &tx, &err)) == 0 && (r = txbox_tx_evaluate(tx, &err)) >= 0)

@@ -47,7 +47,7 @@ int cmd_diff(int argc, char **argv, const struct global_opts *g)
                 diff_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, false);
+        struct txbox_ws *ws = cli_open(g, 0);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_diff(ws, argv[1], &out, &err);

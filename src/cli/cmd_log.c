@@ -46,7 +46,7 @@ int cmd_log(int argc, char **argv, const struct global_opts *g)
                 log_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, false);
+        struct txbox_ws *ws = cli_open(g, 0);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_log(ws, limit, &recs, &n, &err);

@@ -86,7 +86,7 @@ int cmd_mcp(int argc, char **argv, const struct global_opts *g)
                 return EXIT_TXBOX;
         }
         signal(SIGPIPE, SIG_IGN); /* a client that went away is an EPIPE, not a kill */
-        struct txbox_ws *ws = cli_open(g, true);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER);
         if (!ws)
                 return EXIT_TXBOX;
         if (g->policy && txbox_ws_set_policy(ws, g->policy, &err) < 0) {

@@ -25,7 +25,7 @@ int cmd_recover(int argc, char **argv, const struct global_opts *g)
                 recover_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, false);
+        struct txbox_ws *ws = cli_open(g, 0);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_recover(ws, &st, &err);

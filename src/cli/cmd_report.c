@@ -52,7 +52,7 @@ int cmd_report(int argc, char **argv, const struct global_opts *g)
                 report_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, false);
+        struct txbox_ws *ws = cli_open(g, 0);
         if (!ws)
                 return EXIT_TXBOX;
         int st = 0;

@@ -37,7 +37,7 @@ int cmd_rollback(int argc, char **argv, const struct global_opts *g)
                 rollback_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, true);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER);
         if (!ws)
                 return EXIT_TXBOX;
         if (to >= 0) {

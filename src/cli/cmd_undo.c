@@ -23,7 +23,7 @@ int cmd_undo(int argc, char **argv, const struct global_opts *g)
                 undo_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, true);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_undo(ws, argc == 2 ? argv[1] : NULL, &rec, &err);

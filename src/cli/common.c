@@ -43,12 +43,11 @@ static void show_progress(void *ctx, const char *what, size_t done, size_t total
         fflush(stderr);
 }
 
-struct txbox_ws *cli_open(const struct global_opts *g, bool recover)
+struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
 {
         struct txbox_ws *ws = NULL;
         struct txbox_error err = {0};
-        int r = txbox_ws_open(g->workspace ? g->workspace : ".", g->state, recover ? TXBOX_OPEN_RECOVER : 0,
-                              &ws, &err);
+        int r = txbox_ws_open(g->workspace ? g->workspace : ".", g->state, flags, &ws, &err);
         if (r < 0) {
                 cli_error("%s", err.msg);
                 return NULL;

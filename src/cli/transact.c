@@ -41,7 +41,8 @@ static void summary(const struct txbox_record *rec)
 
 int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
 {
-        struct txbox_ws *ws = cli_open(g, true);
+        /* The audit log opens while the sandbox starts (txbox_tx_prestart). */
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER | TXBOX_OPEN_DEFER_LOG);
         struct txbox_tx *tx = NULL;
         struct txbox_run_result res;
         struct txbox_error err = {0};
@@ -51,15 +52,16 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
 
         if (!ws)
                 return EXIT_TXBOX;
+        if (g->policy)
+                txbox_ws_set_policy(ws, g->policy, &err);
+        txbox_ws_set_approver(ws, g->approve);
         if ((o->session ? txbox_session_savepoint(ws, o->session, argv, &tx, &err)
                         : txbox_tx_begin(ws, argv, &tx, &err)) < 0) {
                 cli_error("%s", err.msg);
                 goto out;
         }
-        if (g->policy)
-                txbox_ws_set_policy(ws, g->policy, &err);
-        txbox_ws_set_approver(ws, g->approve);
         o->opts.cwd = start_dir(ws, cwd, sizeof(cwd));
+        txbox_tx_prestart(tx, &o->opts);
         int allowed = txbox_tx_check_policy(tx, o->command, o->opts.cwd, &err);
         if (allowed <= 0) {
                 struct txbox_error e2;
@@ -72,14 +74,14 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
                 }
                 goto report;
         }
-        if (txbox_tx_warning(tx))
-                cli_error("warning: %s", txbox_tx_warning(tx));
         if (txbox_tx_run(tx, &o->opts, &res, &err) < 0) {
                 struct txbox_error e2;
                 cli_error("%s", err.msg);
                 txbox_tx_abort(tx, err.msg, &e2);
                 goto report;
         }
+        if (txbox_tx_warning(tx))
+                cli_error("warning: %s", txbox_tx_warning(tx));
         if (res.exec_failed)
                 cli_error("%s", err.msg);
         if (txbox_tx_finish(tx, o->mode, &res, &status, &why, &err) < 0)

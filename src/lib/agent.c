@@ -377,6 +377,7 @@ static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label
         if (cmd->opts.timeout_s <= 0)
                 cmd->opts.timeout_s = L->o->cmd_timeout_s > 0 ? L->o->cmd_timeout_s : 600;
         cmd->output_cap = L->o->output_cap ? L->o->output_cap : DEFAULT_OUTPUT_CAP;
+        cmd->prepare_next = true;
         int r = txbox_command_run(L->ws, cmd, &res, &err);
         int64_t ms = (mono_us() - t0) / 1000;
         L->st->txbox_ms += ms;

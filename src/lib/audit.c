@@ -683,19 +683,43 @@ void audit_close(struct audit *a)
 
 static void audit_closep(struct audit **a) { audit_close(*a); }
 
+static int connect_db(struct audit *a, struct txbox_error *err)
+{
+        int r = db_open(a, err);
+        if (r >= 0)
+                r = schema_ensure(a, err);
+        if (r < 0 && a->db) {
+                sqlite3_close_v2(a->db);
+                a->db = NULL;
+        }
+        return r;
+}
+
+/* A deferred log connects at its first use (CONNECT at the top of every entry point). */
+#define CONNECT(a, err)                                                  \
+        do {                                                             \
+                int cr_ = (a)->db ? 0 : connect_db((a), (err));          \
+                if (cr_ < 0)                                             \
+                        return cr_;                                      \
+        } while (0)
+
 int audit_open(const char *path, struct audit **out, struct txbox_error *err)
 {
         _cleanup_(audit_closep) struct audit *a = xcalloc(1, sizeof(*a));
         int r;
 
         a->path = xstrdup(path);
-        r = db_open(a, err);
-        if (r >= 0)
-                r = schema_ensure(a, err);
-        if (r < 0)
+        if ((r = connect_db(a, err)) < 0)
                 return r;
         *out = TAKE_PTR(a);
         return 0;
+}
+
+struct audit *audit_open_deferred(const char *path)
+{
+        struct audit *a = xcalloc(1, sizeof(*a));
+        a->path = xstrdup(path);
+        return a;
 }
 
 /* ---- writes ---- */
@@ -745,6 +769,7 @@ static int insert_paths(struct audit *a, int64_t seq, const struct txbox_record 
 
 int audit_insert(struct audit *a, struct txbox_record *rec, struct txbox_error *err)
 {
+        CONNECT(a, err);
         int r = check_record(rec, err);
         int64_t seq = 0;
 
@@ -803,6 +828,7 @@ static int delete_paths(struct audit *a, int64_t seq, struct txbox_error *err)
 
 int audit_update(struct audit *a, const struct txbox_record *rec, struct txbox_error *err)
 {
+        CONNECT(a, err);
         int r = check_record(rec, err);
         int64_t seq = 0;
 
@@ -920,6 +946,7 @@ static int find_record(struct audit *a, const char *id, struct txbox_record *rec
 
 int audit_get(struct audit *a, const char *id, struct txbox_record *out, struct txbox_error *err)
 {
+        CONNECT(a, err);
         struct txbox_record rec = { 0 };
         int r;
 
@@ -942,6 +969,7 @@ int audit_get(struct audit *a, const char *id, struct txbox_record *out, struct 
 int audit_list(struct audit *a, int limit, struct txbox_record **out, size_t *n,
                struct txbox_error *err)
 {
+        CONNECT(a, err);
         _cleanup_reset_ sqlite3_stmt *st = NULL;
         int rc = stmt(a, ST_LIST, &st);
 
@@ -955,6 +983,7 @@ int audit_list(struct audit *a, int limit, struct txbox_record **out, size_t *n,
 int audit_list_outcomes(struct audit *a, const enum txbox_outcome *outcomes, size_t noutcomes,
                         struct txbox_record **out, size_t *n, struct txbox_error *err)
 {
+        CONNECT(a, err);
         _cleanup_finalize_ sqlite3_stmt *st = NULL;
         char sql[sizeof("SELECT " TX_COLS " FROM tx WHERE outcome IN () ORDER BY seq") + 8 * 16];
         size_t len = (size_t)snprintf(sql, sizeof(sql), "SELECT " TX_COLS " FROM tx WHERE outcome IN (");
@@ -985,6 +1014,7 @@ int audit_list_outcomes(struct audit *a, const enum txbox_outcome *outcomes, siz
 
 int audit_newest_committed(struct audit *a, struct txbox_record *out, struct txbox_error *err)
 {
+        CONNECT(a, err);
         _cleanup_reset_ sqlite3_stmt *st = NULL;
         struct txbox_record rec = { 0 };
         int rc = stmt(a, ST_NEWEST_COMMITTED, &st);
@@ -1012,6 +1042,7 @@ int audit_newest_committed(struct audit *a, struct txbox_record *out, struct txb
 
 int audit_next_commit_seq(struct audit *a, int64_t *out, struct txbox_error *err)
 {
+        CONNECT(a, err);
         _cleanup_reset_ sqlite3_stmt *st = NULL;
         int rc = stmt(a, ST_NEXT_COMMIT_SEQ, &st);
 
@@ -1106,6 +1137,7 @@ static int find_overlaps(struct audit *a, int64_t after, const struct txbox_path
 int audit_later_overlaps(struct audit *a, int64_t after_commit_seq, const struct txbox_path *paths,
                          size_t npaths, struct strvec *out, struct txbox_error *err)
 {
+        CONNECT(a, err);
         _cleanup_(strvec_clearp) struct strvec found = { 0 };
         int r = tx_begin(a, false, err);
 

@@ -21,6 +21,9 @@ struct audit;
  * integrity cheaply (quick schema read).  A corrupt or foreign file gives -EBADMSG with a
  * message saying which file and what to do. */
 int audit_open(const char *path, struct audit **out, struct txbox_error *err);
+/* The same, connecting only at the first read or write (a transaction's sandbox starts
+ * meanwhile); a bad file is then reported by that first call. */
+struct audit *audit_open_deferred(const char *path);
 void audit_close(struct audit *a);
 
 /* Insert a new record; assigns rec->seq.  rec->id must be unique. */

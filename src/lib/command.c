@@ -28,6 +28,24 @@ static void set_why(struct txbox_command_result *res, const char *why)
         res->why = xstrdup_or_null(why);
 }
 
+/* Begin the next command's transaction and start its sandbox now: its init sets up the
+ * mounts while this one commits and the caller answers; the next command then only starts
+ * its program.  Placeholder argv until the command is known (tx_set_command). */
+static void prepare_next(struct txbox_ws *ws, const struct txbox_run_opts *opts)
+{
+        char *argv[] = {"/bin/sh", "-c", "", NULL};
+        struct txbox_error e;
+        struct txbox_tx *tx;
+
+        if (ws->prepared || txbox_tx_begin(ws, argv, &tx, &e) < 0)
+                return;
+        txbox_tx_prestart(tx, opts);
+        if (tx->sb)
+                ws->prepared = tx;
+        else
+                tx_discard(tx);
+}
+
 /* Policy check, run with captured stdio, then the decision; fills res->status and res->why. */
 static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, const char *cwd,
                         struct txbox_command_result *res, struct txbox_error *err)
@@ -63,6 +81,8 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, co
                 txbox_tx_abort(tx, err->msg, &e2);
                 return;
         }
+        if (cmd->prepare_next)
+                prepare_next(tx->ws, &opts);
         if (rr.exec_failed)
                 set_why(res, err->msg);
         if (txbox_tx_finish(tx, cmd->mode, &rr, &res->status, &why, err) < 0)
@@ -85,9 +105,19 @@ int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, stru
         res->status = 125;
         if (!argv || !argv[0])
                 return tx_err(err, EINVAL, "no command given");
-        r = cmd->session ? txbox_session_savepoint(ws, cmd->session, argv, &tx, err) : txbox_tx_begin(ws, argv, &tx, err);
+        if (!cmd->session && ws->prepared) {
+                tx = TAKE_PTR(ws->prepared);
+                tx_set_command(tx, argv);
+                r = 0;
+        } else {
+                r = cmd->session ? txbox_session_savepoint(ws, cmd->session, argv, &tx, err)
+                                 : txbox_tx_begin(ws, argv, &tx, err);
+        }
         if (r < 0)
                 return r;
+        struct txbox_run_opts pre = cmd->opts;
+        pre.stdio_redirect = true; /* as run_checked will ask */
+        txbox_tx_prestart(tx, &pre);
         run_checked(tx, cmd, cmd->cwd ? cmd->cwd : ws->path, res, err);
         if (!res->out)
                 res->out = xstrdup("");

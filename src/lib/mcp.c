@@ -239,6 +239,7 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
                         : !strcmp(mode, "keep")        ? TXBOX_COMMIT_KEEP
                                                        : TXBOX_COMMIT_DISCARD,
                 .output_cap = s->opts.output_cap,
+                .prepare_next = true,
         };
         struct txbox_command_result res;
         struct txbox_error err = {0};

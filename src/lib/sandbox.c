@@ -620,6 +620,97 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s,
         _exit(e == ENOENT ? 127 : 126);
 }
 
+/* ---- the command: sent to init once the sandbox is ready ---- */
+
+/* The program's directory and argv as "cwd\0arg0\0arg1\0...", after a header; the
+ * redirected stdio descriptors ride along with the header.  Chunked: a SEQPACKET message
+ * must fit the socket's buffer, an argv need not. */
+struct go_header {
+        uint32_t len;   /* bytes of strings that follow */
+        uint32_t nfds;  /* 0, or 3 (stdin, stdout, stderr) */
+};
+
+#define GO_CHUNK 32768
+
+static int send_go(int sock, char *const argv[], const char *cwd, const int *stdio)
+{
+        size_t len = strlen(cwd) + 1;
+        for (char *const *a = argv; *a; a++)
+                len += strlen(*a) + 1;
+        if (len > (64u << 20))
+                return -E2BIG;
+        _cleanup_free_ char *buf = xmalloc(len);
+        char *w = stpcpy(buf, cwd) + 1;
+        for (char *const *a = argv; *a; a++)
+                w = stpcpy(w, *a) + 1;
+
+        struct go_header h = {.len = (uint32_t)len, .nfds = stdio ? 3 : 0};
+        char cbuf[CMSG_SPACE(3 * sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
+        if (stdio) {
+                mh.msg_control = cbuf;
+                mh.msg_controllen = sizeof(cbuf);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(3 * sizeof(int));
+                memcpy(CMSG_DATA(c), stdio, 3 * sizeof(int));
+        }
+        if (sendmsg(sock, &mh, MSG_NOSIGNAL) != sizeof(h))
+                return -errno;
+        for (size_t off = 0; off < len; off += GO_CHUNK) {
+                size_t n = len - off < GO_CHUNK ? len - off : GO_CHUNK;
+                if (send(sock, buf + off, n, MSG_NOSIGNAL) != (ssize_t)n)
+                        return -errno;
+        }
+        return 0;
+}
+
+/* In init: the command, into a copy of the spec.  Returns -1 when the supervisor gave up
+ * (the socket closed: the transaction was refused or aborted). */
+static int recv_go(int sock, struct sandbox_spec *s)
+{
+        struct go_header h;
+        char cbuf[CMSG_SPACE(3 * sizeof(int))];
+        struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        ssize_t n;
+
+        while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+                ;
+        if (n != sizeof(h) || h.len == 0 || h.len > (64u << 20))
+                return -1;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        if (h.nfds == 3) {
+                if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(3 * sizeof(int)))
+                        return -1;
+                memcpy(s->stdio, CMSG_DATA(c), 3 * sizeof(int));
+                s->stdio_redirect = true;
+        }
+        char *buf = xmalloc(h.len);
+        for (size_t off = 0; off < h.len; off += (size_t)n) {
+                while ((n = recv(sock, buf + off, h.len - off, 0)) < 0 && errno == EINTR)
+                        ;
+                if (n <= 0)
+                        return -1;
+        }
+        if (buf[h.len - 1] != '\0')
+                return -1;
+        size_t argc = 0;
+        for (size_t i = 0; i < h.len; i++)
+                argc += buf[i] == '\0';
+        if (argc < 2)
+                return -1;
+        char **argv = xcalloc(argc, sizeof(char *));
+        s->cwd = buf;
+        char *p = buf + strlen(buf) + 1;
+        for (size_t i = 0; i + 1 < argc; i++, p += strlen(p) + 1)
+                argv[i] = p;
+        s->argv = argv;
+        return 0;
+}
+
 /* ---- init (pid 1 of the sandbox) ---- */
 
 static volatile sig_atomic_t init_child_pid;
@@ -663,11 +754,12 @@ static void init_reap(pid_t pid, const struct sandbox_prep *p, struct init_statu
         }
 }
 
-__attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, const struct sandbox_prep *p,
+__attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec, const struct sandbox_prep *p,
                                                 int syncfd, int statusfd)
 {
         char c;
         struct init_status status = {0};
+        struct sandbox_spec cmd = *spec, *s = &cmd;
 
         if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
                 _exit(125);
@@ -688,6 +780,11 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, co
         if (protect_proc() < 0)
                 _exit(125);
         trace_mark("init: proc protected");
+        /* Ready: wait for the command (the supervisor checks it meanwhile). */
+        cmd.stdio_redirect = false;
+        if (recv_go(p->notify_sock, &cmd) < 0)
+                _exit(125);
+        trace_mark("init: command");
         /* The program runs as our uid: make init unreachable by ptrace from it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         pid_t pid = fork();
@@ -701,6 +798,8 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *s, co
                 exec_program(s, p);
         }
         trace_mark("init: forked");
+        for (int i = 0; cmd.stdio_redirect && i < 3; i++)
+                close(cmd.stdio[i]); /* the program's now: a pipe must see EOF when it exits */
         close(child_errfd);
         close(p->notify_sock);
         init_child_pid = pid;
@@ -986,36 +1085,65 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         return 0;
 }
 
-int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, struct txbox_error *err)
+struct sandbox {
+        const struct sandbox_spec *spec; /* the caller's, alive until sandbox_exec/abort */
+        struct sandbox_prep prep;
+        pid_t pid;               /* init */
+        int statusfd, errfd;     /* init's status pipe, the children's error pipe */
+        int sock;                /* our end of the socketpair: the command out, fds in */
+        sigset_t mask, old;      /* termination signals, blocked while the program runs */
+        bool blocked;
+        struct txbox_run_result pre; /* what prepare() found (dropped env, Landlock ABI) */
+};
+
+static void sandbox_free(struct sandbox *sb)
+{
+        closep(&sb->statusfd);
+        closep(&sb->errfd);
+        closep(&sb->sock);
+        if (sb->blocked)
+                sigprocmask(SIG_SETMASK, &sb->old, NULL);
+        free(sb->prep.envp);
+        free(sb);
+}
+
+int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txbox_error *err)
 {
         int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1};
-        struct sandbox_prep prep = {.notify_sock = -1};
-        sigset_t mask, old;
-        _cleanup_close_ int sigfd = -1;
+        struct sandbox *sb = xcalloc(1, sizeof(*sb));
         int r;
 
         sandbox_reap(false);
-        memset(res, 0, sizeof(*res));
-        res->exit_code = -1;
-        if ((r = prepare(s, &prep, res, err)) < 0)
-                goto out_pipes;
+        sb->spec = s;
+        sb->statusfd = sb->errfd = sb->sock = -1;
+        sb->prep.notify_sock = -1;
+        sigemptyset(&sb->mask);
+        sigaddset(&sb->mask, SIGINT);
+        sigaddset(&sb->mask, SIGTERM);
+        sigaddset(&sb->mask, SIGHUP);
+        sigaddset(&sb->mask, SIGQUIT);
+        sb->pre.exit_code = -1;
+        if ((r = prepare(s, &sb->prep, &sb->pre, err)) < 0)
+                goto fail;
         trace_mark("prepared");
         if ((r = make_pipes(syncp, statusp, errp)) < 0 ||
             (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0 && (r = -errno))) {
                 r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
-                goto out_pipes;
+                goto fail;
         }
-        prep.notify_sock = nsock[1];
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGQUIT);
-        sigprocmask(SIG_BLOCK, &mask, &old);
+        sb->prep.notify_sock = nsock[1];
+        /* init starts with them blocked and unblocks them once it forwards them.  Until
+         * sandbox_exec they are ours again: ^C while the command is checked (or put to an
+         * approver) ends txbox, and init with it (PDEATHSIG). */
+        sigset_t old;
+        sigprocmask(SIG_BLOCK, &sb->mask, &old);
         pid_t pid = clone_sandbox(s);
+        int clone_errno = errno;
+        if (pid != 0)
+                sigprocmask(SIG_SETMASK, &old, NULL);
         if (pid < 0) {
-                r = explain_clone_failure(errno, err);
-                goto out_mask;
+                r = explain_clone_failure(clone_errno, err);
+                goto fail;
         }
         if (pid == 0) {
                 /* Die with the supervisor: the kernel then kills the whole pid namespace. */
@@ -1025,48 +1153,95 @@ int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, stru
                 close(errp[0]);
                 close(nsock[0]);
                 child_errfd = errp[1];
-                init_main(s, &prep, syncp[0], statusp[1]);
+                init_main(s, &sb->prep, syncp[0], statusp[1]);
         }
-        close(syncp[0]);
-        close(statusp[1]);
-        close(errp[1]);
-        close(nsock[1]);
-        syncp[0] = statusp[1] = errp[1] = nsock[1] = -1;
+        sb->pid = pid;
+        sb->statusfd = TAKE_FD(statusp[0]);
+        sb->errfd = TAKE_FD(errp[0]);
+        sb->sock = TAKE_FD(nsock[0]);
         if ((r = write_idmaps(pid, s->idmap, err)) < 0 || write(syncp[1], "x", 1) != 1) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 if (r >= 0)
                         r = tx_err(err, EIO, "the sandbox died while starting");
-                goto out_mask;
+                goto fail;
         }
         trace_mark("cloned, mapped");
-        sigfd = signalfd(-1, &mask, SFD_CLOEXEC);
-        struct supervise sv = {.pid = pid, .statusfd = statusp[0], .errfd = errp[0], .sigfd = sigfd,
-                               .notify_sock = nsock[0], .listener = -1, .timeout_s = s->timeout_s,
-                               .spec = s, .disk_limit = prep.limits.disk};
-        nsock[0] = -1;
-        supervise_wait(&sv, res);
-        trace_mark("program exited");
-        netproxy_log(sv.proxy, res->net_log, sizeof(res->net_log));
-        netproxy_free(sv.proxy);
-        closep(&sv.notify_sock);
-        closep(&sv.listener);
-        r = read_child_error(errp[0], res, err);
-        if (r > 0) {
-                res->exit_code = res->exit_code >= 0 ? res->exit_code : 127;
-                r = 0;
-        }
-out_mask:
-        sigprocmask(SIG_SETMASK, &old, NULL);
-out_pipes:
         for (int i = 0; i < 2; i++) {
                 closep(&syncp[i]);
                 closep(&statusp[i]);
                 closep(&errp[i]);
                 closep(&nsock[i]);
         }
-        free(prep.envp);
+        sb->prep.notify_sock = -1;
+        *out = sb;
+        return 0;
+fail:
+        for (int i = 0; i < 2; i++) {
+                closep(&syncp[i]);
+                closep(&statusp[i]);
+                closep(&errp[i]);
+                closep(&nsock[i]);
+        }
+        sandbox_free(sb);
         return r;
+}
+
+void sandbox_abort(struct sandbox *sb)
+{
+        if (!sb)
+                return;
+        kill(sb->pid, SIGKILL);
+        while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        sandbox_free(sb);
+}
+
+int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct txbox_run_result *res,
+                 struct txbox_error *err)
+{
+        const struct sandbox_spec *s = sb->spec;
+        _cleanup_close_ int sigfd = -1;
+        int r;
+
+        *res = sb->pre;
+        res->exit_code = -1;
+        sigprocmask(SIG_BLOCK, &sb->mask, &sb->old);
+        sb->blocked = true;
+        /* A sandbox that died while setting up shows it on its status and error pipes. */
+        if (send_go(sb->sock, argv, cwd, s->stdio_redirect ? s->stdio : NULL) < 0) {
+                /* nothing to do here: supervise_wait sees init gone */
+        }
+        sigfd = signalfd(-1, &sb->mask, SFD_CLOEXEC);
+        struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .sigfd = sigfd,
+                               .notify_sock = TAKE_FD(sb->sock), .listener = -1, .timeout_s = s->timeout_s,
+                               .spec = s, .disk_limit = sb->prep.limits.disk};
+        supervise_wait(&sv, res);
+        trace_mark("program exited");
+        netproxy_log(sv.proxy, res->net_log, sizeof(res->net_log));
+        netproxy_free(sv.proxy);
+        closep(&sv.notify_sock);
+        closep(&sv.listener);
+        r = read_child_error(sb->errfd, res, err);
+        if (r > 0) {
+                res->exit_code = res->exit_code >= 0 ? res->exit_code : 127;
+                r = 0;
+        }
+        sandbox_free(sb);
+        return r;
+}
+
+int sandbox_run(const struct sandbox_spec *s, struct txbox_run_result *res, struct txbox_error *err)
+{
+        struct sandbox *sb;
+        int r = sandbox_start(s, &sb, err);
+
+        if (r < 0) {
+                memset(res, 0, sizeof(*res));
+                res->exit_code = -1;
+                return r;
+        }
+        return sandbox_exec(sb, s->argv, s->cwd, res, err);
 }
 
 /* ---- txbox doctor: what holds on this machine ---- */

@@ -60,6 +60,15 @@ extern const char *const sandbox_secret_paths[];
 /* Collect the inits of finished sandboxes (their exit overlaps the commit); with wait,
  * block until all are gone (txbox_ws_close does). */
 void sandbox_reap(bool wait);
+/* The same in two steps: start the sandbox (namespaces, mounts, init waiting), then run a
+ * command in it; the caller works meanwhile (checks the command, writes the audit row).
+ * spec must stay alive until sandbox_exec or sandbox_abort, which free the handle; its
+ * argv and cwd are not used by sandbox_start, its stdio only by sandbox_exec. */
+struct sandbox;
+int sandbox_start(const struct sandbox_spec *spec, struct sandbox **out, struct txbox_error *err);
+int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct txbox_run_result *res,
+                 struct txbox_error *err);
+void sandbox_abort(struct sandbox *sb);
 int sandbox_run(const struct sandbox_spec *spec, struct txbox_run_result *res,
                 struct txbox_error *err);
 

@@ -53,7 +53,10 @@ int txbox_session_begin(struct txbox_ws *ws, struct txbox_record *out, struct tx
 
         if (r < 0)
                 return r;
-        if (write_file_atomic_at(tx->dir_fd, "session", "", 0, true) < 0 || mkdirat(tx->dir_fd, "sp", 0700) < 0) {
+        if ((r = tx_seal(tx, err)) < 0) {
+                struct txbox_error e2;
+                txbox_tx_rollback(tx, NULL, &e2);
+        } else if (write_file_atomic_at(tx->dir_fd, "session", "", 0, true) < 0 || mkdirat(tx->dir_fd, "sp", 0700) < 0) {
                 r = tx_err(err, errno, "cannot create session %s in '%s/tx': %s", tx->rec.id, ws->state, strerror(errno));
                 struct txbox_error e2;
                 txbox_tx_rollback(tx, NULL, &e2);

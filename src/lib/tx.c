@@ -152,7 +152,7 @@ static int check_state_dir(const char *ws, const char *state, struct txbox_error
         return 0;
 }
 
-static int open_state(struct txbox_ws *ws, struct txbox_error *err)
+static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *err)
 {
         int r;
         if ((r = mkdir_p(ws->state, 0700)) < 0)
@@ -169,7 +169,10 @@ static int open_state(struct txbox_ws *ws, struct txbox_error *err)
         if (ws->tx_fd < 0 || ws->active_fd < 0 || ws->lock_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
         _cleanup_free_ char *db = xasprintf("%s/audit.db", ws->state);
-        trace_mark("state dirs");
+        if (defer_log) {
+                ws->audit = audit_open_deferred(db);
+                return 0;
+        }
         return audit_open(db, &ws->audit, err);
 }
 
@@ -209,7 +212,7 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         } else if ((r = default_state(ws->path, &ws->state, &ws->state_mask, err)) < 0)
                 goto fail;
         trace_mark("state dir found");
-        if ((r = check_state_dir(ws->path, ws->state, err)) < 0 || (r = open_state(ws, err)) < 0)
+        if ((r = check_state_dir(ws->path, ws->state, err)) < 0 || (r = open_state(ws, flags & TXBOX_OPEN_DEFER_LOG, err)) < 0)
                 goto fail;
         trace_mark("state open");
         if ((flags & TXBOX_OPEN_RECOVER) && (r = txbox_recover(ws, NULL, err)) < 0)
@@ -226,6 +229,7 @@ void txbox_ws_close(struct txbox_ws *ws)
 {
         if (!ws)
                 return;
+        tx_discard(TAKE_PTR(ws->prepared));
         sandbox_reap(true);
         policy_free(ws->policy);
         free(ws->policy_file);
@@ -328,6 +332,10 @@ void txbox_tx_free(struct txbox_tx *tx)
 {
         if (!tx)
                 return;
+        sandbox_abort(tx->sb);
+        free(tx->upper);
+        free(tx->work);
+        strvec_clear(&tx->lowers);
         closep(&tx->dir_fd);
         closep(&tx->lock_fd);
         changeset_free(&tx->cs);
@@ -451,11 +459,9 @@ int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **ou
         if ((r = check_submounts(ws->path, err)) < 0 || (r = idmap_plan(&tx->idmap, err)) < 0)
                 goto fail;
         trace_mark("submounts, idmap");
-        if (!tx->idmap.privileged)
-                warn_unmapped(tx, &tx->idmap);
-        trace_mark("owners scanned");
-        if ((r = make_tx_dir(tx, err)) < 0 || (r = write_snapshot(tx, err)) < 0 ||
-            (r = audit_insert(ws->audit, &tx->rec, err)) < 0) {
+        /* The snapshot and the audit row come with the run (tx_seal), so that a prestarted
+         * sandbox gets ready meanwhile; recovery removes a claimed dir without a row. */
+        if ((r = make_tx_dir(tx, err)) < 0) {
                 rm_rf_at(ws->tx_fd, tx->rec.id);
                 goto fail;
         }
@@ -492,6 +498,7 @@ int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx **out, st
         }
         if ((r = read_snapshot(tx, err)) < 0)
                 goto fail;
+        tx->in_log = true;
         tx->t0_us = mono_us() - tx->rec.duration_ms * 1000;
         *out = tx;
         return 0;
@@ -563,48 +570,134 @@ static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m)
 
 const char *txbox_tx_warning(const struct txbox_tx *tx) { return tx->warning; }
 
-int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct txbox_run_result *res,
-                 struct txbox_error *err)
+void tx_discard(struct txbox_tx *tx)
 {
-        struct txbox_ws *ws = tx->ws;
+        if (!tx)
+                return;
+        sandbox_abort(TAKE_PTR(tx->sb));
+        rm_rf_at(tx->ws->tx_fd, tx->rec.id);
+        release(tx);
+        txbox_tx_free(tx);
+}
+
+void tx_set_command(struct txbox_tx *tx, char *const argv[])
+{
+        char cwd[PATH_MAX];
+
+        strv_free(tx->rec.argv);
+        tx->rec.argv = strv_dup(argv);
+        free(tx->rec.cwd);
+        tx->rec.cwd = xstrdup(getcwd(cwd, sizeof(cwd)) ? cwd : tx->ws->path);
+        tx->rec.started_ms = now_ms();
+        tx->t0_us = mono_us();
+}
+
+/* Before the program may run: the begin snapshot (first committer wins) and the audit row
+ * that recovery needs. */
+int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
+{
         int r;
 
-        _cleanup_free_ char *upper = NULL, *work = NULL;
-        struct strvec lowers = {0};
-
-        if (!tx->idmap.nuid && (r = idmap_plan(&tx->idmap, err)) < 0)
+        if (tx->in_log)
+                return 0;
+        if ((r = write_snapshot(tx, err)) < 0 || (r = audit_insert(tx->ws->audit, &tx->rec, err)) < 0)
                 return r;
-        if (tx->sp)
-                tx_session_layers(tx, &upper, &work, &lowers);
-        else {
-                upper = xasprintf("%s/tx/%s/upper", ws->state, tx->rec.id);
-                work = xasprintf("%s/tx/%s/work", ws->state, tx->rec.id);
+        tx->in_log = true;
+        trace_mark("sealed");
+        return 0;
+}
+
+static void fill_spec(struct txbox_tx *tx, const struct txbox_run_opts *opts)
+{
+        static const struct txbox_run_opts none = {.net = TXBOX_NET_NONE, .stdio = {0, 1, 2}};
+        struct txbox_ws *ws = tx->ws;
+
+        if (!opts)
+                opts = &none;
+        if (!tx->upper) {
+                if (tx->sp)
+                        tx_session_layers(tx, &tx->upper, &tx->work, &tx->lowers);
+                else {
+                        tx->upper = xasprintf("%s/tx/%s/upper", ws->state, tx->rec.id);
+                        tx->work = xasprintf("%s/tx/%s/work", ws->state, tx->rec.id);
+                }
         }
-        struct sandbox_spec spec = {
+        tx->spec = (struct sandbox_spec){
                 .workspace = ws->path,
-                .upper = upper,
-                .lowers = lowers.v,
-                .work = work,
+                .upper = tx->upper,
+                .lowers = tx->lowers.v,
+                .work = tx->work,
                 .state_dir = ws->state_mask,
                 .home = home_dir(),
                 .argv = tx->sp ? tx->sp_argv : tx->rec.argv,
-                .cwd = opts && opts->cwd ? opts->cwd : ws->path,
-                .net = opts ? opts->net : TXBOX_NET_NONE,
-                .net_allow = opts ? opts->net_allow : NULL,
-                .timeout_s = opts ? opts->timeout_s : 0,
+                .cwd = opts->cwd ? opts->cwd : ws->path,
+                .net = opts->net,
+                .net_allow = opts->net_allow,
+                .timeout_s = opts->timeout_s,
                 .idmap = &tx->idmap,
                 .exec_check = ws->policy ? tx_exec_check : NULL,
                 .exec_ctx = tx,
-                .limits = opts ? opts->limits : (struct txbox_limits){0},
-                .env_keep = opts ? opts->env_keep : NULL,
-                .allow_unix_sockets = opts && opts->allow_unix_sockets,
-                .stdio_redirect = opts && opts->stdio_redirect,
-                .stdio = {opts ? opts->stdio[0] : 0, opts ? opts->stdio[1] : 1, opts ? opts->stdio[2] : 2},
+                .limits = opts->limits,
+                .env_keep = opts->env_keep,
+                .allow_unix_sockets = opts->allow_unix_sockets,
+                .stdio_redirect = opts->stdio_redirect,
+                .stdio = {opts->stdio[0], opts->stdio[1], opts->stdio[2]},
         };
+        tx->sb_opts = *opts;
+}
+
+void txbox_tx_prestart(struct txbox_tx *tx, const struct txbox_run_opts *opts)
+{
+        const struct policy *p;
+        struct txbox_error e;
+
+        /* Sessions stack layers that change with every savepoint: started at run time. */
+        if (tx->sb || tx->sp || !opts)
+                return;
+        /* The policy decides whether execs are checked, which the sandbox is built for. */
+        if (ws_policy(tx->ws, &p, &e) < 0 || (!tx->idmap.nuid && idmap_plan(&tx->idmap, &e) < 0))
+                return; /* reported again where it matters */
+        fill_spec(tx, opts);
+        if (sandbox_start(&tx->spec, &tx->sb, &e) < 0)
+                tx->sb = NULL;
+}
+
+/* Was the prestarted sandbox made for these options?  (cwd, stdio and the timeout are the
+ * run's own.) */
+static bool same_start(const struct txbox_tx *tx, const struct txbox_run_opts *o)
+{
+        const struct txbox_run_opts *a = &tx->sb_opts;
+        return o && a->net == o->net && a->net_allow == o->net_allow && a->env_keep == o->env_keep &&
+               a->allow_unix_sockets == o->allow_unix_sockets && a->stdio_redirect == o->stdio_redirect &&
+               !memcmp(&a->limits, &o->limits, sizeof(a->limits)) &&
+               (tx->spec.exec_check != NULL) == (tx->ws->policy != NULL);
+}
+
+int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct txbox_run_result *res,
+                 struct txbox_error *err)
+{
+        int r;
+
+        if (tx->sb && !same_start(tx, opts)) {
+                sandbox_abort(tx->sb);
+                tx->sb = NULL;
+        }
+        if ((r = tx_seal(tx, err)) < 0)
+                goto fail;
+        if (!tx->sb) {
+                if (!tx->idmap.nuid && (r = idmap_plan(&tx->idmap, err)) < 0)
+                        goto fail;
+                fill_spec(tx, opts);
+                if ((r = sandbox_start(&tx->spec, &tx->sb, err)) < 0)
+                        goto fail;
+        }
+        tx->spec.argv = tx->sp ? tx->sp_argv : tx->rec.argv;
+        tx->spec.timeout_s = opts ? opts->timeout_s : 0;
+        for (int i = 0; opts && i < 3; i++)
+                tx->spec.stdio[i] = opts->stdio[i];
         trace_mark("run");
-        r = sandbox_run(&spec, res, err);
+        r = sandbox_exec(TAKE_PTR(tx->sb), tx->spec.argv, opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
         trace_mark("sandbox done");
-        strvec_clear(&lowers);
         txbox_tx_set_result(tx, res);
         free(tx->rec.env_dropped);
         tx->rec.env_dropped = res->env_dropped[0] ? xstrdup(res->env_dropped) : NULL;
@@ -612,6 +705,13 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         tx->rec.net_log = res->net_log[0] ? xstrdup(res->net_log) : NULL;
         if (res->limit_hit[0] && !tx->rec.message)
                 tx->rec.message = xasprintf("the program was killed at its %s limit", res->limit_hit);
+        /* Unmapped owners only matter when a write failed: looked for then, not every run. */
+        if (r == 0 && res->exit_code != 0 && !tx->idmap.privileged)
+                warn_unmapped(tx, &tx->idmap);
+        return r;
+fail:
+        memset(res, 0, sizeof(*res));
+        res->exit_code = -1;
         return r;
 }
 
@@ -669,7 +769,11 @@ static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox
         tx->rec.outcome = o;
         tx->rec.ended_ms = now_ms();
         tx->rec.duration_ms = (mono_us() - tx->t0_us) / 1000;
-        return audit_update(tx->ws->audit, &tx->rec, err);
+        if (tx->in_log)
+                return audit_update(tx->ws->audit, &tx->rec, err);
+        int r = audit_insert(tx->ws->audit, &tx->rec, err); /* ended before it ran (denied) */
+        tx->in_log = r == 0;
+        return r;
 }
 
 /* Leave only what undo needs: the journal, the marker and the originals. */

@@ -18,6 +18,7 @@ struct txbox_ws {
         char *approver;        /* --approve PROGRAM for "ask" decisions, or NULL */
         txbox_progress_fn progress;
         void *progress_ctx;
+        struct txbox_tx *prepared; /* begun, sandbox started, for the next command (servers) */
 };
 
 struct txbox_tx {
@@ -39,6 +40,12 @@ struct txbox_tx {
         struct policy_result denied; /* the first exec the policy refused while running */
         bool exec_denied;
         char *pctx_cwd;
+        bool in_log;                 /* the audit log has its row */
+        struct sandbox *sb;          /* prestarted, waiting for the command */
+        struct sandbox_spec spec;    /* sb's (and the run's) spec; strings below */
+        char *upper, *work;
+        struct strvec lowers;
+        struct txbox_run_opts sb_opts; /* what sb was started with */
 };
 
 /* Serialise commits, undos and recovery on the workspace. */
@@ -46,6 +53,13 @@ int ws_lock(struct txbox_ws *ws, struct txbox_error *err);
 void ws_unlock(struct txbox_ws *ws);
 
 void tx_record_take_changes(struct txbox_tx *tx);
+/* The begin snapshot and the audit row of a begun transaction (txbox_tx_run does it before
+ * the program starts; a session does it at once). */
+int tx_seal(struct txbox_tx *tx, struct txbox_error *err);
+/* Drop a begun transaction that never ran nor reached the log: sandbox, layers and claim. */
+void tx_discard(struct txbox_tx *tx);
+/* Give a begun, not yet run transaction its command (a prepared one taken for use). */
+void tx_set_command(struct txbox_tx *tx, char *const argv[]);
 /* Claim state/active/ID (flock'd file) while this process works on the transaction, so that
  * recovery after a crash finds it; returns the lock fd.  -EBUSY when another process has it. */
 int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error *err);

@@ -3,6 +3,7 @@
  * answer (or none, for notifications) and never crash.  The tools themselves are driven
  * against a throwaway workspace with harmless commands only (this test is not jailed). */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <jansson.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -356,6 +357,19 @@ static void test_tools(struct mcp_server *s, const char *ws_path)
         json_decref(r);
 }
 
+static int count_entries(const char *path)
+{
+        DIR *d = opendir(path);
+        struct dirent *de;
+        int n = 0;
+
+        while (d && (de = readdir(d)))
+                n += de->d_name[0] != '.';
+        if (d)
+                closedir(d);
+        return d ? n : -1;
+}
+
 int main(void)
 {
         struct mcp_server *s = NULL;
@@ -384,7 +398,16 @@ int main(void)
                 mcp_server_new(ws, NULL, &s);
                 test_tools(s, ws_path);
                 mcp_server_free(s);
+                /* A server keeps the next command's transaction begun and its sandbox
+                 * started: one claim, one layer dir; closing the workspace drops both. */
+                char active[512], txdir[512];
+                snprintf(active, sizeof(active), "%s/active", txbox_ws_state_path(ws));
+                snprintf(txdir, sizeof(txdir), "%s/tx", txbox_ws_state_path(ws));
+                int claims = count_entries(active), dirs = count_entries(txdir);
+                is_int(claims, 1, "the prepared transaction holds one claim while the server runs");
                 txbox_ws_close(ws);
+                is_int(count_entries(active), 0, "closing the workspace releases it");
+                is_int(count_entries(txdir), dirs - 1, "and removes its layers");
         }
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
