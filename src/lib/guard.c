@@ -281,13 +281,17 @@ bool guard_notify_available(void)
 
 /* ---- exec notification (supervisor side) ---- */
 
-#define EXEC_MAX_ARGS  256
-#define EXEC_MAX_BYTES (64 * 1024)
+/* What one exec may pass: the kernel caps argv and envp together at a quarter of the stack
+ * limit (2 MiB by default); the check reads argv only, and must read all of it (a refused
+ * argument may hide behind hundreds of harmless ones), so the budget is generous and an
+ * exec over it fails closed. */
+#define EXEC_MAX_ARGS  (1 << 20)
+#define EXEC_MAX_BYTES (16u << 20)
 
 struct exec_read {
         int mem;
-        char buf[EXEC_MAX_BYTES];
-        size_t used;
+        char *buf;
+        size_t used, cap;
 };
 
 /* Copy a NUL-terminated string at addr from the task's memory into r->buf; returns its
@@ -296,10 +300,14 @@ static ssize_t read_string(struct exec_read *r, uint64_t addr)
 {
         size_t start = r->used;
 
-        while (r->used < sizeof(r->buf)) {
-                size_t want = sizeof(r->buf) - r->used;
-                if (want > 4096 - (addr % 4096)) /* stay within one page per read */
-                        want = 4096 - (addr % 4096);
+        for (;;) {
+                if (r->cap - r->used < 4096) {
+                        if (r->cap >= EXEC_MAX_BYTES)
+                                return -1;
+                        r->cap = r->cap ? 2 * r->cap : 16384;
+                        r->buf = xrealloc(r->buf, r->cap);
+                }
+                size_t want = 4096 - (addr % 4096); /* stay within one page per read */
                 ssize_t n = pread(r->mem, r->buf + r->used, want, (off_t)addr);
                 if (n <= 0)
                         return -1;
@@ -311,7 +319,6 @@ static ssize_t read_string(struct exec_read *r, uint64_t addr)
                 r->used += (size_t)n;
                 addr += (uint64_t)n;
         }
-        return -1;
 }
 
 static int read_pointer(int mem, uint64_t addr, bool compat, uint64_t *out)
@@ -326,17 +333,16 @@ static int read_pointer(int mem, uint64_t addr, bool compat, uint64_t *out)
         return pread(mem, out, sizeof(*out), (off_t)addr) == sizeof(*out) ? 0 : -1;
 }
 
-/* Read path and argv of the exec in n; fills argv (offsets into r->buf turned into
- * pointers).  Returns 0, or -1 (unreadable, too many arguments, too long): fail closed. */
-static int read_exec(struct exec_read *r, const struct seccomp_notif *n, char *argv[EXEC_MAX_ARGS + 1],
-                     ssize_t *path_off)
+/* Read path and argv of the exec in n; *argv (allocated, NULL-terminated) points into
+ * r->buf.  Returns 0, or -1 (unreadable, over the budget): fail closed. */
+static int read_exec(struct exec_read *r, const struct seccomp_notif *n, char ***argv, ssize_t *path_off)
 {
         bool at = n->data.nr != seccomp_syscall_resolve_name_arch(
                                         n->data.arch == AUDIT_ARCH_I386 ? SCMP_ARCH_X86 : SCMP_ARCH_NATIVE, "execve");
         bool compat = n->data.arch == AUDIT_ARCH_I386;
         uint64_t argv_addr = n->data.args[at ? 2 : 1];
-        ssize_t offs[EXEC_MAX_ARGS];
-        size_t argc = 0;
+        _cleanup_free_ ssize_t *offs = NULL;
+        size_t argc = 0, cap = 0;
 
         if ((*path_off = read_string(r, n->data.args[at ? 1 : 0])) < 0)
                 return -1;
@@ -346,12 +352,16 @@ static int read_exec(struct exec_read *r, const struct seccomp_notif *n, char *a
                         return -1;
                 if (!p)
                         break;
-                if (argc == EXEC_MAX_ARGS || (offs[argc] = read_string(r, p)) < 0)
+                if (argc == EXEC_MAX_ARGS)
+                        return -1;
+                if (argc == cap)
+                        offs = xrealloc(offs, (cap = cap ? 2 * cap : 64) * sizeof(*offs));
+                if ((offs[argc] = read_string(r, p)) < 0)
                         return -1;
         }
+        *argv = xcalloc(argc + 1, sizeof(char *));
         for (size_t i = 0; i < argc; i++)
-                argv[i] = r->buf + offs[i];
-        argv[argc] = NULL;
+                (*argv)[i] = r->buf + offs[i];
         return 0;
 }
 
@@ -371,27 +381,29 @@ int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
 {
         struct seccomp_notif n;
         char path[64];
-        char *argv[EXEC_MAX_ARGS + 1];
+        _cleanup_free_ char **argv = NULL;
+        struct exec_read r = {.mem = -1};
         ssize_t path_off = -1;
         bool allow = false;
 
         memset(&n, 0, sizeof(n));
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
-        _cleanup_free_ struct exec_read *r = xmalloc(sizeof(*r));
-        r->used = 0;
         snprintf(path, sizeof(path), "/proc/%u/mem", n.pid);
-        r->mem = open(path, O_RDONLY | O_CLOEXEC);
-        if (r->mem >= 0) {
-                int ok = read_exec(r, &n, argv, &path_off);
-                close(r->mem);
+        r.mem = open(path, O_RDONLY | O_CLOEXEC);
+        if (r.mem >= 0) {
+                int ok = read_exec(&r, &n, &argv, &path_off);
+                close(r.mem);
                 /* The pid may have been reused between receive and open: the notification
                  * must still be pending for what we read to be that task's memory. */
-                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0)
+                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0) {
+                        free(r.buf);
                         return 0;
+                }
                 if (ok == 0)
-                        allow = check ? check(ctx, r->buf + path_off, argv) : true;
+                        allow = check ? check(ctx, r.buf + path_off, argv) : true;
         }
+        free(r.buf);
         return reply(listener, n.id, allow);
 }
 

@@ -939,6 +939,7 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
 
 int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_error *err)
 {
+        sandbox_abort(TAKE_PTR(tx->sb)); /* its init may still be mounting the layers */
         int r = rm_rf_at(tx->ws->tx_fd, tx->rec.id);
         if (r < 0)
                 return tx_err(err, -r, "cannot remove the layers of tx %s in '%s/tx': %s", tx->rec.id,
@@ -962,6 +963,7 @@ int txbox_tx_abort(struct txbox_tx *tx, const char *message, struct txbox_error 
 
 int tx_finish_denied(struct txbox_tx *tx, struct txbox_error *err)
 {
+        sandbox_abort(TAKE_PTR(tx->sb)); /* its init may still be mounting the layers */
         int r = tx->sp ? 0 : rm_rf_at(tx->ws->tx_fd, tx->rec.id);
         if (tx->sp) {
                 /* A refused command in a session drops only its (empty) savepoint. */

@@ -68,6 +68,16 @@ like "$(cat "$T/asked.json")" '"decision":"ask","rule":"publish"' "the approval 
 is "$?" 126 "an approval program that answers deny refuses it"
 is "$("$TXBOX" -C "$WS" --approve "$T/yes.sh" check -c 'npm publish' >/dev/null; echo $?)" 0 "check consults the approval program too"
 
+# Every exec is judged with all its arguments, however many: xargs hands thousands of
+# names to one exec, which must run (and one refused argument among them must not).
+tx run -- sh -c 'mkdir many && cd many && seq 5000 | sed s/^/n/ | xargs touch' 2>/dev/null
+is "$?" 0 "xargs with 5,000 arguments in one exec runs"
+is "$(ls "$WS/many" | wc -l)" 5000 "and its 5,000 files are committed"
+err=$(tx run -- sh -c 'cd many && (ls; echo -rf; echo /) | xargs rm' 2>&1)
+like "$err" "rule rm-root broken by 'rm .*exec refused" "rm -rf / hidden after 5,000 arguments of one exec is refused"
+is "$(ls "$WS/many" | wc -l)" 5000 "and nothing was deleted"
+rm -rf "$WS/many"
+
 # A policy file in the workspace replaces the built-in one.
 mkdir -p "$WS/.txbox"
 err=$(tx check -c 'echo hi' 2>&1)

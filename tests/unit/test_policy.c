@@ -415,6 +415,24 @@ static void test_argv(const struct policy *p)
         policy_check_argv(p, a4, &ctx, &r);
         is_str(r.rule, "rm-root", "argv: wrappers and interpreters");
         ok(policy_check_argv(p, (char *[]){NULL}, &ctx, &r) == -EINVAL, "argv: empty is EINVAL");
+        /* xargs and find -exec {} + hand thousands of arguments to one exec: all are judged,
+         * none is a reason to refuse. */
+        enum { MANY = 20000 };
+        char **many = calloc(MANY + 4, sizeof(char *));
+        char (*names)[16] = calloc(MANY, 16);
+        many[0] = "rm";
+        for (int i = 0; i < MANY; i++) {
+                snprintf(names[i], 16, "obj%d.o", i);
+                many[i + 1] = names[i];
+        }
+        policy_check_argv(p, many, &ctx, &r);
+        ok(r.decision == POLICY_ALLOW, "argv: %d arguments (xargs) are judged, not refused: %s", MANY, r.rule);
+        many[MANY + 1] = "-rf";
+        many[MANY + 2] = "/";
+        policy_check_argv(p, many, &ctx, &r);
+        is_str(r.rule, "rm-root", "argv: a refused argument after %d harmless ones is found", MANY);
+        free(names);
+        free(many);
         char *a5[] = {"/bin/sh", NULL};
         policy_check_argv(p, a5, &ctx, &r);
         ok(r.decision == POLICY_ALLOW, "argv: a bare shell at exec time may be reading a pipe");

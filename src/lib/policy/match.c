@@ -711,7 +711,7 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
         scan_init(&sc, ctx);
         struct strvec v = {0};
         size_t n = 0;
-        for (; argv[n] && n < POL_MAX_WORDS; n++)
+        for (; argv[n] && n < POL_MAX_ARGV; n++)
                 strvec_push(&v, xstrdup(argv[n]));
         char *text = render_argv(v.v, 4096);
         struct scmd *c = scan_add(&sc, &v, text, -1);

@@ -16,6 +16,9 @@
 #define POL_MAX_DEPTH 24           /* nesting of $(...), sh -c, eval, interpreters ... */
 #define POL_MAX_CMDS 4096          /* simple commands judged for one input */
 #define POL_MAX_WORDS 4096         /* words in one simple command */
+/* Arguments of one exec judged at run time: xargs and find -exec {} + pass up to the
+ * kernel's ARG_MAX (2 MiB) of them, and every one must be seen. */
+#define POL_MAX_ARGV (1 << 18)
 #define POL_MAX_VARS 256           /* shell variables tracked */
 #define POL_MAX_US 250000          /* wall time for one decision */
 #define POL_MAX_INLINES 64         /* function calls re-read with their arguments */
