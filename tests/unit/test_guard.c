@@ -27,9 +27,12 @@ static bool check(void *ctx, const char *path, char *const argv[])
                 argc++;
         if (s->n < 64)
                 snprintf(s->paths[s->n++], sizeof(s->paths[0]), "%s", path);
-        if (argc > 200)
-                s->long_argv = true;
-        return !(argv[0] && argv[1] && !strcmp(argv[1], "DENY"));
+        if (argc == 3001 && !strcmp(argv[3000], "3000"))
+                s->long_argv = true; /* every argument arrived, the last one intact */
+        for (size_t i = 1; i < argc; i++)
+                if (!strcmp(argv[i], "DENY"))
+                        return false;
+        return true;
 }
 
 static bool saw(const struct seen *s, const char *path)
@@ -119,9 +122,12 @@ static void test_exec_checks(void)
                  "sys.exit(0 if r < 0 and ctypes.get_errno() == 1 else 1)'", &s, &res);
         is_int(res.exit_code, 0, "the program cannot create its own seccomp listener");
         s.n = 3;
-        run(dir, "set -- $(seq 300); /bin/true \"$@\"", &s, &res);
-        is_int(res.exit_code, 126, "an argv over 256 entries is denied (fail closed)");
-        ok(!s.long_argv, "... without calling the check");
+        run(dir, "set -- $(seq 3000); /bin/true \"$@\"", &s, &res);
+        is_int(res.exit_code, 0, "an exec with 3,000 arguments (xargs, find -exec +) runs");
+        ok(s.long_argv, "... and the check saw every argument");
+        s.long_argv = false;
+        run(dir, "set -- $(seq 3000) DENY; /bin/true \"$@\"", &s, &res);
+        ok(res.exit_code != 0 && !s.long_argv, "... and can refuse it (status %d)", res.exit_code);
         snprintf(p, sizeof(p), "rm -rf '%s'", dir);
         if (system(p) != 0)
                 printf("# cannot remove %s\n", dir);
