@@ -288,11 +288,36 @@ bool guard_notify_available(void)
 #define EXEC_MAX_ARGS  (1 << 20)
 #define EXEC_MAX_BYTES (16u << 20)
 
+/* A window onto the task's memory: wl bytes at wa. */
+struct window {
+        uint64_t wa;
+        size_t wl;
+        char b[16384];
+};
+
 struct exec_read {
         int mem;
-        char *buf;
+        char *buf;              /* the strings, copied out */
         size_t used, cap;
+        struct window ptrs, strs; /* argv's pointer array and its strings lie apart */
 };
+
+/* A pointer to at least need bytes of the task's memory at addr, through window w: one
+ * read serves many pointers or strings (a read per string cost 20,000 reads for an xargs
+ * of 1,000 names).  A read that runs into an unmapped page comes back short; one that
+ * starts there fails.  Returns the bytes available. */
+static ssize_t peek(int mem, struct window *w, uint64_t addr, size_t need, const char **p)
+{
+        if (!(w->wl && addr >= w->wa && addr - w->wa + need <= w->wl)) {
+                ssize_t n = pread(mem, w->b, sizeof(w->b), (off_t)addr);
+                if (n < (ssize_t)need)
+                        return -1;
+                w->wa = addr;
+                w->wl = (size_t)n;
+        }
+        *p = w->b + (addr - w->wa);
+        return (ssize_t)(w->wl - (addr - w->wa));
+}
 
 /* Copy a NUL-terminated string at addr from the task's memory into r->buf; returns its
  * offset, or -1 when unreadable or over the budget. */
@@ -301,36 +326,40 @@ static ssize_t read_string(struct exec_read *r, uint64_t addr)
         size_t start = r->used;
 
         for (;;) {
-                if (r->cap - r->used < 4096) {
-                        if (r->cap >= EXEC_MAX_BYTES)
-                                return -1;
-                        r->cap = r->cap ? 2 * r->cap : 16384;
-                        r->buf = xrealloc(r->buf, r->cap);
-                }
-                size_t want = 4096 - (addr % 4096); /* stay within one page per read */
-                ssize_t n = pread(r->mem, r->buf + r->used, want, (off_t)addr);
+                const char *p;
+                ssize_t n = peek(r->mem, &r->strs, addr, 1, &p);
                 if (n <= 0)
                         return -1;
-                char *nul = memchr(r->buf + r->used, '\0', (size_t)n);
-                if (nul) {
-                        r->used = (size_t)(nul - r->buf) + 1;
-                        return (ssize_t)start;
+                const char *nul = memchr(p, '\0', (size_t)n);
+                size_t take = nul ? (size_t)(nul - p) + 1 : (size_t)n;
+                if (r->used + take > EXEC_MAX_BYTES)
+                        return -1;
+                if (r->cap < r->used + take) {
+                        while (r->cap < r->used + take)
+                                r->cap = r->cap ? 2 * r->cap : 16384;
+                        r->buf = xrealloc(r->buf, r->cap);
                 }
-                r->used += (size_t)n;
-                addr += (uint64_t)n;
+                memcpy(r->buf + r->used, p, take);
+                r->used += take;
+                if (nul)
+                        return (ssize_t)start;
+                addr += take;
         }
 }
 
-static int read_pointer(int mem, uint64_t addr, bool compat, uint64_t *out)
+static int read_pointer(struct exec_read *r, uint64_t addr, bool compat, uint64_t *out)
 {
+        const char *p;
+        if (peek(r->mem, &r->ptrs, addr, compat ? 4 : 8, &p) < 0)
+                return -1;
         if (compat) {
-                uint32_t p;
-                if (pread(mem, &p, sizeof(p), (off_t)addr) != sizeof(p))
-                        return -1;
-                *out = p;
-                return 0;
+                uint32_t v;
+                memcpy(&v, p, sizeof(v));
+                *out = v;
+        } else {
+                memcpy(out, p, sizeof(*out));
         }
-        return pread(mem, out, sizeof(*out), (off_t)addr) == sizeof(*out) ? 0 : -1;
+        return 0;
 }
 
 /* Read path and argv of the exec in n; *argv (allocated, NULL-terminated) points into
@@ -348,7 +377,7 @@ static int read_exec(struct exec_read *r, const struct seccomp_notif *n, char **
                 return -1;
         for (; argv_addr; argc++) {
                 uint64_t p;
-                if (read_pointer(r->mem, argv_addr + argc * (compat ? 4 : 8), compat, &p) < 0)
+                if (read_pointer(r, argv_addr + argc * (compat ? 4 : 8), compat, &p) < 0)
                         return -1;
                 if (!p)
                         break;
@@ -382,28 +411,30 @@ int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
         struct seccomp_notif n;
         char path[64];
         _cleanup_free_ char **argv = NULL;
-        struct exec_read r = {.mem = -1};
         ssize_t path_off = -1;
         bool allow = false;
 
         memset(&n, 0, sizeof(n));
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
+        _cleanup_free_ struct exec_read *r = xmalloc(sizeof(*r));
+        r->buf = NULL;
+        r->used = r->cap = r->ptrs.wl = r->strs.wl = 0;
         snprintf(path, sizeof(path), "/proc/%u/mem", n.pid);
-        r.mem = open(path, O_RDONLY | O_CLOEXEC);
-        if (r.mem >= 0) {
-                int ok = read_exec(&r, &n, &argv, &path_off);
-                close(r.mem);
+        r->mem = open(path, O_RDONLY | O_CLOEXEC);
+        if (r->mem >= 0) {
+                int ok = read_exec(r, &n, &argv, &path_off);
+                close(r->mem);
                 /* The pid may have been reused between receive and open: the notification
                  * must still be pending for what we read to be that task's memory. */
                 if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0) {
-                        free(r.buf);
-                        return 0;
+                        free(r->buf);
+                        return 0; /* the task is gone: nothing to answer */
                 }
                 if (ok == 0)
-                        allow = check ? check(ctx, r.buf + path_off, argv) : true;
+                        allow = check ? check(ctx, r->buf + path_off, argv) : true;
         }
-        free(r.buf);
+        free(r->buf);
         return reply(listener, n.id, allow);
 }
 
