@@ -77,7 +77,11 @@ demo: deps
 	$(MAKE) $(BUILD)/txbox
 	BUILD=$(BUILD) scripts/demo.sh
 
-bench: all
+# Benchmarks (bench/run.sh): markdown on stdout and a PNG plot (BENCH_PLOT_OUT=docs/benchmarks.png
+# to write it there); BENCH_QUICK=1 for a smoke run, BENCH_N for more runs.
+bench:
+	@scripts/deps.sh --bench
+	$(MAKE) all
 	BUILD=$(BUILD) bench/run.sh
 
 stress: all

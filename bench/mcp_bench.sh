@@ -5,7 +5,7 @@
 # throwaway workspace under /var/tmp.  The SDK column needs node and npm (tests/mcp/setup.sh
 # installs the SDK into /var/tmp/txbox-mcp-sdk-cache); a raw JSON-RPC pipe column does not.
 set -u
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 N=${1:-200}
 TXBOX="$PWD/$BUILD/txbox"

@@ -3,6 +3,7 @@
 # missing.  Otherwise: prints the exact apt-get line and fails when something is missing.
 #   scripts/deps.sh          what building and the demo need (make demo)
 #   scripts/deps.sh --test   also what the optional tests use (make check)
+#   scripts/deps.sh --bench  also what make bench uses for its plot and peak-memory table
 set -eu
 
 # build: compiler, pkg-config and the libraries; tests: bubblewrap and util-linux for the
@@ -11,19 +12,25 @@ PKGS="gcc make pkg-config libc6-dev libseccomp-dev libsqlite3-dev libjansson-dev
       bubblewrap util-linux sqlite3 diffutils git"
 
 # Optional, with --test (make check): the HTML report test renders the page in headless
-# Chromium and is skipped without it.
+# Chromium and is skipped without it.  With --bench (make bench): gnuplot-nox draws the plot
+# (PNG through cairo, no X), time is /usr/bin/time for the peak memory; each part of the
+# report that needs one is left out without it.
 OPTIONAL=""
-[ "${1:-}" = --test ] && OPTIONAL="chromium python3"
+WHY=""
+case "${1:-}" in
+--test) OPTIONAL="chromium python3" WHY="for the tests that use it: HTML report, agent" ;;
+--bench) OPTIONAL="gnuplot-nox time" WHY="for make bench: the plot, the peak memory" ;;
+esac
 
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 
 if [ "$(id -u)" -eq 0 ]; then
         for p in $OPTIONAL; do
                 installed "$p" && continue
-                echo "deps: installing optional $p (for the tests that use it: HTML report, agent)" >&2
+                echo "deps: installing optional $p ($WHY)" >&2
                 apt-get update -qq >/dev/null 2>&1 || true
                 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$p" >/dev/null 2>&1 ||
-                        echo "deps: could not install $p; the tests that need it will be skipped" >&2
+                        echo "deps: could not install $p; what needs it will be skipped" >&2
         done
 fi
 
