@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
@@ -38,6 +39,7 @@ struct sandbox_prep {
         char **envp;                /* filtered environment of the program */
         unsigned guard;             /* seccomp filter variant (GUARD_*) */
         int notify_sock;            /* children's end: the program sends its listener here */
+        long last_cap;              /* /proc/sys/kernel/cap_last_cap, read by the supervisor */
 };
 
 /* What init reports when the program ends. */
@@ -489,15 +491,21 @@ static int send_proxy_socket(const struct sandbox_prep *p)
 
 /* ---- the program ---- */
 
-static int drop_privileges(void)
+static long read_last_cap(void)
 {
-        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
-        struct __user_cap_data_struct data[2] = {{0}};
         long last = 63;
         _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/cap_last_cap", "re");
 
         if (f && fscanf(f, "%ld", &last) != 1)
                 last = 63;
+        return last;
+}
+
+static int drop_privileges(long last)
+{
+        struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+        struct __user_cap_data_struct data[2] = {{0}};
+
         /* The program must not regain our namespace capabilities, not even as uid 0 through
          * exec: it could otherwise unmount the overlay and reach the real workspace. */
         for (long c = 0; c <= last; c++)
@@ -550,7 +558,6 @@ static int apply_seccomp(const struct sandbox_prep *p)
         if (send_fd(p->notify_sock, 'n', fd) < 0)
                 return SETUP_FAIL("cannot hand the exec listener to the supervisor: %s", strerror(errno));
         close(fd);
-        close(p->notify_sock);
         return 0;
 }
 
@@ -577,50 +584,7 @@ static const char *resolve_program(const char *name, char *buf, size_t size)
         }
 }
 
-__attribute__((noreturn)) static void exec_program(const struct sandbox_spec *s, const struct sandbox_prep *p)
-{
-        reset_signals();
-        if (drop_privileges() < 0)
-                _exit(125);
-        if (chdir(s->cwd) < 0) {
-                child_fail(CHILD_SETUP_FAILED, errno, "cannot enter '%s' in the sandbox: %s", s->cwd, strerror(errno));
-                _exit(125);
-        }
-        /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
-         * check our execve, and nothing else runs in the sandbox yet. */
-        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-        for (int i = 0; s->stdio_redirect && i < 3; i++)
-                if (s->stdio[i] != i && dup2(s->stdio[i], i) < 0) {
-                        child_fail(CHILD_SETUP_FAILED, errno, "cannot set up the program's stdio: %s", strerror(errno));
-                        _exit(125);
-                }
-        trace_mark("program: forked");
-        char found[PATH_MAX];
-        const char *prog = resolve_program(s->argv[0], found, sizeof(found));
-        if (apply_landlock(s) < 0 || apply_seccomp(p) < 0)
-                _exit(125);
-        trace_mark("program: guarded");
-        /* Descriptors the caller left open (a directory of the host's writable mount, a
-         * connected unix socket) would bypass the read-only view: none survives exec. */
-        if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-                child_fail(CHILD_SETUP_FAILED, errno, "cannot close inherited descriptors: %s", strerror(errno));
-                _exit(125);
-        }
-        /* Last: RLIMIT_DATA counts what this process already mapped (an ASan build maps
-         * terabytes of shadow), so nothing may allocate between here and exec. */
-        int r = limits_apply_rlimits(&p->limits);
-        if (r < 0) {
-                child_fail(CHILD_SETUP_FAILED, -r, "cannot set resource limits: %s", strerror(-r));
-                _exit(125);
-        }
-        execvpe(prog ? prog : s->argv[0], s->argv, p->envp);
-        int e = errno;
-        child_fail(CHILD_EXEC_FAILED, e, "%s: %s", s->argv[0],
-                   e == ENOENT ? "command not found" : strerror(e));
-        _exit(e == ENOENT ? 127 : 126);
-}
-
-/* ---- the command: sent to init once the sandbox is ready ---- */
+/* ---- the command: sent to the program's process once it is ready ---- */
 
 /* The program's directory and argv as "cwd\0arg0\0arg1\0...", after a header; the
  * redirected stdio descriptors ride along with the header.  Chunked: a SEQPACKET message
@@ -667,7 +631,7 @@ static int send_go(int sock, char *const argv[], const char *cwd, const int *std
         return 0;
 }
 
-/* In init: the command, into a copy of the spec.  Returns -1 when the supervisor gave up
+/* In the program's process: the command, into its copy of the spec.  Returns -1 when the supervisor gave up
  * (the socket closed: the transaction was refused or aborted). */
 static int recv_go(int sock, struct sandbox_spec *s)
 {
@@ -709,6 +673,102 @@ static int recv_go(int sock, struct sandbox_spec *s)
                 argv[i] = p;
         s->argv = argv;
         return 0;
+}
+
+/* The program's process, forked by init as soon as the mounts are made: it drops its
+ * privileges and puts its guards on before the command is known, then waits for it, so
+ * that a command finds a process one exec away from running. */
+__attribute__((noreturn)) static void exec_program(const struct sandbox_spec *spec, const struct sandbox_prep *p)
+{
+        struct sandbox_spec cmd = *spec, *s = &cmd;
+
+        trace_mark("program: forked");
+        reset_signals();
+        if (drop_privileges(p->last_cap) < 0)
+                _exit(125);
+        trace_mark("program: unprivileged");
+        /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
+         * check our execve, and nothing else runs in the sandbox yet. */
+        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        if (apply_landlock(s) < 0)
+                _exit(125);
+        trace_mark("program: landlocked");
+        if (apply_seccomp(p) < 0)
+                _exit(125);
+        trace_mark("program: guarded");
+        /* Ready: wait for the command (the supervisor checks it meanwhile); the socket closes
+         * when the transaction was refused or given up. */
+        cmd.stdio_redirect = false;
+        if (recv_go(p->notify_sock, &cmd) < 0)
+                _exit(125);
+        close(p->notify_sock); /* the supervisor sees every sender gone once we exec */
+        trace_mark("program: command");
+        if (chdir(s->cwd) < 0) {
+                child_fail(CHILD_SETUP_FAILED, errno, "cannot enter '%s' in the sandbox: %s", s->cwd, strerror(errno));
+                _exit(125);
+        }
+        for (int i = 0; s->stdio_redirect && i < 3; i++)
+                if (s->stdio[i] != i && dup2(s->stdio[i], i) < 0) {
+                        child_fail(CHILD_SETUP_FAILED, errno, "cannot set up the program's stdio: %s", strerror(errno));
+                        _exit(125);
+                }
+        char found[PATH_MAX];
+        const char *prog = resolve_program(s->argv[0], found, sizeof(found));
+        /* Descriptors the caller left open (a directory of the host's writable mount, a
+         * connected unix socket) would bypass the read-only view: none survives exec. */
+        if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
+                child_fail(CHILD_SETUP_FAILED, errno, "cannot close inherited descriptors: %s", strerror(errno));
+                _exit(125);
+        }
+        /* Last: RLIMIT_DATA counts what this process already mapped (an ASan build maps
+         * terabytes of shadow), so nothing may allocate between here and exec. */
+        int r = limits_apply_rlimits(&p->limits);
+        if (r < 0) {
+                child_fail(CHILD_SETUP_FAILED, -r, "cannot set resource limits: %s", strerror(-r));
+                _exit(125);
+        }
+        execvpe(prog ? prog : s->argv[0], s->argv, p->envp);
+        int e = errno;
+        child_fail(CHILD_EXEC_FAILED, e, "%s: %s", s->argv[0],
+                   e == ENOENT ? "command not found" : strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+}
+
+struct program_args {
+        const struct sandbox_spec *s;
+        const struct sandbox_prep *p;
+        int statusfd;
+};
+
+static int program_main(void *arg)
+{
+        const struct program_args *a = arg;
+        close(a->statusfd);
+        exec_program(a->s, a->p);
+}
+
+/* The program's process shares init's memory until it execs (CLONE_VM|CLONE_VFORK, as
+ * posix_spawn does), on a stack of its own: a fork would copy init's page tables (the
+ * supervisor's, inherited) and then fault in copies of every page either process writes,
+ * milliseconds on a virtual machine.  init has nothing to do meanwhile and waits.  The
+ * sanitizers do not follow a process onto a foreign stack: there, a plain fork. */
+static pid_t spawn_program(const struct sandbox_spec *s, const struct sandbox_prep *p, int statusfd)
+{
+        struct program_args a = {s, p, statusfd};
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_UNDEFINED__)
+        pid_t pid = fork();
+        if (pid == 0)
+                program_main(&a);
+        return pid;
+#else
+        /* Room for execvpe's copy of a long argv (it falls back to /bin/sh on ENOEXEC). */
+        const size_t size = 16u << 20;
+        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
+                           -1, 0);
+        if (stack == MAP_FAILED)
+                return -1;
+        return clone(program_main, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
+#endif
 }
 
 /* ---- init (pid 1 of the sandbox) ---- */
@@ -759,8 +819,14 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
 {
         char c;
         struct init_status status = {0};
-        struct sandbox_spec cmd = *spec, *s = &cmd;
+        const struct sandbox_spec *s = spec;
 
+        /* Our own empty network namespace (owned by the sandbox's user namespace, whose
+         * capabilities we hold from the start), made while the supervisor maps our ids. */
+        if (s->net != TXBOX_NET_HOST && unshare(CLONE_NEWNET) < 0) {
+                SETUP_FAIL("cannot create the sandbox's network namespace: %s", strerror(errno));
+                _exit(125);
+        }
         if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
                 _exit(125);
         close(syncfd);
@@ -780,26 +846,13 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         if (protect_proc() < 0)
                 _exit(125);
         trace_mark("init: proc protected");
-        /* Ready: wait for the command (the supervisor checks it meanwhile). */
-        cmd.stdio_redirect = false;
-        if (recv_go(p->notify_sock, &cmd) < 0)
-                _exit(125);
-        trace_mark("init: command");
         /* The program runs as our uid: make init unreachable by ptrace from it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
-        pid_t pid = fork();
+        pid_t pid = spawn_program(s, p, statusfd);
         if (pid < 0) {
                 SETUP_FAIL("cannot fork the program: %s", strerror(errno));
                 _exit(125);
         }
-        if (pid == 0) {
-                trace_mark("program: first");
-                close(statusfd);
-                exec_program(s, p);
-        }
-        trace_mark("init: forked");
-        for (int i = 0; cmd.stdio_redirect && i < 3; i++)
-                close(cmd.stdio[i]); /* the program's now: a pipe must see EOF when it exits */
         close(child_errfd);
         close(p->notify_sock);
         init_child_pid = pid;
@@ -829,11 +882,11 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
 
 /* ---- supervisor ---- */
 
-static int clone_sandbox(const struct sandbox_spec *s)
+static int clone_sandbox(void)
 {
+        /* The network namespace is init's first act (see init_main), not ours: creating one
+         * costs a millisecond or two, which then overlaps our writing the id maps. */
         unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-        if (s->net != TXBOX_NET_HOST)
-                flags |= CLONE_NEWNET;
         /* A fork-like clone: the child continues on a copy of our stack. */
         return (int)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
 }
@@ -1075,6 +1128,7 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         int r;
 
         limits_resolve(&s->limits, s->upper, &p->limits);
+        p->last_cap = read_last_cap();
         p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0);
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
                 return r;
@@ -1137,7 +1191,7 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
          * approver) ends txbox, and init with it (PDEATHSIG). */
         sigset_t old;
         sigprocmask(SIG_BLOCK, &sb->mask, &old);
-        pid_t pid = clone_sandbox(s);
+        pid_t pid = clone_sandbox();
         int clone_errno = errno;
         if (pid != 0)
                 sigprocmask(SIG_SETMASK, &old, NULL);
