@@ -932,7 +932,12 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
                 closep(&tx->lock_fd); /* leave active/ID for recovery */
         if (r < 0)
                 return r;
-        drop_layers(tx);
+        /* A commit that changed nothing leaves nothing to undo: its directory goes whole
+         * (it used to stay behind with its begin file, one per read-only command). */
+        if (tx->cs.nops == 0 && !tx->sp)
+                rm_rf_at(tx->ws->tx_fd, tx->rec.id);
+        else
+                drop_layers(tx);
         release(tx);
         return 0;
 }

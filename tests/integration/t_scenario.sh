@@ -23,6 +23,13 @@ like "$d" "\+\+\+ b/new.txt" "diff shows the added file"
 like "$(tx show "$first")" "outcome   committed" "show prints the outcome for people"
 like "$(tx show "${first:0:4}")" "^tx        $first" "show takes a unique id prefix"
 
+# A command that changes nothing leaves nothing in the state dir (no undo to keep).
+state_tx=$(ls -d "$HOME"/.local/state/txbox/*/tx)
+n_before=$(ls "$state_tx" | wc -l)
+tx run -- sh -c 'cat README >/dev/null; ls >/dev/null'
+is "$?" 0 "a read-only command commits"
+is "$(ls "$state_tx" | wc -l)" "$n_before" "and leaves no transaction directory behind"
+
 tx run -- sh -c 'echo junk >junk.txt; rm README; exit 3' 2>"$T/err"
 is "$?" 3 "a failing program's status is returned"
 ok "its added file is rolled back" test ! -e "$WS/junk.txt"
