@@ -24,6 +24,8 @@ int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_
  * fork: no allocation. */
 int guard_seccomp_load(unsigned variant);
 
+/* Ask for synchronous wake-ups on listener (the supervisor, once it holds it). */
+void guard_notify_tune(int listener);
 /* Exec checks: handle one pending notification on listener fd.  check returns true to let
  * the exec proceed.  Returns 0, or -errno when the listener is unusable. */
 typedef bool (*guard_exec_check_fn)(void *ctx, const char *path, char *const argv[]);

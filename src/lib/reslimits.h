@@ -16,8 +16,9 @@ int limits_apply_rlimits(const struct txbox_limits *l);
 /* In the sandbox's init after /proc is mounted: bound the number of pids of the pid
  * namespace (kernel >= 6.14 keeps pid_max per namespace).  Returns 0 or -errno. */
 int limits_set_pid_max(uint64_t procs);
-/* Sum of resident memory of every process in the caller's /proc, in bytes. */
-uint64_t limits_resident_total(void);
+/* Whether the processes of the caller's /proc (the sandbox's) use more than limit bytes of
+ * memory, counting shared pages once (proportional set size). */
+bool limits_memory_exceeded(uint64_t limit);
 /* Bytes allocated beneath dir (a du-like walk that does not follow symlinks). */
 uint64_t limits_tree_usage(const char *dir);
 

@@ -799,7 +799,7 @@ static void init_reap(pid_t pid, const struct sandbox_prep *p, struct init_statu
                 int st;
                 pid_t w = waitpid(-1, &st, 0);
                 if (w < 0 && errno == EINTR) {
-                        if (out->limit == LIMIT_NONE && limits_resident_total() > p->limits.memory) {
+                        if (out->limit == LIMIT_NONE && limits_memory_exceeded(p->limits.memory)) {
                                 out->limit = LIMIT_MEMORY;
                                 kill(-1, SIGKILL); /* pid 1 is spared */
                         }
@@ -965,12 +965,14 @@ static void receive_listener(struct supervise *sv)
                 return;
         int fd;
         memcpy(&fd, CMSG_DATA(c), sizeof(int));
-        if (byte == 'p' && !sv->proxy && sv->spec->net == TXBOX_NET_ALLOW)
+        if (byte == 'p' && !sv->proxy && sv->spec->net == TXBOX_NET_ALLOW) {
                 sv->proxy = netproxy_new(fd, sv->spec->net_allow);
-        else if (byte == 'n' && sv->listener < 0)
+        } else if (byte == 'n' && sv->listener < 0) {
                 sv->listener = fd;
-        else
+                guard_notify_tune(fd);
+        } else {
                 close(fd);
+        }
 }
 
 /* The disk limit: the upper layer holds everything the program wrote to the workspace. */
