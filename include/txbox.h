@@ -147,9 +147,16 @@ struct txbox_command {
         size_t output_cap;   /* bytes of stdout and of stderr kept (0: 64 KiB) */
         /* Servers: once this command's program has ended, begin the next transaction and
          * start its sandbox, so that the next command only starts its program.  The
-         * prepared one is dropped by txbox_ws_close. */
+         * prepared one is dropped by txbox_ws_close.  (Or call txbox_command_prepare
+         * when idle, e.g. once the answer is out.) */
         bool prepare_next;
 };
+
+/* Begin the next command's transaction and start its sandbox with opts (net, limits,
+ * env; the cwd, stdio and timeout are the command's own), unless one is prepared already:
+ * txbox_command_run then takes it for a command without a session and compatible
+ * options.  Failures are silent (the command then starts its own). */
+TXBOX_API void txbox_command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts);
 
 struct txbox_command_result {
         struct txbox_record rec; /* the transaction's record (clear with txbox_record_clear) */

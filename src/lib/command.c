@@ -31,15 +31,17 @@ static void set_why(struct txbox_command_result *res, const char *why)
 /* Begin the next command's transaction and start its sandbox now: its init sets up the
  * mounts while this one commits and the caller answers; the next command then only starts
  * its program.  Placeholder argv until the command is known (tx_set_command). */
-static void prepare_next(struct txbox_ws *ws, const struct txbox_run_opts *opts)
+void txbox_command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts)
 {
         char *argv[] = {"/bin/sh", "-c", "", NULL};
+        struct txbox_run_opts pre = opts ? *opts : (struct txbox_run_opts){0};
         struct txbox_error e;
         struct txbox_tx *tx;
 
         if (ws->prepared || txbox_tx_begin(ws, argv, &tx, &e) < 0)
                 return;
-        txbox_tx_prestart(tx, opts);
+        pre.stdio_redirect = true; /* as run_checked will ask */
+        txbox_tx_prestart(tx, &pre);
         if (tx->sb)
                 ws->prepared = tx;
         else
@@ -82,7 +84,7 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, co
                 return;
         }
         if (cmd->prepare_next)
-                prepare_next(tx->ws, &opts);
+                txbox_command_prepare(tx->ws, &opts);
         if (rr.exec_failed)
                 set_why(res, err->msg);
         if (txbox_tx_finish(tx, cmd->mode, &rr, &res->status, &why, err) < 0)

@@ -20,6 +20,8 @@ struct mcp_server {
         struct mcp_opts opts;
         bool initialized;
         char version[32]; /* the negotiated protocol version */
+        bool prepare;     /* a command ran: prepare the next one once the answer is out */
+        struct txbox_run_opts prepare_opts;
 };
 
 static void mcp_log(struct mcp_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -239,12 +241,13 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
                         : !strcmp(mode, "keep")        ? TXBOX_COMMIT_KEEP
                                                        : TXBOX_COMMIT_DISCARD,
                 .output_cap = s->opts.output_cap,
-                .prepare_next = true,
         };
         struct txbox_command_result res;
         struct txbox_error err = {0};
 
         cmd.opts.timeout_s = timeout ? json_number_value(timeout) : 0;
+        s->prepare = true;
+        s->prepare_opts = cmd.opts;
         if (txbox_command_run(s->ws, &cmd, &res, &err) < 0) {
                 txbox_command_result_clear(&res);
                 return tool_fail(o, "txbox could not start the transaction: %s", err.msg);
@@ -733,6 +736,12 @@ static int answer(struct mcp_server *s, int out_fd, struct line_reader *lr)
         free(reply);
         lr->len = 0;
         lr->too_long = false;
+        /* The next command's sandbox gets ready while the client reads this answer (and its
+         * model thinks): started before the answer, it would delay it. */
+        if (s->prepare && s->ws) {
+                s->prepare = false;
+                txbox_command_prepare(s->ws, &s->prepare_opts);
+        }
         return r;
 }
 

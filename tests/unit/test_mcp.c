@@ -397,12 +397,24 @@ int main(void)
         } else {
                 mcp_server_new(ws, NULL, &s);
                 test_tools(s, ws_path);
-                mcp_server_free(s);
-                /* A server keeps the next command's transaction begun and its sandbox
-                 * started: one claim, one layer dir; closing the workspace drops both. */
+                /* Once a command's answer is out, the server begins the next command's
+                 * transaction and starts its sandbox: one claim, one layer dir; closing
+                 * the workspace drops both. */
                 char active[512], txdir[512];
                 snprintf(active, sizeof(active), "%s/active", txbox_ws_state_path(ws));
                 snprintf(txdir, sizeof(txdir), "%s/tx", txbox_ws_state_path(ws));
+                is_int(count_entries(active), 0, "calls handled outside the serve loop prepare nothing");
+                int in[2], out[2];
+                static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+                                          "{\"name\":\"run_command\",\"arguments\":{\"command\":\"true\"}}}\n";
+                if (pipe(in) == 0 && pipe(out) == 0 && write(in[1], req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1) {
+                        close(in[1]);
+                        is_int(mcp_serve(s, in[0], out[1]), 0, "serve: one run_command");
+                        close(in[0]);
+                        close(out[0]);
+                        close(out[1]);
+                }
+                mcp_server_free(s);
                 int claims = count_entries(active), dirs = count_entries(txdir);
                 is_int(claims, 1, "the prepared transaction holds one claim while the server runs");
                 txbox_ws_close(ws);
