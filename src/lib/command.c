@@ -31,17 +31,23 @@ static void set_why(struct txbox_command_result *res, const char *why)
 /* Begin the next command's transaction and start its sandbox now: its init sets up the
  * mounts while this one commits and the caller answers; the next command then only starts
  * its program.  Placeholder argv until the command is known (tx_set_command). */
+/* Start tx's sandbox for a command's options, with stdio redirected as run_checked asks. */
+static void prestart(struct txbox_tx *tx, const struct txbox_run_opts *opts)
+{
+        struct txbox_run_opts pre = opts ? *opts : (struct txbox_run_opts){0};
+        pre.stdio_redirect = true;
+        txbox_tx_prestart(tx, &pre);
+}
+
 void txbox_command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts)
 {
         char *argv[] = {"/bin/sh", "-c", "", NULL};
-        struct txbox_run_opts pre = opts ? *opts : (struct txbox_run_opts){0};
         struct txbox_error e;
         struct txbox_tx *tx;
 
         if (ws->prepared || txbox_tx_begin(ws, argv, &tx, &e) < 0)
                 return;
-        pre.stdio_redirect = true; /* as run_checked will ask */
-        txbox_tx_prestart(tx, &pre);
+        prestart(tx, opts);
         if (tx->sb)
                 ws->prepared = tx;
         else
@@ -117,9 +123,7 @@ int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, stru
         }
         if (r < 0)
                 return r;
-        struct txbox_run_opts pre = cmd->opts;
-        pre.stdio_redirect = true; /* as run_checked will ask */
-        txbox_tx_prestart(tx, &pre);
+        prestart(tx, &cmd->opts);
         run_checked(tx, cmd, cmd->cwd ? cmd->cwd : ws->path, res, err);
         if (!res->out)
                 res->out = xstrdup("");

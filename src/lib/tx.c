@@ -646,20 +646,28 @@ static void fill_spec(struct txbox_tx *tx, const struct txbox_run_opts *opts)
         tx->sb_opts = *opts;
 }
 
+static int start_sandbox(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct txbox_error *err)
+{
+        int r;
+
+        if (!tx->idmap.nuid && (r = idmap_plan(&tx->idmap, err)) < 0)
+                return r;
+        fill_spec(tx, opts);
+        if ((r = sandbox_start(&tx->spec, &tx->sb, err)) < 0)
+                tx->sb = NULL;
+        return r;
+}
+
 void txbox_tx_prestart(struct txbox_tx *tx, const struct txbox_run_opts *opts)
 {
         const struct policy *p;
         struct txbox_error e;
 
-        /* Sessions stack layers that change with every savepoint: started at run time. */
-        if (tx->sb || tx->sp || !opts)
-                return;
-        /* The policy decides whether execs are checked, which the sandbox is built for. */
-        if (ws_policy(tx->ws, &p, &e) < 0 || (!tx->idmap.nuid && idmap_plan(&tx->idmap, &e) < 0))
-                return; /* reported again where it matters */
-        fill_spec(tx, opts);
-        if (sandbox_start(&tx->spec, &tx->sb, &e) < 0)
-                tx->sb = NULL;
+        /* Sessions stack layers that change with every savepoint: started at run time.  The
+         * policy decides whether execs are checked, which the sandbox is built for.  Errors
+         * are reported again by txbox_tx_run, where they matter. */
+        if (!tx->sb && !tx->sp && opts && ws_policy(tx->ws, &p, &e) == 0)
+                start_sandbox(tx, opts, &e);
 }
 
 /* Was the prestarted sandbox made for these options?  (cwd, stdio and the timeout are the
@@ -682,21 +690,15 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
                 sandbox_abort(tx->sb);
                 tx->sb = NULL;
         }
-        if ((r = tx_seal(tx, err)) < 0)
+        if ((r = tx_seal(tx, err)) < 0 || (!tx->sb && (r = start_sandbox(tx, opts, err)) < 0))
                 goto fail;
-        if (!tx->sb) {
-                if (!tx->idmap.nuid && (r = idmap_plan(&tx->idmap, err)) < 0)
-                        goto fail;
-                fill_spec(tx, opts);
-                if ((r = sandbox_start(&tx->spec, &tx->sb, err)) < 0)
-                        goto fail;
-        }
-        tx->spec.argv = tx->sp ? tx->sp_argv : tx->rec.argv;
+        /* The run's own: what the sandbox reads only once the command is sent. */
         tx->spec.timeout_s = opts ? opts->timeout_s : 0;
         for (int i = 0; opts && i < 3; i++)
                 tx->spec.stdio[i] = opts->stdio[i];
         trace_mark("run");
-        r = sandbox_exec(TAKE_PTR(tx->sb), tx->spec.argv, opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
+        r = sandbox_exec(TAKE_PTR(tx->sb), tx->sp ? tx->sp_argv : tx->rec.argv,
+                         opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
         trace_mark("sandbox done");
         txbox_tx_set_result(tx, res);
         free(tx->rec.env_dropped);

@@ -199,42 +199,31 @@ static int recover_undo(struct txbox_ws *ws, struct txbox_record *rec, struct tx
         return r;
 }
 
-static int recover_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir, struct txbox_error *err)
+/* Replay an interrupted commit's journal: backward (revert: no marker, the commit never
+ * held) or forward (its marker exists: make sure every rename is there too; they were made
+ * durable in the same sync as the marker, and a file system that reorders may have kept the
+ * marker alone).  Both directions are idempotent.  Forward, a commit whose upper layer is
+ * already gone has nothing left to move. */
+static int replay_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir, bool forward,
+                         struct txbox_error *err)
 {
-        struct cs_op *ops = NULL;
-        size_t n = 0;
-        int r = journal_read(dir, "journal", &ops, &n, err);
-        _cleanup_close_ int upper = open_subdir(dir, "upper", true);
-        _cleanup_close_ int undo = open_subdir(dir, "undo", true);
-
-        if (r == 0 && (upper < 0 || undo < 0))
-                r = tx_err(err, EIO, "cannot open the layers of tx %s", rec->id);
-        if (r == 0)
-                r = journal_revert(ws->ws_fd, upper, undo, ops, n, err);
-        journal_ops_free(ops, n);
-        if (r < 0)
-                return tx_err_wrap(err, "recover tx %s", rec->id);
-        return 0;
-}
-
-/* A commit's marker exists: make sure every rename of its journal is there too (they were
- * made durable in the same sync as the marker; a file system that reorders may have kept
- * the marker alone).  Re-applying is idempotent; without an upper layer there is nothing
- * left to move. */
-static int roll_forward(struct txbox_ws *ws, struct txbox_record *rec, int dir, struct txbox_error *err)
-{
-        _cleanup_close_ int upper = open_subdir(dir, "upper", false);
-        _cleanup_close_ int undo = open_subdir(dir, "undo", false);
+        _cleanup_close_ int upper = open_subdir(dir, "upper", !forward);
+        _cleanup_close_ int undo = open_subdir(dir, "undo", !forward);
         struct cs_op *ops = NULL;
         size_t n = 0;
         int r;
 
-        if (upper < 0 || undo < 0 || !has_file(dir, "journal"))
+        if (forward && (upper < 0 || undo < 0 || !has_file(dir, "journal")))
                 return 0;
-        if ((r = journal_read(dir, "journal", &ops, &n, err)) == 0)
-                r = journal_apply(ws->ws_fd, upper, undo, ops, n, "recover", NULL, true, err);
+        if ((r = journal_read(dir, "journal", &ops, &n, err)) == 0 && (upper < 0 || undo < 0))
+                r = tx_err(err, EIO, "cannot open the layers of tx %s", rec->id);
+        if (r == 0)
+                r = forward ? journal_apply(ws->ws_fd, upper, undo, ops, n, "recover", NULL, true, err)
+                            : journal_revert(ws->ws_fd, upper, undo, ops, n, err);
         journal_ops_free(ops, n);
-        return r < 0 ? tx_err_wrap(err, "complete the commit of tx %s", rec->id) : 0;
+        if (r < 0)
+                return tx_err_wrap(err, "%s tx %s", forward ? "complete the commit of" : "recover", rec->id);
+        return 0;
 }
 
 static int set_outcome(struct txbox_ws *ws, struct txbox_record *rec, enum txbox_outcome o, const char *msg,
@@ -279,13 +268,13 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         else if (dir >= 0 && has_file(dir, "undone"))
                 r = rec.outcome == TXBOX_UNDONE ? 0 : set_outcome(ws, &rec, TXBOX_UNDONE, NULL, err) ?: 2;
         else if (dir >= 0 && has_file(dir, "committed")) {
-                if ((r = roll_forward(ws, &rec, dir, err)) == 0) {
+                if ((r = replay_commit(ws, &rec, dir, true, err)) == 0) {
                         rm_rf_at(dir, "upper");
                         rm_rf_at(dir, "work");
                         r = rec.outcome == TXBOX_COMMITTED ? 0 : set_outcome(ws, &rec, TXBOX_COMMITTED, NULL, err) ?: 2;
                 }
         } else if (dir >= 0 && has_file(dir, "journal")) {
-                if ((r = recover_commit(ws, &rec, dir, err)) == 0) {
+                if ((r = replay_commit(ws, &rec, dir, false, err)) == 0) {
                         rm_rf_at(ws->tx_fd, id);
                         r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
                                         "an interrupted commit was reverted by recovery; nothing of it was applied", err) ?: 1;
