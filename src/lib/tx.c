@@ -366,17 +366,33 @@ static int make_tx_dir(struct txbox_tx *tx, struct txbox_error *err)
 
 static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m);
 
+/* Now, on the workspace filesystem's own clock: the ctime the kernel gives the transaction's
+ * directory (same filesystem as the workspace) when it is touched.  Any later change to a
+ * live entry gets a ctime >= it.  The clock cannot be read from user space: since Linux 6.13
+ * (multigrain timestamps) a file's ctime may be finer than, and ahead of,
+ * CLOCK_REALTIME_COARSE, and a change made just before the transaction began then looked
+ * like one made after it (a false conflict).  The stat before the touch asks for a
+ * fine-grained stamp, so earlier changes have strictly smaller ctimes where the kernel
+ * has them; elsewhere the stamp is the coarse tick, as before. */
+static int64_t fs_now_ns(int dir_fd)
+{
+        struct stat st;
+        struct timespec ts;
+
+        if (fstat(dir_fd, &st) == 0 && futimens(dir_fd, NULL) == 0 && fstat(dir_fd, &st) == 0)
+                return (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+        clock_gettime(CLOCK_REALTIME_COARSE, &ts); /* never later than a stamp to come */
+        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 /* What the workspace looked like when the transaction began, for first-committer-wins:
- * the last commit it could see, and a coarse clock reading (the clock the kernel stamps
- * ctime with), so any later change to a live entry has ctime >= it. */
+ * the last commit it could see, and the filesystem's clock (fs_now_ns). */
 static int write_snapshot(struct txbox_tx *tx, struct txbox_error *err)
 {
-        struct timespec ts;
         char buf[64];
         int r;
 
-        clock_gettime(CLOCK_REALTIME_COARSE, &ts);
-        tx->begin_ns = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+        tx->begin_ns = fs_now_ns(tx->dir_fd);
         if ((r = audit_next_commit_seq(tx->ws->audit, &tx->begin_seq, err)) < 0)
                 return r;
         tx->begin_seq--; /* the newest commit seen */
@@ -854,6 +870,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                 return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
         if ((r = check_conflicts(tx, err)) < 0)
                 return r;
+        trace_mark("commit: conflicts checked");
         if (tx->cs.nops == 0) {
                 /* Nothing to apply (ls, grep, a build that wrote nothing): no journal, no
                  * marker, no sync; the audit row is the whole commit. */
@@ -878,6 +895,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                 unlinkat(tx->dir_fd, "journal", 0);
                 return r;
         }
+        trace_mark("commit: journal synced");
         if ((r = failpoint("commit")) < 0) {
                 tx_err(err, -r, "cannot start the commit of tx %s: %s", tx->rec.id, strerror(-r));
                 goto revert;
@@ -888,6 +906,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         struct journal_progress pg = {tx->ws->progress, tx->ws->progress_ctx, "committing"};
         if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", &pg, false, err)) < 0)
                 goto revert;
+        trace_mark("commit: applied");
         /* The marker is created before the sync that makes the renames durable: a file system
          * that kept it but lost a rename is repaired by recovery, which applies the journal
          * again (idempotent) before it trusts the marker. */
@@ -898,6 +917,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                 goto revert;
         }
         (void)failpoint("commit"); /* past the marker the commit holds: only a crash is of interest */
+        trace_mark("commit: marked, synced");
         if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
                 return r; /* applied and marked: recovery completes the audit row */
         if (before == TXBOX_PENDING)
@@ -930,6 +950,7 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
                 return r;
         r = commit_locked(tx, err);
         ws_unlock(tx->ws);
+        trace_mark("commit: recorded");
         if (r < 0 && tx->stuck)
                 closep(&tx->lock_fd); /* leave active/ID for recovery */
         if (r < 0)
