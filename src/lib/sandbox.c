@@ -882,6 +882,27 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
 
 /* ---- supervisor ---- */
 
+/* Close every descriptor from 3 up but the n in keep (which this sorts). */
+static void close_all_but(int *keep, size_t n)
+{
+        int lo = 3;
+
+        for (size_t i = 1; i < n; i++)
+                for (size_t j = i; j > 0 && keep[j - 1] > keep[j]; j--) {
+                        int t = keep[j];
+                        keep[j] = keep[j - 1];
+                        keep[j - 1] = t;
+                }
+        for (size_t i = 0; i < n; i++) {
+                if (keep[i] < lo)
+                        continue;
+                if (keep[i] > lo)
+                        sys_close_range((unsigned)lo, (unsigned)keep[i] - 1, 0);
+                lo = keep[i] + 1;
+        }
+        sys_close_range((unsigned)lo, ~0U, 0);
+}
+
 static int clone_sandbox(void)
 {
         /* The network namespace is init's first act (see init_main), not ours: creating one
@@ -1204,10 +1225,11 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         if (pid == 0) {
                 /* Die with the supervisor: the kernel then kills the whole pid namespace. */
                 prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                close(syncp[1]);
-                close(statusp[0]);
-                close(errp[0]);
-                close(nsock[0]);
+                /* Keep only our ends: an inherited claim (a flock'd state/active/ID, ours or
+                 * a prepared transaction's) would outlive a killed supervisor for as long as
+                 * this namespace takes to die, and recovery would take it for alive. */
+                int keep[] = {syncp[0], statusp[1], errp[1], nsock[1]};
+                close_all_but(keep, ARRAY_SIZE(keep));
                 child_errfd = errp[1];
                 init_main(s, &sb->prep, syncp[0], statusp[1]);
         }
