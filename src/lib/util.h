@@ -112,6 +112,8 @@ void trace_mark(const char *what);
 /* Remove name (a file or a whole tree) beneath dirfd; ENOENT is success.  Never follows
  * symlinks; makes unreadable directories (overlay's work/work) readable to descend. */
 int rm_rf_at(int dirfd, const char *name);
+/* Remove everything in the open directory DIRFD (not it); allocates nothing. */
+int rm_children(int dirfd);
 /* mkdir -p of relpath beneath dirfd (components created with mode). */
 int mkdir_p_at(int dirfd, const char *relpath, mode_t mode);
 int mkdir_p(const char *path, mode_t mode);
