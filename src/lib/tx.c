@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <limits.h>
 #include <pwd.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <time.h>
 
@@ -161,12 +162,14 @@ static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *e
         if (ws->state_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
         if ((mkdirat(ws->state_fd, "tx", 0700) < 0 && errno != EEXIST) ||
-            (mkdirat(ws->state_fd, "active", 0700) < 0 && errno != EEXIST))
+            (mkdirat(ws->state_fd, "active", 0700) < 0 && errno != EEXIST) ||
+            (mkdirat(ws->state_fd, "trash", 0700) < 0 && errno != EEXIST))
                 return tx_err(err, errno, "cannot create '%s/tx': %s", ws->state, strerror(errno));
         ws->tx_fd = openat(ws->state_fd, "tx", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ws->active_fd = openat(ws->state_fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ws->trash_fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ws->lock_fd = openat(ws->state_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (ws->tx_fd < 0 || ws->active_fd < 0 || ws->lock_fd < 0)
+        if (ws->tx_fd < 0 || ws->active_fd < 0 || ws->trash_fd < 0 || ws->lock_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
         _cleanup_free_ char *db = xasprintf("%s/audit.db", ws->state);
         if (defer_log) {
@@ -184,7 +187,7 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         int r;
 
         trace_mark("open workspace");
-        ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->lock_fd = -1;
+        ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->trash_fd = ws->lock_fd = -1;
         if (!realpath(workspace, buf)) {
                 r = tx_err(err, errno, "workspace '%s' %s", workspace,
                            errno == ENOENT ? "does not exist; create it or pass -C DIR" : strerror(errno));
@@ -230,6 +233,7 @@ void txbox_ws_close(struct txbox_ws *ws)
         if (!ws)
                 return;
         tx_discard(TAKE_PTR(ws->prepared));
+        ws_sweep_wait(ws);
         sandbox_reap(true);
         policy_free(ws->policy);
         free(ws->policy_file);
@@ -239,6 +243,7 @@ void txbox_ws_close(struct txbox_ws *ws)
         closep(&ws->state_fd);
         closep(&ws->tx_fd);
         closep(&ws->active_fd);
+        closep(&ws->trash_fd);
         closep(&ws->lock_fd);
         free(ws->path);
         free(ws->state);
@@ -264,6 +269,55 @@ int ws_lock(struct txbox_ws *ws, struct txbox_error *err)
 }
 
 void ws_unlock(struct txbox_ws *ws) { flock(ws->lock_fd, LOCK_UN); }
+
+/* ---- trash: removing a finished transaction's directories costs about a millisecond
+ * (an inode freed per directory, on the caller's clock), so they are moved aside in one
+ * rename and removed while the next program runs.  Nothing in the trash is needed: a crash
+ * leaves it for the next sweep. ---- */
+
+void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as)
+{
+        if (ws->trash_fd < 0 || renameat2(dirfd, name, ws->trash_fd, as, RENAME_NOREPLACE) < 0)
+                rm_rf_at(dirfd, name);
+}
+
+static void *sweep_main(void *arg)
+{
+        struct txbox_ws *ws = arg;
+        /* Its own descriptor (rm_children moves the position); nothing here allocates. */
+        int fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+        if (fd >= 0) {
+                rm_children(fd);
+                close(fd);
+        }
+        atomic_store(&ws->swept, true);
+        return NULL;
+}
+
+void ws_sweep(struct txbox_ws *ws)
+{
+        sigset_t all, old;
+
+        if (ws->sweeping) {
+                if (!atomic_load(&ws->swept))
+                        return; /* the last one is still at it */
+                ws_sweep_wait(ws);
+        }
+        /* Signals stay with the main thread (sandbox_exec reads them from a signalfd). */
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        atomic_store(&ws->swept, false);
+        ws->sweeping = pthread_create(&ws->sweeper, NULL, sweep_main, ws) == 0;
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void ws_sweep_wait(struct txbox_ws *ws)
+{
+        if (ws->sweeping)
+                pthread_join(ws->sweeper, NULL);
+        ws->sweeping = false;
+}
 
 /* ---- transaction handles ---- */
 
@@ -713,6 +767,7 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         for (int i = 0; opts && i < 3; i++)
                 tx->spec.stdio[i] = opts->stdio[i];
         trace_mark("run");
+        ws_sweep(tx->ws); /* the last transactions' layers go while this one runs */
         r = sandbox_exec(TAKE_PTR(tx->sb), tx->sp ? tx->sp_argv : tx->rec.argv,
                          opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
         trace_mark("sandbox done");
@@ -797,8 +852,12 @@ static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox
 /* Leave only what undo needs: the journal, the marker and the originals. */
 static void drop_layers(struct txbox_tx *tx)
 {
-        rm_rf_at(tx->dir_fd, "upper");
-        rm_rf_at(tx->dir_fd, "work");
+        char as[64];
+
+        snprintf(as, sizeof(as), "%s.upper", tx->rec.id);
+        ws_trash(tx->ws, tx->dir_fd, "upper", as);
+        snprintf(as, sizeof(as), "%s.work", tx->rec.id);
+        ws_trash(tx->ws, tx->dir_fd, "work", as);
 }
 
 /* Has the live entry an op replaces, deletes or creates changed since the transaction
@@ -958,7 +1017,7 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
         /* A commit that changed nothing leaves nothing to undo: its directory goes whole
          * (it used to stay behind with its begin file, one per read-only command). */
         if (tx->cs.nops == 0 && !tx->sp)
-                rm_rf_at(tx->ws->tx_fd, tx->rec.id);
+                ws_trash(tx->ws, tx->ws->tx_fd, tx->rec.id, tx->rec.id);
         else
                 drop_layers(tx);
         release(tx);
@@ -968,6 +1027,8 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
 int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_error *err)
 {
         sandbox_abort(TAKE_PTR(tx->sb)); /* its init may still be mounting the layers */
+        /* Removed at once, not trashed: what a failed program wrote can be big, and its
+         * space is the user's again when the command returns. */
         int r = rm_rf_at(tx->ws->tx_fd, tx->rec.id);
         if (r < 0)
                 return tx_err(err, -r, "cannot remove the layers of tx %s in '%s/tx': %s", tx->rec.id,

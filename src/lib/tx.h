@@ -2,6 +2,9 @@
 #ifndef TXBOX_TX_H
 #define TXBOX_TX_H
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 #include "audit.h"
 #include "changeset.h"
 #include "policy.h"
@@ -12,6 +15,10 @@ struct txbox_ws {
         char *state;      /* canonical state dir */
         char *state_mask; /* what the sandbox must not see (the state dir or its parent) */
         int ws_fd, state_fd, tx_fd, active_fd, lock_fd;
+        int trash_fd;              /* state/trash: finished transactions' layers, to remove */
+        pthread_t sweeper;         /* empties state/trash while a program runs */
+        bool sweeping;             /* sweeper was started and not yet joined */
+        atomic_bool swept;         /* ... and has finished */
         struct audit *audit;
         struct policy *policy; /* loaded on first use (txbox_ws_set_policy or the default) */
         char *policy_file;     /* --policy FILE, or NULL */
@@ -35,7 +42,7 @@ struct txbox_tx {
         int sp;             /* >0: this handle runs savepoint sp of a session */
         char **sp_argv;     /* the savepoint's command */
         int64_t begin_seq;  /* the newest commit_seq when the transaction began */
-        int64_t begin_ns;   /* CLOCK_REALTIME_COARSE when it began */
+        int64_t begin_ns;   /* the filesystem's clock when it began (fs_now_ns) */
         struct policy_ctx pctx;      /* what relative paths in commands resolve against */
         struct policy_result denied; /* the first exec the policy refused while running */
         bool exec_denied;
@@ -47,6 +54,14 @@ struct txbox_tx {
         struct strvec lowers;
         struct txbox_run_opts sb_opts; /* what sb was started with */
 };
+
+/* Move NAME in DIRFD (a finished transaction's layers, or its whole directory) into
+ * state/trash as AS, to be removed by ws_sweep; removed at once where it cannot move. */
+void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as);
+/* Empty state/trash in a thread of its own (while a program runs: off the critical path);
+ * ws_sweep_wait joins it (txbox_ws_close does). */
+void ws_sweep(struct txbox_ws *ws);
+void ws_sweep_wait(struct txbox_ws *ws);
 
 /* Serialise commits, undos and recovery on the workspace. */
 int ws_lock(struct txbox_ws *ws, struct txbox_error *err);

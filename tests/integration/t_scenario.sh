@@ -30,6 +30,7 @@ tx run -- sh -c 'cat README >/dev/null; ls >/dev/null'
 is "$?" 0 "a read-only command commits"
 is "$(ls "$state_tx" | wc -l)" "$n_before" "and leaves no transaction directory behind"
 
+
 tx run -- sh -c 'echo junk >junk.txt; rm README; exit 3' 2>"$T/err"
 is "$?" 3 "a failing program's status is returned"
 ok "its added file is rolled back" test ! -e "$WS/junk.txt"
@@ -83,5 +84,21 @@ like "$(cat "$T/r.json")" '^\{"tx": "[0-9a-f]+", "argv": \["sh", "-c", "echo r >
 
 tx sh -c 'echo via-sh >sh.txt; exit 0'
 is "$(cat "$WS/sh.txt")" "via-sh" "txbox sh -c commits like run"
+
+# What a committed transaction leaves besides its undo data (its layers; a read-only one's
+# whole directory) moves to state/trash in one rename and is removed while the next runs.
+state=${state_tx%/tx}
+tx run -- sh -c 'echo a >trash1.txt'
+t1=$(last_tx)
+ok "a committed tx keeps no layers" test ! -e "$state_tx/$t1/upper" -a ! -e "$state_tx/$t1/work"
+ok "but its journal (undo)" test -f "$state_tx/$t1/journal"
+ok "its layers wait in the trash" test -d "$state/trash/$t1.upper" -a -d "$state/trash/$t1.work"
+tx run -- sh -c 'echo b >trash2.txt; exit 4'
+t2=$(last_tx)
+ok "the next command removed them" test ! -e "$state/trash/$t1.upper" -a ! -e "$state/trash/$t1.work"
+ok "a rolled-back tx's directory is removed at once" test ! -e "$state/trash/$t2" -a ! -e "$state_tx/$t2"
+tx run -- true
+t3=$(last_tx)
+is "$(ls "$state/trash")" "$t3" "a read-only command empties the trash, leaving only its own directory"
 
 done_testing
