@@ -39,19 +39,39 @@ static void prestart(struct txbox_tx *tx, const struct txbox_run_opts *opts)
         txbox_tx_prestart(tx, &pre);
 }
 
-void txbox_command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts)
+void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n)
 {
         char *argv[] = {"/bin/sh", "-c", "", NULL};
         struct txbox_error e;
         struct txbox_tx *tx;
 
-        if (ws->prepared || txbox_tx_begin(ws, argv, &tx, &e) < 0)
-                return;
-        prestart(tx, opts);
-        if (tx->sb)
-                ws->prepared = tx;
-        else
-                tx_discard(tx);
+        for (int i = 0; i < n && i < WS_PREPARED_MAX; i++) {
+                if (ws->prepared[i])
+                        continue;
+                if (txbox_tx_begin(ws, argv, &tx, &e) < 0)
+                        return;
+                prestart(tx, opts);
+                if (!tx->sb) {
+                        tx_discard(tx);
+                        return;
+                }
+                ws->prepared[i] = tx;
+        }
+}
+
+void txbox_command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts)
+{
+        command_prepare_upto(ws, opts, 1);
+}
+
+/* The oldest prepared transaction (its sandbox has had the longest to get ready). */
+static struct txbox_tx *take_prepared(struct txbox_ws *ws)
+{
+        struct txbox_tx *tx = ws->prepared[0];
+
+        memmove(ws->prepared, ws->prepared + 1, (WS_PREPARED_MAX - 1) * sizeof(ws->prepared[0]));
+        ws->prepared[WS_PREPARED_MAX - 1] = NULL;
+        return tx;
 }
 
 /* Policy check, run with captured stdio, then the decision; fills res->status and res->why. */
@@ -113,8 +133,8 @@ int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, stru
         res->status = 125;
         if (!argv || !argv[0])
                 return tx_err(err, EINVAL, "no command given");
-        if (!cmd->session && ws->prepared) {
-                tx = TAKE_PTR(ws->prepared);
+        if (!cmd->session && ws->prepared[0]) {
+                tx = take_prepared(ws);
                 tx_set_command(tx, argv);
                 r = 0;
         } else {

@@ -740,7 +740,7 @@ static int answer(struct mcp_server *s, int out_fd, struct line_reader *lr)
          * model thinks): started before the answer, it would delay it. */
         if (s->prepare && s->ws) {
                 s->prepare = false;
-                txbox_command_prepare(s->ws, &s->prepare_opts);
+                command_prepare_upto(s->ws, &s->prepare_opts, WS_PREPARED_MAX);
         }
         return r;
 }

@@ -232,7 +232,8 @@ void txbox_ws_close(struct txbox_ws *ws)
 {
         if (!ws)
                 return;
-        tx_discard(TAKE_PTR(ws->prepared));
+        for (int i = 0; i < WS_PREPARED_MAX; i++)
+                tx_discard(TAKE_PTR(ws->prepared[i]));
         ws_sweep_wait(ws);
         sandbox_reap(true);
         policy_free(ws->policy);

@@ -10,6 +10,10 @@
 #include "policy.h"
 #include "sandbox.h"
 
+/* Transactions a server keeps prepared: two, so that a client that asks again as soon as
+ * it has an answer finds a sandbox started an answer earlier, whose init is ready. */
+#define WS_PREPARED_MAX 2
+
 struct txbox_ws {
         char *path;       /* canonical workspace path */
         char *state;      /* canonical state dir */
@@ -25,7 +29,8 @@ struct txbox_ws {
         char *approver;        /* --approve PROGRAM for "ask" decisions, or NULL */
         txbox_progress_fn progress;
         void *progress_ctx;
-        struct txbox_tx *prepared; /* begun, sandbox started, for the next command (servers) */
+        /* Begun, sandbox started, for the next commands (servers); oldest first. */
+        struct txbox_tx *prepared[WS_PREPARED_MAX];
 };
 
 struct txbox_tx {
@@ -62,6 +67,9 @@ void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as);
  * ws_sweep_wait joins it (txbox_ws_close does). */
 void ws_sweep(struct txbox_ws *ws);
 void ws_sweep_wait(struct txbox_ws *ws);
+
+/* Keep n (at most WS_PREPARED_MAX) transactions prepared (txbox_command_prepare). */
+void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);
 
 /* Serialise commits, undos and recovery on the workspace. */
 int ws_lock(struct txbox_ws *ws, struct txbox_error *err);

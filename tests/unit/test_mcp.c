@@ -397,9 +397,9 @@ int main(void)
         } else {
                 mcp_server_new(ws, NULL, &s);
                 test_tools(s, ws_path);
-                /* Once a command's answer is out, the server begins the next command's
-                 * transaction and starts its sandbox: one claim, one layer dir; closing
-                 * the workspace drops both. */
+                /* Once a command's answer is out, the server begins the next commands'
+                 * transactions and starts their sandboxes, two deep: two claims, two
+                 * layer dirs; closing the workspace drops them. */
                 char active[512], txdir[512];
                 snprintf(active, sizeof(active), "%s/active", txbox_ws_state_path(ws));
                 snprintf(txdir, sizeof(txdir), "%s/tx", txbox_ws_state_path(ws));
@@ -416,10 +416,10 @@ int main(void)
                 }
                 mcp_server_free(s);
                 int claims = count_entries(active), dirs = count_entries(txdir);
-                is_int(claims, 1, "the prepared transaction holds one claim while the server runs");
+                is_int(claims, 2, "two prepared transactions hold a claim each while the server runs");
                 txbox_ws_close(ws);
-                is_int(count_entries(active), 0, "closing the workspace releases it");
-                is_int(count_entries(txdir), dirs - 1, "and removes its layers");
+                is_int(count_entries(active), 0, "closing the workspace releases them");
+                is_int(count_entries(txdir), dirs - 2, "and removes their layers");
         }
         char cmd[600];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
