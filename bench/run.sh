@@ -6,6 +6,7 @@
 #   BENCH_N_HEAVY=5   runs of each case that writes 1,000 files or more
 #   BENCH_N_BUILD=4   runs of each side of the build of txbox itself (about 10 s each)
 #   BENCH_QUICK=1     smoke run: few runs, trees and changes ten times smaller
+#   BENCH_SECTIONS="exec mcp"  only these sections (of: exec wssize change memory build mcp)
 #   BENCH_PLOT_OUT=F  write the plot to F (e.g. docs/benchmarks.png) instead of the kept
 #                     results directory /var/tmp/txbox-bench-out.XXXXXX
 # Everything runs in throwaway directories under /var/tmp, removed at exit (but the results
@@ -93,16 +94,26 @@ section_exec() {
         echo
         echo "## txbox run vs bare exec and bubblewrap ($N runs each; workspace of 100 files)"
         echo
+        local one="sh -c 'echo x >>d0/f0.txt'"
+        local bw="bwrap --ro-bind / / --bind $T/exec/ws $T/exec/ws --dev /dev --proc /proc --tmpfs /tmp --unshare-all --die-with-parent"
         local args=("sh -c true=true")
         if command -v bwrap >/dev/null; then
-                args+=("bwrap (same isolation, no transaction)=bwrap --ro-bind / / --bind $T/exec/ws $T/exec/ws --dev /dev --proc /proc --tmpfs /tmp --unshare-all --die-with-parent true")
+                args+=("bwrap (same isolation, no transaction)=$bw true")
+                args+=("bwrap, the one-file change=$bw $one")
         fi
         args+=("txbox run -- true=$TX --state $T/exec/state run -- true")
-        args+=("txbox run, one-file change committed=$TX --state $T/exec/state run -- sh -c 'echo x >>d0/f0.txt'")
+        args+=("txbox run, one-file change committed=$TX --state $T/exec/state run -- $one")
         local loop="i=0; while [ \$i -lt 100 ]; do /bin/true; i=\$((i + 1)); done"
         args+=("sh -c: 100 execs of /bin/true=sh -c '$loop'")
         args+=("txbox run: 100 execs of /bin/true=$TX --state $T/exec/state run -- sh -c '$loop'")
         "$ABRUN" -t "$T/exec.tsv" "$N" "${args[@]}"
+        local f="$T/exec.tsv"
+        if command -v bwrap >/dev/null; then
+                echo
+                echo "The same command with and without a transaction (target of issue 7: at most 1.0):"
+                echo "one-file change, txbox / bwrap **$(ratio "$(field "$f" "txbox run, one-file change committed" 2)" "$(field "$f" "bwrap, the one-file change" 2)")**;"
+                echo "\`true\`, txbox / bwrap **$(ratio "$(field "$f" "txbox run -- true" 2)" "$(field "$f" "bwrap (same isolation, no transaction)" 2)")** (medians)."
+        fi
         echo
         echo "Cost of one execve in the sandbox beyond a plain one (the supervisor checks each):"
         echo "**$(per_exec 2) ms** from the medians, $(per_exec 3) ms from the minimums ((txbox loop - txbox run -- true"
@@ -306,6 +317,10 @@ section_mcp() {
 plot() {
         local png=${PLOT_OUT:-$OUT/benchmarks.png}
         echo
+        if [ ! -s "$OUT/change.dat" ] || [ ! -s "$OUT/wssize.dat" ]; then
+                echo "No plot: it needs the sections wssize and change."
+                return 0
+        fi
         if ! command -v gnuplot >/dev/null; then
                 echo "No plot: gnuplot is not installed (scripts/deps.sh --bench installs gnuplot-nox)."
                 return 0
@@ -318,7 +333,7 @@ plot() {
 }
 
 # Each section in the order of the report; how long each took goes to stderr.
-for s in exec wssize change memory build mcp; do
+for s in ${BENCH_SECTIONS:-exec wssize change memory build mcp}; do
         t0=$SECONDS
         "section_$s"
         echo "bench: $s took $((SECONDS - t0)) s" >&2
