@@ -16,6 +16,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -187,7 +188,7 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         int r;
 
         trace_mark("open workspace");
-        ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->trash_fd = ws->lock_fd = -1;
+        ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->trash_fd = ws->lock_fd = ws->mountinfo_fd = -1;
         if (!realpath(workspace, buf)) {
                 r = tx_err(err, errno, "workspace '%s' %s", workspace,
                            errno == ENOENT ? "does not exist; create it or pass -C DIR" : strerror(errno));
@@ -246,6 +247,7 @@ void txbox_ws_close(struct txbox_ws *ws)
         closep(&ws->active_fd);
         closep(&ws->trash_fd);
         closep(&ws->lock_fd);
+        closep(&ws->mountinfo_fd);
         free(ws->path);
         free(ws->state);
         free(ws->state_mask);
@@ -487,25 +489,40 @@ static void unescape_octal(char *s)
 
 /* The overlay shows only the workspace's own filesystem: a mount inside it would be
  * invisible in the sandbox and outside the transaction.  Refuse rather than surprise. */
-static int check_submounts(const char *ws, struct txbox_error *err)
+/* Refuse a workspace with a mount point inside it: the overlay cannot include it.  Checked
+ * just before each program runs (a server's workspace may gain one between commands), and
+ * read again only when the mount table changed since: /proc/self/mountinfo, kept open,
+ * reports a change as POLLPRI once. */
+static int check_submounts(struct txbox_ws *ws, struct txbox_error *err)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+        struct pollfd pf = {.fd = ws->mountinfo_fd, .events = POLLPRI};
         char line[8192], mp[PATH_MAX];
-        size_t n = 0, wl = strlen(ws);
+        size_t n = 0, wl = strlen(ws->path);
 
-        if (!f)
+        if (ws->mountinfo_fd >= 0 && ws->mounts_checked && poll(&pf, 1, 0) == 1 && !(pf.revents & POLLPRI))
+                return 0;
+        ws->mounts_checked = false;
+        if (ws->mountinfo_fd < 0)
+                ws->mountinfo_fd = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC);
+        int fd = ws->mountinfo_fd >= 0 ? fcntl(ws->mountinfo_fd, F_DUPFD_CLOEXEC, 0) : -1;
+        _cleanup_fclose_ FILE *f = fd >= 0 ? fdopen(fd, "re") : NULL;
+        if (!f) {
+                closep(&fd);
                 return 0; /* no /proc: the sandbox setup reports that more precisely */
+        }
+        rewind(f);
         while (fgets(line, sizeof(line), f)) {
                 if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) != 1)
                         continue;
                 unescape_octal(mp);
-                if (strncmp(mp, ws, wl) || mp[wl] != '/' || !mp[wl + 1])
+                if (strncmp(mp, ws->path, wl) || mp[wl] != '/' || !mp[wl + 1])
                         continue;
                 if (n++ == 0)
                         tx_err(err, EXDEV, "workspace '%s' has a mount point inside it at '%s': the overlay cannot "
                                            "include another mount, so its files would be outside the transaction; "
-                                           "unmount it or use a workspace without mounts inside", ws, mp);
+                                           "unmount it or use a workspace without mounts inside", ws->path, mp);
         }
+        ws->mounts_checked = n == 0;
         return n ? -EXDEV : 0;
 }
 
@@ -527,9 +544,9 @@ int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **ou
                 goto fail;
         tx->lock_fd = r;
         trace_mark("claimed");
-        if ((r = check_submounts(ws->path, err)) < 0 || (r = idmap_plan(&tx->idmap, err)) < 0)
+        if ((r = idmap_plan(&tx->idmap, err)) < 0)
                 goto fail;
-        trace_mark("submounts, idmap");
+        trace_mark("idmap");
         /* The snapshot and the audit row come with the run (tx_seal), so that a prestarted
          * sandbox gets ready meanwhile; recovery removes a claimed dir without a row. */
         if ((r = make_tx_dir(tx, err)) < 0) {
@@ -671,7 +688,8 @@ int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
 
         if (tx->in_log)
                 return 0;
-        if ((r = write_snapshot(tx, err)) < 0 || (r = audit_insert(tx->ws->audit, &tx->rec, err)) < 0)
+        if ((r = check_submounts(tx->ws, err)) < 0 || (r = write_snapshot(tx, err)) < 0 ||
+            (r = audit_insert(tx->ws->audit, &tx->rec, err)) < 0)
                 return r;
         tx->in_log = true;
         trace_mark("sealed");

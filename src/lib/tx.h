@@ -20,6 +20,8 @@ struct txbox_ws {
         char *state_mask; /* what the sandbox must not see (the state dir or its parent) */
         int ws_fd, state_fd, tx_fd, active_fd, lock_fd;
         int trash_fd;              /* state/trash: finished transactions' layers, to remove */
+        int mountinfo_fd;          /* /proc/self/mountinfo, for check_submounts */
+        bool mounts_checked;       /* no mount inside the workspace at the last look */
         pthread_t sweeper;         /* empties state/trash while a program runs */
         bool sweeping;             /* sweeper was started and not yet joined */
         atomic_bool swept;         /* ... and has finished */

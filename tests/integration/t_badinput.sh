@@ -135,8 +135,27 @@ if [ "$JAIL_MODE" = root ]; then
         is "$?" 125 "a mount inside the workspace: 125"
         like "$err" "^txbox: workspace '$WS' has a mount point inside it at '$WS/mnt'" "a mount inside the workspace: named"
         umount "$WS/mnt" && rmdir "$WS/mnt"
+        # A server checks before every command: a mount made between two is seen.
+        call() { echo "{\"jsonrpc\":\"2.0\",\"id\":$1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":{\"command\":\"echo $1 >m$1.txt\"}}}"; }
+        {
+                echo '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+                call 1
+                sleep 1
+                mkdir -p "$WS/mnt" && mount -t tmpfs none "$WS/mnt"
+                call 2
+                sleep 1
+                umount "$WS/mnt" && rmdir "$WS/mnt"
+                call 3
+        } | tx mcp >"$T/mcp.out" 2>/dev/null
+        is "$(grep -c '"status": *0' "$T/mcp.out")" 2 "mcp: the commands before the mount and after it ran"
+        like "$(grep '"id": *2' "$T/mcp.out")" "has a mount point inside it" "mcp: the one while it was mounted was refused"
+        ok "mcp: and changed nothing" test ! -e "$WS/m2.txt"
+        rm -f "$WS/m1.txt" "$WS/m3.txt"
 else
         skip "a mount inside the workspace" "needs root to mount"
+        skip "mcp: a mount between commands" "needs root to mount"
+        skip "mcp: a mount between commands" "needs root to mount"
+        skip "mcp: a mount between commands" "needs root to mount"
 fi
 
 is "$(tree_hash "$WS")" "$orig" "the workspace is as it started"
