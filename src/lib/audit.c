@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 
 #include "record.h"
 
@@ -102,7 +103,43 @@ struct audit {
         sqlite3 *db;
         char *path;
         sqlite3_stmt *st[ST__MAX];
+        atomic_int wal_frames; /* in the WAL after our last write (wal_hook) */
 };
+
+/* Checkpoints.  Every txbox process is a new first connection, which re-reads the whole WAL
+ * to rebuild its index: the WAL must stay short.  But a checkpoint syncs twice (WAL, then
+ * database), which is more than a transaction's own commit costs: audit_checkpoint does it
+ * from the workspace's background thread while a program runs (tx.c), once the WAL holds
+ * WAL_CHECKPOINT_FRAMES; only a WAL left to grow to WAL_CHECKPOINT_FORCE (no run to hide
+ * behind: log, show, commit ID, ...) is checkpointed by the write that passed it. */
+#define WAL_CHECKPOINT_FRAMES 64
+#define WAL_CHECKPOINT_FORCE (4 * WAL_CHECKPOINT_FRAMES)
+
+static int wal_hook(void *ctx, sqlite3 *db, const char *name, int frames)
+{
+        struct audit *a = ctx;
+
+        atomic_store(&a->wal_frames, frames);
+        if (frames >= WAL_CHECKPOINT_FORCE)
+                sqlite3_wal_checkpoint_v2(db, name, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        return SQLITE_OK;
+}
+
+void audit_checkpoint(struct audit *a)
+{
+        int log = 0, done = 0;
+
+        if (!a || !a->db || atomic_load(&a->wal_frames) < WAL_CHECKPOINT_FRAMES)
+                return;
+        if (sqlite3_wal_checkpoint_v2(a->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK ||
+            done < log)
+                return;
+        /* Fully checkpointed: the next write starts the WAL over, and syncs its new header.
+         * Make that write here, not in the next commit (a changed value: SQLite writes no
+         * page for an update that changes nothing). */
+        sqlite3_exec(a->db, "INSERT OR REPLACE INTO meta(key, value) VALUES('wal_restarted', random())", NULL, NULL,
+                     NULL);
+}
 
 /* ---- errors ---- */
 
@@ -646,7 +683,9 @@ static int db_open(struct audit *a, struct txbox_error *err)
          * checkpoint and reset the WAL under our feet (lost rows, "malformed" errors). */
         close(fd);
 
-        int rc = sqlite3_open_v2(a->path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+        /* FULLMUTEX: audit_checkpoint runs in another thread. */
+        int rc = sqlite3_open_v2(a->path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                                 NULL);
         if (rc != SQLITE_OK)
                 return db_fail(a, rc, err, "open it");
         sqlite3_extended_result_codes(a->db, 1);
@@ -656,18 +695,16 @@ static int db_open(struct audit *a, struct txbox_error *err)
         sqlite3_db_config(a->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
         sqlite3_db_config(a->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
         /* Every txbox command opens and closes the log: a checkpoint (and its fsyncs) at each
-         * close would cost more than the transaction's own work.  SQLite still checkpoints
-         * when the WAL grows past its threshold. */
+         * close would cost more than the transaction's own work (see wal_hook). */
         sqlite3_db_config(a->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
         /* journal_mode is the first statement that reads the file: a foreign or damaged file
          * shows up here as SQLITE_NOTADB. */
-        /* A small WAL: every txbox process is a new first connection that re-reads the whole
-         * WAL to rebuild its index, so a checkpoint every 64 pages (a dozen transactions)
-         * keeps that read short while most transactions pay for no sync at all. */
         rc = sqlite3_exec(a->db, "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;"
-                                 " PRAGMA wal_autocheckpoint = 64;"
                                  " PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
-        return rc == SQLITE_OK ? 0 : db_fail(a, rc, err, "read it");
+        if (rc != SQLITE_OK)
+                return db_fail(a, rc, err, "read it");
+        sqlite3_wal_hook(a->db, wal_hook, a); /* instead of SQLite's autocheckpoint */
+        return 0;
 }
 
 void audit_close(struct audit *a)

@@ -25,6 +25,9 @@ int audit_open(const char *path, struct audit **out, struct txbox_error *err);
  * meanwhile); a bad file is then reported by that first call. */
 struct audit *audit_open_deferred(const char *path);
 void audit_close(struct audit *a);
+/* Checkpoint the WAL when it has grown enough (a thread of its own may call this while the
+ * main thread uses the log: the connection is serialized). */
+void audit_checkpoint(struct audit *a);
 
 /* Insert a new record; assigns rec->seq.  rec->id must be unique. */
 int audit_insert(struct audit *a, struct txbox_record *rec, struct txbox_error *err);

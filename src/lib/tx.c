@@ -287,13 +287,14 @@ void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as)
 static void *sweep_main(void *arg)
 {
         struct txbox_ws *ws = arg;
-        /* Its own descriptor (rm_children moves the position); nothing here allocates. */
+        /* Its own descriptor (rm_children moves the position). */
         int fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
         if (fd >= 0) {
                 rm_children(fd);
                 close(fd);
         }
+        audit_checkpoint(ws->audit);
         atomic_store(&ws->swept, true);
         return NULL;
 }
@@ -741,6 +742,9 @@ static int start_sandbox(struct txbox_tx *tx, const struct txbox_run_opts *opts,
 
         if (!tx->idmap.nuid && (r = idmap_plan(&tx->idmap, err)) < 0)
                 return r;
+        /* The sandbox's init is cloned like a fork: no other thread may hold a lock it would
+         * inherit (malloc's, SQLite's) at that moment. */
+        ws_sweep_wait(tx->ws);
         fill_spec(tx, opts);
         if ((r = sandbox_start(&tx->spec, &tx->sb, err)) < 0)
                 tx->sb = NULL;

@@ -65,8 +65,9 @@ struct txbox_tx {
 /* Move NAME in DIRFD (a finished transaction's layers, or its whole directory) into
  * state/trash as AS, to be removed by ws_sweep; removed at once where it cannot move. */
 void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as);
-/* Empty state/trash in a thread of its own (while a program runs: off the critical path);
- * ws_sweep_wait joins it (txbox_ws_close does). */
+/* Empty state/trash and checkpoint the audit log (audit_checkpoint) in a thread of its own,
+ * while a program runs: off the critical path.  ws_sweep_wait joins it: txbox_ws_close
+ * does, and so does every sandbox start (no lock may be held across that clone). */
 void ws_sweep(struct txbox_ws *ws);
 void ws_sweep_wait(struct txbox_ws *ws);
 
