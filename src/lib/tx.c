@@ -489,11 +489,10 @@ static void unescape_octal(char *s)
 }
 
 /* The overlay shows only the workspace's own filesystem: a mount inside it would be
- * invisible in the sandbox and outside the transaction.  Refuse rather than surprise. */
-/* Refuse a workspace with a mount point inside it: the overlay cannot include it.  Checked
- * just before each program runs (a server's workspace may gain one between commands), and
- * read again only when the mount table changed since: /proc/self/mountinfo, kept open,
- * reports a change as POLLPRI once. */
+ * invisible in the sandbox and outside the transaction.  Refuse rather than surprise.
+ * Checked just before each program runs (a server's workspace may gain a mount between
+ * commands), and read again only when the mount table changed since: /proc/self/mountinfo,
+ * kept open, reports a change as POLLPRI once. */
 static int check_submounts(struct txbox_ws *ws, struct txbox_error *err)
 {
         struct pollfd pf = {.fd = ws->mountinfo_fd, .events = POLLPRI};
@@ -790,9 +789,12 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         for (int i = 0; opts && i < 3; i++)
                 tx->spec.stdio[i] = opts->stdio[i];
         trace_mark("run");
-        ws_sweep(tx->ws); /* the last transactions' layers go while this one runs */
+        ws_sweep(tx->ws); /* trash and audit checkpoint, while this program runs */
         r = sandbox_exec(TAKE_PTR(tx->sb), tx->sp ? tx->sp_argv : tx->rec.argv,
                          opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
+        /* The thread's audit writes never interleave with ours (last_insert_rowid, open
+         * transactions): it lives only while the program runs. */
+        ws_sweep_wait(tx->ws);
         trace_mark("sandbox done");
         txbox_tx_set_result(tx, res);
         free(tx->rec.env_dropped);

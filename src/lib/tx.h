@@ -66,8 +66,9 @@ struct txbox_tx {
  * state/trash as AS, to be removed by ws_sweep; removed at once where it cannot move. */
 void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as);
 /* Empty state/trash and checkpoint the audit log (audit_checkpoint) in a thread of its own,
- * while a program runs: off the critical path.  ws_sweep_wait joins it: txbox_ws_close
- * does, and so does every sandbox start (no lock may be held across that clone). */
+ * while a program runs: off the critical path.  ws_sweep_wait joins it: txbox_tx_run does
+ * once the program has ended (no audit use of ours overlaps the thread's), and so do every
+ * sandbox start (no lock may be held across that clone) and txbox_ws_close. */
 void ws_sweep(struct txbox_ws *ws);
 void ws_sweep_wait(struct txbox_ws *ws);
 
