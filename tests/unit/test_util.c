@@ -114,9 +114,6 @@ int main(void)
 
         close(keep);
         close(top);
-        char cmd[128];
-        snprintf(cmd, sizeof(cmd), "chmod -R u+rwX '%s'; rm -rf '%s'", dir, dir);
-        if (system(cmd) != 0)
-                printf("# could not remove %s\n", dir);
+        tap_rmtree(dir);
         return tap_done();
 }
