@@ -301,7 +301,7 @@ int journal_revert(int live_fd, int src_fd, int aside_fd, const struct cs_op *op
                         const struct cs_op *o = pass == 0 ? &ops[k] : &ops[n - 1 - k];
                         if ((o->kind == CS_OP_CHMOD) != (pass == 0))
                                 continue;
-                        int r = revert_one(live_fd, src_fd, aside_fd, o);
+                        int r = failpoint("revert") ?: revert_one(live_fd, src_fd, aside_fd, o);
                         if (r < 0)
                                 return tx_err(err, -r, "cannot revert the change to '%s': %s", o->path,
                                               strerror(-r));

@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
@@ -170,6 +171,25 @@ int64_t mono_us(void)
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+static char boot[40];
+
+static void read_boot_id(void)
+{
+        int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, boot, sizeof(boot) - 1) : -1;
+
+        if (fd >= 0)
+                close(fd);
+        boot[n == 37 ? 36 : 0] = '\0'; /* 36 characters and a newline, or nothing */
+}
+
+const char *boot_id(void)
+{
+        static pthread_once_t once = PTHREAD_ONCE_INIT;
+        pthread_once(&once, read_boot_id);
+        return boot;
 }
 
 void trace_mark(const char *what)
@@ -556,31 +576,41 @@ int files_equal_at(int dirfd_a, const char *a, int dirfd_b, const char *b)
 
 int failpoint(const char *name)
 {
-        static char want[64], action[16];
-        static long target = -2, count;
+        static struct {
+                char name[32];
+                long target, count;
+                bool enospc;
+        } fp[4];
+        static size_t nfp;
         static bool loaded;
 
         if (!loaded) {
-                /* NAME:N or NAME:N:ACTION (ACTION: kill, the default, or enospc) */
+                /* NAME:N[:ACTION][,NAME:N[:ACTION]...] (ACTION: kill, the default, or enospc) */
                 const char *env = getenv("TXBOX_FAILPOINT");
-                char buf[128];
+                char buf[256], *save = NULL;
                 loaded = true;
-                if (env && strlen(env) < sizeof(buf)) {
-                        strcpy(buf, env);
-                        char *save = NULL, *n = strtok_r(buf, ":", &save), *k = strtok_r(NULL, ":", &save);
-                        char *a = strtok_r(NULL, ":", &save);
-                        if (n && k && strlen(n) < sizeof(want)) {
-                                strcpy(want, n);
-                                target = strtol(k, NULL, 10);
-                                snprintf(action, sizeof(action), "%s", a ? a : "kill");
-                        }
+                if (!env || strlen(env) >= sizeof(buf))
+                        return 0;
+                strcpy(buf, env);
+                for (char *spec = strtok_r(buf, ",", &save); spec && nfp < ARRAY_SIZE(fp);
+                     spec = strtok_r(NULL, ",", &save)) {
+                        char *s2 = NULL, *n = strtok_r(spec, ":", &s2), *k = strtok_r(NULL, ":", &s2);
+                        char *a = strtok_r(NULL, ":", &s2);
+                        if (!n || !k || strlen(n) >= sizeof(fp[0].name))
+                                continue;
+                        strcpy(fp[nfp].name, n);
+                        fp[nfp].target = strtol(k, NULL, 10);
+                        fp[nfp++].enospc = a && !strcmp(a, "enospc");
                 }
         }
-        if (target < 0 || strcmp(name, want) != 0 || count++ != target)
-                return 0;
-        if (!strcmp(action, "enospc"))
-                return -ENOSPC; /* the step fails as on a full disk */
-        /* A test asked for a crash here: die as a power cut or OOM kill would. */
-        kill(getpid(), SIGKILL);
-        _exit(137);
+        for (size_t i = 0; i < nfp; i++) {
+                if (strcmp(name, fp[i].name) != 0 || fp[i].count++ != fp[i].target)
+                        continue;
+                if (fp[i].enospc)
+                        return -ENOSPC; /* the step fails as on a full disk */
+                /* A test asked for a crash here: die as a power cut or OOM kill would. */
+                kill(getpid(), SIGKILL);
+                _exit(137);
+        }
+        return 0;
 }

@@ -103,6 +103,9 @@ bool strvec_lists_path(const struct strvec *sv, const char *path);
 /* ---- time ---- */
 int64_t now_ms(void);
 int64_t mono_us(void);
+/* This boot's id (/proc/sys/kernel/random/boot_id, 36 characters), or "" when unreadable:
+ * a kernel that has not rebooted still holds in its page cache every write made since. */
+const char *boot_id(void);
 /* TXBOX_TRACE=1: print the time since the process's first mark, and what, to stderr (for
  * finding where a transaction's time goes; free when unset). */
 void trace_mark(const char *what);
@@ -138,7 +141,8 @@ void random_hex(char *out, size_t nbytes);
  * TXBOX_FAILPOINT=NAME:N makes the process kill itself with SIGKILL when failpoint NAME is
  * reached for the N-th time (counting from 0), to test crash recovery at every step;
  * TXBOX_FAILPOINT=NAME:N:enospc makes that step fail with ENOSPC instead (returns -ENOSPC;
- * otherwise 0). */
+ * otherwise 0).  Up to four, comma-separated (commit:3:enospc,revert:1: a commit fails,
+ * and its revert is cut short). */
 int failpoint(const char *name);
 
 #endif
