@@ -6,8 +6,12 @@
  *   active/ID           one file per transaction a process is working on, flock'd by it;
  *                       recovery visits only these (a dead owner leaves an unlocked file)
  *   tx/ID/upper, work   the overlay's layers
- *   tx/ID/journal       the commit plan, durable before the first change
- *   tx/ID/committed     marker: every op applied and synced
+ *   settle/BOOT.ID      a commit whose renames no filesystem sync has covered yet (its
+ *                       active/ID, moved): recovery after a reboot completes it
+ *   trash/              finished transactions' layers, removed while the next program runs
+ *   tx/ID/journal       the commit plan; once durable, the commit is decided
+ *   tx/ID/committed     marker: every op applied
+ *   tx/ID/revert        the journal of a commit that failed and is being reverted
  *   tx/ID/undo/         originals moved aside by the commit (what undo puts back)
  *   tx/ID/undoing, undone, redo/   the same for an undo
  */
@@ -164,13 +168,15 @@ static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *e
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
         if ((mkdirat(ws->state_fd, "tx", 0700) < 0 && errno != EEXIST) ||
             (mkdirat(ws->state_fd, "active", 0700) < 0 && errno != EEXIST) ||
-            (mkdirat(ws->state_fd, "trash", 0700) < 0 && errno != EEXIST))
+            (mkdirat(ws->state_fd, "trash", 0700) < 0 && errno != EEXIST) ||
+            (mkdirat(ws->state_fd, "settle", 0700) < 0 && errno != EEXIST))
                 return tx_err(err, errno, "cannot create '%s/tx': %s", ws->state, strerror(errno));
         ws->tx_fd = openat(ws->state_fd, "tx", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ws->active_fd = openat(ws->state_fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ws->trash_fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ws->settle_fd = openat(ws->state_fd, "settle", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ws->lock_fd = openat(ws->state_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (ws->tx_fd < 0 || ws->active_fd < 0 || ws->trash_fd < 0 || ws->lock_fd < 0)
+        if (ws->tx_fd < 0 || ws->active_fd < 0 || ws->trash_fd < 0 || ws->settle_fd < 0 || ws->lock_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
         _cleanup_free_ char *db = xasprintf("%s/audit.db", ws->state);
         if (defer_log) {
@@ -188,7 +194,8 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         int r;
 
         trace_mark("open workspace");
-        ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->trash_fd = ws->lock_fd = ws->mountinfo_fd = -1;
+        ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->trash_fd = ws->settle_fd = ws->lock_fd =
+                ws->mountinfo_fd = -1;
         if (!realpath(workspace, buf)) {
                 r = tx_err(err, errno, "workspace '%s' %s", workspace,
                            errno == ENOENT ? "does not exist; create it or pass -C DIR" : strerror(errno));
@@ -246,6 +253,7 @@ void txbox_ws_close(struct txbox_ws *ws)
         closep(&ws->tx_fd);
         closep(&ws->active_fd);
         closep(&ws->trash_fd);
+        closep(&ws->settle_fd);
         closep(&ws->lock_fd);
         closep(&ws->mountinfo_fd);
         free(ws->path);
@@ -284,16 +292,100 @@ void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as)
                 rm_rf_at(dirfd, name);
 }
 
+/* ---- settle: a commit is decided once its journal is durable (recovery completes it from
+ * there), so it syncs once, before its first rename, not again after the last.  Until a
+ * later sync covers the renames (the next commit's, by any process), the commit keeps an
+ * entry in state/settle named after the boot: only a reboot can lose what the kernel
+ * holds, and recovery completes the commits of earlier boots (txbox_recover). ---- */
+
+static bool settle_name(const char *name, const char **id)
+{
+        const char *b = boot_id();
+        size_t n = strlen(b);
+        if (!n || strncmp(name, b, n) != 0 || name[n] != '.')
+                return false;
+        *id = name + n + 1;
+        return true;
+}
+
+bool ws_is_settle_of_other_boot(const char *name, const char **id)
+{
+        const char *dot = strchr(name, '.');
+        if (name[0] == '.' || !dot || settle_name(name, id))
+                return false;
+        *id = dot + 1;
+        return true;
+}
+
+/* This boot's entries now: the commit's sync about to come covers them. */
+static void settle_list(struct txbox_ws *ws, struct strvec *names)
+{
+        int dfd = fcntl(ws->settle_fd, F_DUPFD_CLOEXEC, 0);
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        struct dirent *de;
+        const char *id;
+
+        if (!d) {
+                closep(&dfd);
+                return;
+        }
+        rewinddir(d);
+        while ((de = readdir(d)))
+                if (settle_name(de->d_name, &id))
+                        strvec_push(names, xstrdup(de->d_name));
+        closedir(d);
+}
+
+static void settle_done(struct txbox_ws *ws, struct strvec *names)
+{
+        for (size_t i = 0; i < names->n; i++)
+                unlinkat(ws->settle_fd, names->v[i], 0);
+        strvec_clear(names);
+}
+
+/* Leave the claim of a commit that renamed entries as its settle entry. */
+static void settle(struct txbox_tx *tx)
+{
+        char name[128];
+
+        snprintf(name, sizeof(name), "%s.%s", boot_id(), tx->rec.id);
+        if (!boot_id()[0] || renameat(tx->ws->active_fd, tx->rec.id, tx->ws->settle_fd, name) < 0) {
+                /* Without an entry nothing would complete it after a crash: sync now. */
+                syncfs(tx->ws->ws_fd);
+                unlinkat(tx->ws->active_fd, tx->rec.id, 0);
+        }
+        closep(&tx->lock_fd);
+}
+
+/* Is trash entry NAME (ID.upper, ID.work) the layer of a commit not settled yet?  It stays
+ * until it is: a file system that reorders could keep its removal and lose renames out of
+ * it. */
+static bool unsettled_layer(struct txbox_ws *ws, const char *name)
+{
+        const char *dot = strchr(name, '.');
+        char s[128];
+
+        if (!dot || !boot_id()[0])
+                return false;
+        snprintf(s, sizeof(s), "%s.%.*s", boot_id(), (int)(dot - name), name);
+        return faccessat(ws->settle_fd, s, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
 static void *sweep_main(void *arg)
 {
         struct txbox_ws *ws = arg;
-        /* Its own descriptor (rm_children moves the position). */
+        /* Its own descriptor (readdir moves the position). */
         int fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        struct dirent *de;
 
-        if (fd >= 0) {
-                rm_children(fd);
+        while (d && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !unsettled_layer(ws, de->d_name))
+                        rm_rf_at(dirfd(d), de->d_name);
+        if (d)
+                closedir(d);
+        else if (fd >= 0)
                 close(fd);
-        }
         audit_checkpoint(ws->audit);
         atomic_store(&ws->swept, true);
         return NULL;
@@ -948,6 +1040,8 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         _cleanup_close_ int upper = openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_close_ int undo = -1;
         enum txbox_outcome before = tx->rec.outcome;
+        struct txbox_error e2;
+        struct strvec settled = {0};
         int r;
 
         if (upper < 0)
@@ -969,53 +1063,54 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         if ((mkdirat(tx->dir_fd, "undo", 0700) < 0 && errno != EEXIST) ||
             (undo = openat(tx->dir_fd, "undo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return tx_err(err, errno, "cannot create the undo area of tx %s: %s", tx->rec.id, strerror(errno));
-        /* Two filesystem syncs in all: this one makes the journal and the new files' contents
-         * (the overlay is volatile) durable before the first rename; the second, after the
-         * renames, makes them and the marker durable together. */
-        if ((r = journal_write(tx->dir_fd, "journal", tx->cs.ops, tx->cs.nops, false, err)) < 0)
-                return r;
-        if (syncfs(tx->dir_fd) < 0) {
-                r = tx_err(err, errno, "cannot sync the commit journal of tx %s: %s", tx->rec.id, strerror(errno));
-                unlinkat(tx->dir_fd, "journal", 0);
-                return r;
-        }
-        trace_mark("commit: journal synced");
-        if ((r = failpoint("commit")) < 0) {
-                tx_err(err, -r, "cannot start the commit of tx %s: %s", tx->rec.id, strerror(-r));
-                goto revert;
-        }
+        /* One filesystem sync: it makes the journal and the new files' contents (the overlay
+         * is volatile) durable before the first rename, and the commit with them: from here
+         * recovery completes it.  The renames need no sync of their own (see settle()).
+         * The log row goes first, with the paths and the exit status: recovery completes a
+         * commit from its journal and this row. */
         tx->rec.outcome = TXBOX_COMMITTING;
-        if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0)
-                goto revert;
+        if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0 ||
+            (r = journal_write(tx->dir_fd, "journal", tx->cs.ops, tx->cs.nops, false, err)) < 0)
+                goto unrecord;
+        settle_list(tx->ws, &settled);
+        if ((r = failpoint("commit")) < 0 || (syncfs(tx->dir_fd) < 0 && (r = -errno))) {
+                tx_err(err, -r, "cannot sync the commit journal of tx %s: %s", tx->rec.id, strerror(-r));
+                unlinkat(tx->dir_fd, "journal", 0);
+                strvec_clear(&settled);
+                goto unrecord;
+        }
+        settle_done(tx->ws, &settled); /* earlier commits' renames: covered by this sync */
+        trace_mark("commit: journal synced");
         struct journal_progress pg = {tx->ws->progress, tx->ws->progress_ctx, "committing"};
         if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", &pg, false, err)) < 0)
                 goto revert;
         trace_mark("commit: applied");
-        /* The marker is created before the sync that makes the renames durable: a file system
-         * that kept it but lost a rename is repaired by recovery, which applies the journal
-         * again (idempotent) before it trusts the marker. */
-        if ((r = failpoint("commit")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, false)) < 0 ||
-            (syncfs(tx->ws->ws_fd) < 0 && (r = -errno))) {
+        /* The marker says every op was applied; recovery applies the journal again all the
+         * same (idempotent): a file system may keep the marker and lose a rename. */
+        if ((r = failpoint("commit")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, false)) < 0) {
                 tx_err(err, -r, "cannot write the commit marker of tx %s: %s", tx->rec.id, strerror(-r));
                 unlinkat(tx->dir_fd, "committed", 0);
                 goto revert;
         }
-        (void)failpoint("commit"); /* past the marker the commit holds: only a crash is of interest */
-        trace_mark("commit: marked, synced");
+        (void)failpoint("commit"); /* past the marker: only a crash is of interest */
+        trace_mark("commit: marked");
         if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
                 return r; /* applied and marked: recovery completes the audit row */
         if (before == TXBOX_PENDING)
                 set_message(tx, NULL); /* "is pending: txbox commit ..." no longer holds */
         return finish_record(tx, TXBOX_COMMITTED, err);
-revert:;
+revert:
         /* Put the workspace back as it was; the error above is what the user needs to see.
-         * When even that fails the journal stays, and recovery finishes the job. */
-        struct txbox_error e2;
+         * The journal becomes "revert" first, or recovery would complete the commit; when
+         * even the revert fails it stays, and recovery finishes the job.  (Should the rename
+         * fail too, a crash from here on leaves a journal: completed by recovery, also whole.) */
+        const char *plan = renameat(tx->dir_fd, "journal", tx->dir_fd, "revert") == 0 ? "revert" : "journal";
         if (journal_revert(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, &e2) < 0) {
                 tx->stuck = true;
                 return tx_err_wrap(err, "%s; the workspace is being restored by 'txbox recover'", e2.msg);
         }
-        unlinkat(tx->dir_fd, "journal", 0);
+        unlinkat(tx->dir_fd, plan, 0);
+unrecord:
         tx->rec.outcome = before;
         audit_update(tx->ws->audit, &tx->rec, &e2);
         return r;
@@ -1045,7 +1140,10 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
                 ws_trash(tx->ws, tx->ws->tx_fd, tx->rec.id, tx->rec.id);
         else
                 drop_layers(tx);
-        release(tx);
+        if (tx->cs.nops)
+                settle(tx);
+        else
+                release(tx);
         return 0;
 }
 

@@ -20,6 +20,7 @@ struct txbox_ws {
         char *state_mask; /* what the sandbox must not see (the state dir or its parent) */
         int ws_fd, state_fd, tx_fd, active_fd, lock_fd;
         int trash_fd;              /* state/trash: finished transactions' layers, to remove */
+        int settle_fd;             /* state/settle: commits not yet covered by a filesystem sync */
         int mountinfo_fd;          /* /proc/self/mountinfo, for check_submounts */
         bool mounts_checked;       /* no mount inside the workspace at the last look */
         pthread_t sweeper;         /* empties state/trash while a program runs */
@@ -65,11 +66,14 @@ struct txbox_tx {
 /* Move NAME in DIRFD (a finished transaction's layers, or its whole directory) into
  * state/trash as AS, to be removed by ws_sweep; removed at once where it cannot move. */
 void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as);
-/* Empty state/trash and checkpoint the audit log (audit_checkpoint) in a thread of its own,
- * while a program runs: off the critical path.  ws_sweep_wait joins it: txbox_tx_run does
+/* Empty state/trash (but for the layers of commits not settled yet) and checkpoint the
+ * audit log (audit_checkpoint) in a thread of its own, while a program runs: off the
+ * critical path.  ws_sweep_wait joins it: txbox_tx_run does
  * once the program has ended (no audit use of ours overlaps the thread's), and so do every
  * sandbox start (no lock may be held across that clone) and txbox_ws_close. */
 void ws_sweep(struct txbox_ws *ws);
+/* Is NAME in state/settle an entry of an earlier boot (*id: its transaction)? */
+bool ws_is_settle_of_other_boot(const char *name, const char **id);
 void ws_sweep_wait(struct txbox_ws *ws);
 
 /* Keep n (at most WS_PREPARED_MAX) transactions prepared (txbox_command_prepare). */

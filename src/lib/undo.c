@@ -199,31 +199,37 @@ static int recover_undo(struct txbox_ws *ws, struct txbox_record *rec, struct tx
         return r;
 }
 
-/* Replay an interrupted commit's journal: backward (revert: no marker, the commit never
- * held) or forward (its marker exists: make sure every rename is there too; they were made
- * durable in the same sync as the marker, and a file system that reorders may have kept the
- * marker alone).  Both directions are idempotent.  Forward, a commit whose upper layer is
- * already gone has nothing left to move. */
-static int replay_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir, bool forward,
+/* Replay an interrupted commit's plan (PLAN: "journal", or "revert" for a commit that
+ * failed and was being reverted): forward, to complete it, or backward.  Both directions
+ * are idempotent.  Forward, a commit whose upper layer is already gone has nothing left to
+ * move; -EBADMSG: the plan is incomplete. */
+static int replay_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir, const char *plan, bool forward,
                          struct txbox_error *err)
 {
-        _cleanup_close_ int upper = open_subdir(dir, "upper", !forward);
-        _cleanup_close_ int undo = open_subdir(dir, "undo", !forward);
+        _cleanup_close_ int upper = -1, undo = -1;
         struct cs_op *ops = NULL;
         size_t n = 0;
         int r;
 
-        if (forward && (upper < 0 || undo < 0 || !has_file(dir, "journal")))
+        /* The sweeper may have the layer in the trash, where a file system that reorders can
+         * have kept it though some of its renames out were lost. */
+        char as[64];
+        snprintf(as, sizeof(as), "%s.upper", rec->id);
+        if (!has_file(dir, "upper") && ws->trash_fd >= 0)
+                renameat(ws->trash_fd, as, dir, "upper");
+        upper = open_subdir(dir, "upper", !forward);
+        undo = open_subdir(dir, "undo", !forward);
+        if (forward && (upper < 0 || undo < 0 || !has_file(dir, plan)))
                 return 0;
-        if ((r = journal_read(dir, "journal", &ops, &n, err)) == 0 && (upper < 0 || undo < 0))
+        if ((r = journal_read(dir, plan, &ops, &n, err)) == 0 && (upper < 0 || undo < 0))
                 r = tx_err(err, EIO, "cannot open the layers of tx %s", rec->id);
         if (r == 0)
                 r = forward ? journal_apply(ws->ws_fd, upper, undo, ops, n, "recover", NULL, true, err)
                             : journal_revert(ws->ws_fd, upper, undo, ops, n, err);
         journal_ops_free(ops, n);
-        if (r < 0)
+        if (r < 0 && r != -EBADMSG)
                 return tx_err_wrap(err, "%s tx %s", forward ? "complete the commit of" : "recover", rec->id);
-        return 0;
+        return r;
 }
 
 static int set_outcome(struct txbox_ws *ws, struct txbox_record *rec, enum txbox_outcome o, const char *msg,
@@ -242,6 +248,42 @@ static int set_outcome(struct txbox_ws *ws, struct txbox_record *rec, enum txbox
                         return r;
         }
         return audit_update(ws->audit, rec, err);
+}
+
+/* A commit is decided once its journal is durable (its one sync comes before the first
+ * rename): complete it, whether it was cut short or finished without a later sync.  An
+ * incomplete journal was never synced, so nothing was renamed; a commit that cannot be
+ * completed (the live tree changed in its way since) is reverted. */
+static int complete_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir, struct txbox_error *err)
+{
+        bool marked = has_file(dir, "committed");
+        int r = replay_commit(ws, rec, dir, "journal", true, err);
+
+        if (r == -EBADMSG) {
+                rm_rf_at(ws->tx_fd, rec->id);
+                return set_outcome(ws, rec, TXBOX_ROLLED_BACK,
+                                   "a commit interrupted before its journal was written was rolled back by recovery; "
+                                   "nothing of it was applied", err) ?: 1;
+        }
+        if (r < 0) {
+                struct txbox_error e2;
+                char why[sizeof(err->msg)];
+                snprintf(why, sizeof(why), "%s", err->msg);
+                if (replay_commit(ws, rec, dir, "journal", false, &e2) < 0)
+                        return r;
+                rm_rf_at(ws->tx_fd, rec->id);
+                _cleanup_free_ char *msg = xasprintf("recovery could not complete an interrupted commit (%s) and "
+                                                     "reverted it; nothing of it was applied", why);
+                return set_outcome(ws, rec, TXBOX_ROLLED_BACK, msg, err) ?: 1;
+        }
+        if (!marked)
+                write_file_atomic_at(dir, "committed", "", 0, false);
+        rm_rf_at(dir, "upper");
+        rm_rf_at(dir, "work");
+        if (rec->outcome == TXBOX_COMMITTED)
+                return 0;
+        return set_outcome(ws, rec, TXBOX_COMMITTED, marked ? NULL : "an interrupted commit was completed by recovery",
+                           err) ?: 2;
 }
 
 /* Bring one abandoned transaction to a whole state.  Returns 1 when the workspace was put
@@ -267,19 +309,16 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
                 r = recover_undo(ws, &rec, err) ?: 1;
         else if (dir >= 0 && has_file(dir, "undone"))
                 r = rec.outcome == TXBOX_UNDONE ? 0 : set_outcome(ws, &rec, TXBOX_UNDONE, NULL, err) ?: 2;
-        else if (dir >= 0 && has_file(dir, "committed")) {
-                if ((r = replay_commit(ws, &rec, dir, true, err)) == 0) {
-                        rm_rf_at(dir, "upper");
-                        rm_rf_at(dir, "work");
-                        r = rec.outcome == TXBOX_COMMITTED ? 0 : set_outcome(ws, &rec, TXBOX_COMMITTED, NULL, err) ?: 2;
-                }
-        } else if (dir >= 0 && has_file(dir, "journal")) {
-                if ((r = replay_commit(ws, &rec, dir, false, err)) == 0) {
+        else if (dir >= 0 && has_file(dir, "revert")) {
+                if ((r = replay_commit(ws, &rec, dir, "revert", false, err)) == 0) {
                         rm_rf_at(ws->tx_fd, id);
                         r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
-                                        "an interrupted commit was reverted by recovery; nothing of it was applied", err) ?: 1;
+                                        "a commit that failed was interrupted while it was reverted; recovery "
+                                        "finished the revert, nothing of it was applied", err) ?: 1;
                 }
-        } else if (rec.outcome == TXBOX_PENDING) {
+        } else if (dir >= 0 && (has_file(dir, "committed") || has_file(dir, "journal")))
+                r = complete_commit(ws, &rec, dir, err);
+        else if (rec.outcome == TXBOX_PENDING) {
                 r = 0;
         } else if (rec.outcome == TXBOX_RUNNING || rec.outcome == TXBOX_COMMITTING) {
                 rm_rf_at(ws->tx_fd, id);
@@ -287,6 +326,40 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
                                 "the txbox process running it died; its changes were discarded by recovery", err) ?: 1;
         }
         txbox_record_clear(&rec);
+        return r;
+}
+
+/* Commits of an earlier boot that no sync had covered: what the kernel held of them may be
+ * lost; complete them from their journals (this boot's are the sweeper's). */
+static int recover_settle(struct txbox_ws *ws, struct txbox_recover_stats *st, struct txbox_error *err)
+{
+        int dfd = dup(ws->settle_fd), r = 0;
+        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        struct dirent *de;
+        const char *id;
+
+        if (!d) {
+                closep(&dfd);
+                return tx_err(err, errno, "cannot read '%s/settle': %s", ws->state, strerror(errno));
+        }
+        rewinddir(d);
+        while ((de = readdir(d))) {
+                if (!ws_is_settle_of_other_boot(de->d_name, &id))
+                        continue;
+                if ((r = recover_one(ws, id, err)) < 0)
+                        break;
+                if (syncfs(ws->ws_fd) < 0) {
+                        r = tx_err(err, errno, "cannot sync the workspace's filesystem: %s", strerror(errno));
+                        break;
+                }
+                unlinkat(ws->settle_fd, de->d_name, 0);
+                if (r == 1)
+                        st->rolled_back++;
+                else if (r == 2)
+                        st->completed++;
+                r = 0;
+        }
+        closedir(d);
         return r;
 }
 
@@ -322,7 +395,7 @@ static int recover_locked(struct txbox_ws *ws, struct txbox_recover_stats *st, s
                 r = 0;
         }
         closedir(d);
-        return r;
+        return r < 0 ? r : recover_settle(ws, st, err);
 }
 
 int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)

@@ -58,6 +58,8 @@ done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
 # A fresh workspace with a few files; tree_hash prints a digest of names, types, modes,
 # link targets and contents, to compare whole trees.
 new_ws() {
+        # (the overlay's work/work is mode 000: rm cannot enter it unprivileged)
+        chmod -R u+rwX "$HOME/.local/state/txbox" 2>/dev/null
         rm -rf "$WS" "$HOME/.local/state/txbox"
         mkdir -p "$WS/src" "$WS/docs"
         printf 'hello\n' >"$WS/README"

@@ -16,8 +16,9 @@ is "$(tree_hash "$WS")" "$before" "reference: undo restores the original"
 
 outcome_of_last() { tx log --json -n 1 | grep -o '"outcome": *"[a-z_]*"' | sed 's/.*"\([a-z_]*\)"$/\1/'; }
 
-# Crash before every rename, marker and audit step of the commit.
-steps=0 bad=0
+# Crash before every rename, marker and audit step of the commit.  The journal is written
+# before the first of them and decides the commit: recovery completes it every time.
+steps=0 bad=0 forward=0
 for k in $(seq 0 60); do
         TXBOX_FAILPOINT=commit:$k "$TXBOX" -C "$WS" run -- sh -c "$CHANGE" 2>/dev/null
         rc=$?
@@ -28,11 +29,14 @@ for k in $(seq 0 60); do
         h=$(tree_hash "$WS")
         o=$(outcome_of_last)
         if [ "$h" = "$before" ] && [ "$o" = rolled_back ]; then :
-        elif [ "$h" = "$after" ] && [ "$o" = committed ]; then tx undo >/dev/null || bad=$((bad + 1))
+        elif [ "$h" = "$after" ] && [ "$o" = committed ]; then
+                forward=$((forward + 1))
+                tx undo >/dev/null || bad=$((bad + 1))
         else echo "# crash at commit step $k: rc $rc, tree $h ($before before, $after after), outcome $o"; bad=$((bad + 1)); fi
         [ "$(tree_hash "$WS")" = "$before" ] || { echo "# could not get back to the original after step $k"; bad=$((bad + 1)); break; }
 done
 ok "a crash at each of $steps commit steps recovers to a whole state" test "$bad" -eq 0 -a "$steps" -ge 10
+is "$forward" "$steps" "every one of them completed from the journal (rolled forward)"
 is "$(tree_hash "$WS")" "$after" "after the crash loop the uninterrupted commit applied"
 
 # A full disk at every step of the commit (ENOSPC injected): the commit reverts itself, the
@@ -55,24 +59,52 @@ done
 ok "ENOSPC at each of $esteps commit steps: reverted, nothing applied, one clear line" test "$bad" -eq 0 -a "$esteps" -ge 10
 is "$(tree_hash "$WS")" "$after" "after the ENOSPC loop the uninterrupted commit applied"
 
-# The commit marker and the renames become durable in one sync: a file system that kept the
-# marker but lost some renames must be repaired by recovery, which applies the journal again
-# (roll forward) instead of trusting the marker.  Simulated: a crash half-way through the
-# renames, then the marker planted by hand.
+# A commit that failed (ENOSPC) and was cut short while reverting itself: its journal had
+# become "revert", and recovery finishes the revert instead of completing the commit.
 tx undo >/dev/null
+TXBOX_FAILPOINT=commit:5:enospc,revert:1 "$TXBOX" -C "$WS" run -- sh -c "$CHANGE" >/dev/null 2>&1
+is "$?" 137 "a crash in the revert of a failed commit"
+ok "the crash left the revert half done" test "$(tree_hash "$WS")" != "$before"
+tx recover >/dev/null
+is "$(tree_hash "$WS")" "$before" "recovery finishes the revert"
+is "$(outcome_of_last)" rolled_back "and the log says rolled back"
+
+# One sync per commit, before its first rename: the renames reach the disk with a later
+# sync.  Until then the commit's claim stays as state/settle/BOOT.ID; a reboot (another
+# boot id) may have lost renames, and recovery completes such a commit from its journal.
+# Simulated: a crash half-way through the renames, its claim moved to an earlier boot's name.
+state=$(ls -d "$HOME"/.local/state/txbox/*/ | head -1)
 TXBOX_FAILPOINT=commit:4 "$TXBOX" -C "$WS" run -- sh -c "$CHANGE" 2>/dev/null
 rc=$?
-state=$(ls -d "$HOME"/.local/state/txbox/*/ | head -1)
 id=$(ls -t "$state/tx" | head -1)
 is "$rc" 137 "a crash in the middle of the renames"
 ok "the crash left the renames half done" test "$(tree_hash "$WS")" != "$after"
-: >"$state/tx/$id/committed"
+mv "$state/active/$id" "$state/settle/00000000-0000-0000-0000-000000000000.$id"
 tx recover >/dev/null
-is "$(tree_hash "$WS")" "$after" "a marker without all its renames: recovery rolls the commit forward"
+is "$(tree_hash "$WS")" "$after" "an earlier boot's unsettled commit: recovery completes it"
 is "$(outcome_of_last)" committed "and the log says committed"
+ok "and its settle entry is gone" test -z "$(ls "$state/settle")"
 tx undo >/dev/null
-is "$(tree_hash "$WS")" "$before" "the rolled-forward commit undoes cleanly"
-tx run -- sh -c "$CHANGE" >/dev/null 2>&1
+is "$(tree_hash "$WS")" "$before" "the completed commit undoes cleanly"
+if boot=$(cat /proc/sys/kernel/random/boot_id 2>/dev/null) && [ -n "$boot" ]; then
+        tx run -- sh -c "$CHANGE" >/dev/null 2>&1
+        id=$(last_tx)
+        is "$(ls "$state/settle")" "$boot.$id" "a commit of this boot leaves its settle entry"
+        ok "its upper layer stays in the trash meanwhile" test -d "$state/trash/$id.upper"
+        tx run -- true
+        ok "a run that commits nothing keeps both" test -d "$state/trash/$id.upper" -a -e "$state/settle/$boot.$id"
+        tx run -- sh -c 'echo more >more.txt'
+        id2=$(last_tx)
+        is "$(ls "$state/settle")" "$boot.$id2" "the next commit's sync settles it (and leaves its own)"
+        tx run -- true
+        ok "then the sweeper removes its layer" test ! -e "$state/trash/$id.upper"
+        tx undo "$id2" >/dev/null # the undo steps below undo the CHANGE commit
+else
+        for t in "leaves its settle entry" "layer stays" "commits nothing" "next commit settles" "sweeper"; do
+                skip "settle: $t" "no /proc/sys/kernel/random/boot_id: every commit syncs twice"
+        done
+        tx run -- sh -c "$CHANGE" >/dev/null 2>&1
+fi
 
 # Crash at every step of an undo: recovery keeps the commit whole.
 usteps=0 bad=0

@@ -86,7 +86,8 @@ tx sh -c 'echo via-sh >sh.txt; exit 0'
 is "$(cat "$WS/sh.txt")" "via-sh" "txbox sh -c commits like run"
 
 # What a committed transaction leaves besides its undo data (its layers; a read-only one's
-# whole directory) moves to state/trash in one rename and is removed while the next runs.
+# whole directory) moves to state/trash in one rename and is removed while a later command
+# runs; a layer once a sync has covered the renames out of it (the next commit's).
 state=${state_tx%/tx}
 tx run -- sh -c 'echo a >trash1.txt'
 t1=$(last_tx)
@@ -95,10 +96,14 @@ ok "but its journal (undo)" test -f "$state_tx/$t1/journal"
 ok "its layers wait in the trash" test -d "$state/trash/$t1.upper" -a -d "$state/trash/$t1.work"
 tx run -- sh -c 'echo b >trash2.txt; exit 4'
 t2=$(last_tx)
-ok "the next command removed them" test ! -e "$state/trash/$t1.upper" -a ! -e "$state/trash/$t1.work"
 ok "a rolled-back tx's directory is removed at once" test ! -e "$state/trash/$t2" -a ! -e "$state_tx/$t2"
-tx run -- true
+ok "the layers stay while no later sync has covered their commit" test -d "$state/trash/$t1.upper"
+tx run -- sh -c 'echo c >trash3.txt'
 t3=$(last_tx)
-is "$(ls "$state/trash")" "$t3" "a read-only command empties the trash, leaving only its own directory"
+tx run -- true
+t4=$(last_tx)
+ok "once the next commit synced, the next command removed them" test ! -e "$state/trash/$t1.upper" -a ! -e "$state/trash/$t1.work"
+is "$(ls "$state/trash" | LC_ALL=C sort | tr '\n' ' ')" "$(printf '%s\n' "$t3.upper" "$t3.work" "$t4" | LC_ALL=C sort | tr '\n' ' ')" \
+        "a read-only command empties the trash, leaving only the unsettled layers and its own directory"
 
 done_testing
