@@ -45,6 +45,13 @@ void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts
         struct txbox_error e;
         struct txbox_tx *tx;
 
+        /* A server runs many commands: its sandboxes share one user and network namespace. */
+        if (!ws->shared_ns_tried) {
+                struct idmap m;
+                ws->shared_ns_tried = true;
+                if (idmap_plan(&m, &e) < 0 || sandbox_shared_ns_open(&m, &ws->shared_ns, &e) < 0)
+                        ws->shared_ns = NULL; /* each sandbox makes its own, as a one-shot run does */
+        }
         for (int i = 0; i < n && i < WS_PREPARED_MAX; i++) {
                 if (ws->prepared[i])
                         continue;

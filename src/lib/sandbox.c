@@ -822,14 +822,16 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         const struct sandbox_spec *s = spec;
 
         /* Our own empty network namespace (owned by the sandbox's user namespace, whose
-         * capabilities we hold from the start), made while the supervisor maps our ids. */
-        if (s->net != TXBOX_NET_HOST && unshare(CLONE_NEWNET) < 0) {
+         * capabilities we hold from the start), made while the supervisor maps our ids.
+         * (syncfd < 0: we were born in shared namespaces, mapped and without network.) */
+        if (syncfd >= 0 && s->net != TXBOX_NET_HOST && unshare(CLONE_NEWNET) < 0) {
                 SETUP_FAIL("cannot create the sandbox's network namespace: %s", strerror(errno));
                 _exit(125);
         }
-        if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
+        if (syncfd >= 0 && read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
                 _exit(125);
-        close(syncfd);
+        if (syncfd >= 0)
+                close(syncfd);
         trace_mark("init: mapped");
         if (setup_mounts(s) < 0 || (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
             (s->net == TXBOX_NET_ALLOW && send_proxy_socket(p) < 0))
@@ -1184,6 +1186,115 @@ static void sandbox_free(struct sandbox *sb)
         free(sb);
 }
 
+static bool idmap_equal(const struct idmap *a, const struct idmap *b)
+{
+        return a->nuid == b->nuid && a->ngid == b->ngid && a->privileged == b->privileged &&
+               !memcmp(a->uid, b->uid, a->nuid * sizeof(a->uid[0])) &&
+               !memcmp(a->gid, b->gid, a->ngid * sizeof(a->gid[0]));
+}
+
+int sandbox_shared_ns_open(const struct idmap *m, struct sandbox_shared_ns **out, struct txbox_error *err)
+{
+        struct sandbox_shared_ns *ns = xcalloc(1, sizeof(*ns));
+        int hold[2], r = 0;
+        char c;
+
+        ns->user_fd = ns->net_fd = -1;
+        ns->map = *m;
+        if (pipe2(hold, O_CLOEXEC) < 0) {
+                free(ns);
+                return tx_err(err, errno, "cannot create a pipe: %s", strerror(errno));
+        }
+        /* A child makes them and waits; we map it, keep its namespaces by descriptor, let it go. */
+        pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
+        if (pid == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                close(hold[1]);
+                _exit(read(hold[0], &c, 1) < 0 ? 1 : 0);
+        }
+        close(hold[0]);
+        if (pid < 0)
+                r = tx_err(err, errno, "cannot create the shared namespaces: %s", strerror(errno));
+        if (r == 0)
+                r = write_idmaps(pid, m, err);
+        if (r == 0) {
+                char path[64];
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)pid);
+                ns->user_fd = open(path, O_RDONLY | O_CLOEXEC);
+                snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+                ns->net_fd = open(path, O_RDONLY | O_CLOEXEC);
+                if (ns->user_fd < 0 || ns->net_fd < 0)
+                        r = tx_err(err, errno, "cannot open %s: %s", path, strerror(errno));
+        }
+        close(hold[1]);
+        if (pid > 0)
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        if (r < 0) {
+                sandbox_shared_ns_close(ns);
+                return r;
+        }
+        *out = ns;
+        return 0;
+}
+
+void sandbox_shared_ns_close(struct sandbox_shared_ns *ns)
+{
+        if (!ns)
+                return;
+        closep(&ns->user_fd);
+        closep(&ns->net_fd);
+        free(ns);
+}
+
+/* Start init in the shared namespaces: a short-lived child joins them (which a process with
+ * threads, like us, cannot), makes the mount, pid, ipc and uts namespaces and clones init as
+ * our child (CLONE_PARENT), then tells us its pid and exits.  Returns init's pid in the
+ * parent, -1 on failure (the reason on the error pipe); never returns in init. */
+static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_prep *p, int statusfd, int errfd,
+                          int nsock)
+{
+        int pidp[2];
+        pid_t init = -1;
+
+        if (pipe2(pidp, O_CLOEXEC) < 0)
+                return -1;
+        pid_t c = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+        if (c == 0) {
+                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                int keep[] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd, s->shared_ns->net_fd};
+                close_all_but(keep, ARRAY_SIZE(keep));
+                child_errfd = errfd;
+                if (setns(s->shared_ns->user_fd, CLONE_NEWUSER) < 0 || setns(s->shared_ns->net_fd, CLONE_NEWNET) < 0 ||
+                    unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
+                        SETUP_FAIL("cannot join the server's sandbox namespaces: %s", strerror(errno));
+                        _exit(125);
+                }
+                close(s->shared_ns->user_fd);
+                close(s->shared_ns->net_fd);
+                pid_t i = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
+                if (i == 0) {
+                        /* Die with the supervisor (our parent now): the kernel then kills the
+                         * whole pid namespace. */
+                        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                        close(pidp[1]);
+                        init_main(s, p, -1, statusfd);
+                }
+                if (i < 0)
+                        SETUP_FAIL("cannot start the sandbox's init: %s", strerror(errno));
+                _exit(i > 0 && write(pidp[1], &i, sizeof(i)) == sizeof(i) ? 0 : 125);
+        }
+        close(pidp[1]);
+        if (c > 0) {
+                while (read(pidp[0], &init, sizeof(init)) < 0 && errno == EINTR)
+                        ;
+                while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+        close(pidp[0]);
+        return init > 0 ? init : -1;
+}
+
 int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txbox_error *err)
 {
         int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1};
@@ -1214,6 +1325,24 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
          * approver) ends txbox, and init with it (PDEATHSIG). */
         sigset_t old;
         sigprocmask(SIG_BLOCK, &sb->mask, &old);
+        if (s->shared_ns && s->net == TXBOX_NET_NONE && idmap_equal(s->idmap, &s->shared_ns->map)) {
+                pid_t pid = clone_joined(s, &sb->prep, statusp[1], errp[1], nsock[1]);
+                sigprocmask(SIG_SETMASK, &old, NULL);
+                if (pid < 0) {
+                        closep(&errp[1]);
+                        struct txbox_run_result ignored = {0};
+                        r = read_child_error(errp[0], &ignored, err);
+                        if (r >= 0)
+                                r = tx_err(err, EIO, "the sandbox died while starting");
+                        goto fail;
+                }
+                sb->pid = pid;
+                sb->statusfd = TAKE_FD(statusp[0]);
+                sb->errfd = TAKE_FD(errp[0]);
+                sb->sock = TAKE_FD(nsock[0]);
+                trace_mark("cloned, joined");
+                goto started;
+        }
         pid_t pid = clone_sandbox();
         int clone_errno = errno;
         if (pid != 0)
@@ -1245,6 +1374,7 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
                 goto fail;
         }
         trace_mark("cloned, mapped");
+started:
         for (int i = 0; i < 2; i++) {
                 closep(&syncp[i]);
                 closep(&statusp[i]);

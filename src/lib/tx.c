@@ -244,6 +244,7 @@ void txbox_ws_close(struct txbox_ws *ws)
                 tx_discard(TAKE_PTR(ws->prepared[i]));
         ws_sweep_wait(ws);
         sandbox_reap(true);
+        sandbox_shared_ns_close(ws->shared_ns);
         policy_free(ws->policy);
         free(ws->policy_file);
         free(ws->approver);
@@ -816,6 +817,7 @@ static void fill_spec(struct txbox_tx *tx, const struct txbox_run_opts *opts)
                 .net_allow = opts->net_allow,
                 .timeout_s = opts->timeout_s,
                 .idmap = &tx->idmap,
+                .shared_ns = ws->shared_ns,
                 .exec_check = ws->policy ? tx_exec_check : NULL,
                 .exec_ctx = tx,
                 .limits = opts->limits,

@@ -34,6 +34,9 @@ struct txbox_ws {
         void *progress_ctx;
         /* Begun, sandbox started, for the next commands (servers); oldest first. */
         struct txbox_tx *prepared[WS_PREPARED_MAX];
+        /* Servers: the user and network namespaces their --net=none sandboxes join. */
+        struct sandbox_shared_ns *shared_ns;
+        bool shared_ns_tried;
 };
 
 struct txbox_tx {

@@ -44,6 +44,25 @@ like "$(printf '%s\n' "$raw" | sed -n 7p)" '"code": *-32600' "a batch: -32600"
 like "$(printf '%s\n' "$raw" | sed -n 8p)" '"id": *6, *"result": *\{\}' "the server still answers afterwards"
 like "$("$TXBOX" -C "$WS" --state "$STATE" log --json -n 1)" 'LEAKOUT' "global options reach the server: its transaction is in --state's log"
 
+# ---- a server's --net=none sandboxes join one user and network namespace (made once; no
+# interface up), each with its own mount, pid, ipc and uts namespaces ----
+probe='readlink /proc/self/ns/net /proc/self/ns/user | tr \"\\n\" \" \"; echo pid=$$; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d \" \"'
+ns=$( {
+        echo "$init"
+        for i in 1 2 3 4; do
+                printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"%s"}}}\n' "$i" "$probe"
+        done
+} | "$TXBOX" -C "$WS" --state "$T/state-ns" mcp 2>/dev/null | sed -n 's/.*"stdout": *"\([^"]*\)".*/\1/p')
+nets=$(printf '%s\n' "$ns" | grep -o 'net:\[[0-9]*\]')
+is "$(printf '%s\n' "$nets" | wc -l)" 4 "four commands reported their namespaces"
+is "$(printf '%s\n' "$nets" | sed -n '2,4p' | sort -u | wc -l)" 1 "the server's sandboxes share one network namespace"
+is "$(printf '%s\n' "$ns" | grep -o 'user:\[[0-9]*\]' | sed -n '2,4p' | sort -u | wc -l)" 1 "and one user namespace"
+pids=$(printf '%s\n' "$ns" | grep -o 'pid=[0-9]*' | sort -u)
+ok "but each has a fresh pid namespace of its own (its program is pid ${pids#pid=} in all four)" \
+        test "$(printf '%s\n' "$pids" | wc -l)" -eq 1 -a "${pids#pid=}" -lt 10
+ok "none of them is ours" sh -c "! printf '%s\n' '$nets' | grep -qF '$(readlink /proc/self/ns/net)'"
+is "$(printf '%s\n' "$ns" | grep -c '\\nlo\\n*$')" 4 "each sees only a loopback interface"
+
 # ---- txbox hook: pre-tool hooks decide with the policy and never run anything ----
 ev() { # ev TOOL COMMAND: a PreToolUse-style event for the workspace
         printf '{"session_id":"s","cwd":"%s","hook_event_name":"PreToolUse","tool_name":"%s","tool_input":{"command":"%s"}}' "$WS" "$1" "$2"
