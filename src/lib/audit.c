@@ -752,6 +752,8 @@ int audit_open(const char *path, struct audit **out, struct txbox_error *err)
         return 0;
 }
 
+bool audit_connected(const struct audit *a) { return a->db != NULL; }
+
 struct audit *audit_open_deferred(const char *path)
 {
         struct audit *a = xcalloc(1, sizeof(*a));

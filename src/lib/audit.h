@@ -24,6 +24,8 @@ int audit_open(const char *path, struct audit **out, struct txbox_error *err);
 /* The same, connecting only at the first read or write (a transaction's sandbox starts
  * meanwhile); a bad file is then reported by that first call. */
 struct audit *audit_open_deferred(const char *path);
+/* Has a deferred log connected yet (the first use connects)? */
+bool audit_connected(const struct audit *a);
 void audit_close(struct audit *a);
 /* Checkpoint the WAL when it has grown enough (a thread of its own may call this while the
  * main thread uses the log: the connection is serialized). */

@@ -375,11 +375,20 @@ static bool unsettled_layer(struct txbox_ws *ws, const char *name)
 static void *sweep_main(void *arg)
 {
         struct txbox_ws *ws = arg;
-        /* Its own descriptor (readdir moves the position). */
-        int fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        int fd;
+        DIR *d;
         struct dirent *de;
 
+        if (ws->log_rec) {
+                /* tests: die with the program started and no row, or fail the insert */
+                int fp = failpoint("log");
+                ws->log_r = fp < 0 ? tx_err(&ws->log_err, -fp, "cannot write the audit row: %s", strerror(-fp))
+                                   : audit_insert(ws->audit, ws->log_rec, &ws->log_err);
+                ws->log_done = true;
+        }
+        /* Its own descriptor (readdir moves the position). */
+        fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        d = fd >= 0 ? fdopendir(fd) : NULL;
         while (d && (de = readdir(d)))
                 if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !unsettled_layer(ws, de->d_name))
                         rm_rf_at(dirfd(d), de->d_name);
@@ -392,15 +401,17 @@ static void *sweep_main(void *arg)
         return NULL;
 }
 
-void ws_sweep(struct txbox_ws *ws)
+void ws_sweep(struct txbox_ws *ws, struct txbox_record *log)
 {
         sigset_t all, old;
 
         if (ws->sweeping) {
-                if (!atomic_load(&ws->swept))
+                if (!log && !atomic_load(&ws->swept))
                         return; /* the last one is still at it */
                 ws_sweep_wait(ws);
         }
+        ws->log_rec = log;
+        ws->log_done = false;
         /* Signals stay with the main thread (sandbox_exec reads them from a signalfd). */
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -489,6 +500,11 @@ void txbox_tx_free(struct txbox_tx *tx)
         strvec_clear(&tx->lowers);
         closep(&tx->dir_fd);
         closep(&tx->lock_fd);
+        if (tx->ws && tx->ws->log_rec == tx->log_copy)
+                tx->ws->log_rec = NULL;
+        if (tx->log_copy)
+                txbox_record_clear(tx->log_copy);
+        free(tx->log_copy);
         changeset_free(&tx->cs);
         txbox_record_clear(&tx->rec);
         free(tx->warning);
@@ -536,19 +552,85 @@ static int64_t fs_now_ns(int dir_fd)
         return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* state/seq: the newest commit's sequence number, 20 digits and a newline, rewritten in
+ * place by every commit under the workspace lock.  A crash may leave it behind the log (a
+ * transaction then takes one more commit for later than itself: at worst a conflict
+ * reported that running again resolves), never ahead of it. */
+int64_t ws_newest_commit_seq(struct txbox_ws *ws)
+{
+        char buf[32];
+        int fd = openat(ws->state_fd, "seq", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+        char *end;
+
+        if (fd >= 0)
+                close(fd);
+        if (n != 21 || buf[20] != '\n')
+                return -1;
+        buf[20] = '\0';
+        errno = 0;
+        long long v = strtoll(buf, &end, 10);
+        return errno || end != buf + 20 || v < 0 ? -1 : v;
+}
+
+void ws_note_commit_seq(struct txbox_ws *ws, int64_t seq)
+{
+        char buf[32];
+        int fd = openat(ws->state_fd, "seq", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+        snprintf(buf, sizeof(buf), "%020lld\n", (long long)seq);
+        if (fd >= 0 && pwrite(fd, buf, 21, 0) != 21)
+                unlinkat(ws->state_fd, "seq", 0); /* readers then ask the log */
+        if (fd >= 0)
+                close(fd);
+}
+
+int tx_begin_record(const char *begin, struct txbox_record *rec)
+{
+        const char *line = strchr(begin, '\n');
+        json_t *j = line ? json_loads(line + 1, 0, NULL) : NULL, *argv = json_object_get(j, "argv");
+        const char *cwd = json_string_value(json_object_get(j, "cwd"));
+        const char *decision = json_string_value(json_object_get(j, "decision"));
+        const char *rule = json_string_value(json_object_get(j, "rule"));
+        const char *reason = json_string_value(json_object_get(j, "reason"));
+        size_t n = json_array_size(argv);
+
+        if (!json_is_array(argv) || !n || !decision) {
+                json_decref(j);
+                return -EBADMSG;
+        }
+        rec->argv = xcalloc(n + 1, sizeof(char *));
+        for (size_t i = 0; i < n; i++)
+                rec->argv[i] = xstrdup(json_string_value(json_array_get(argv, i)) ?: "");
+        rec->cwd = cwd ? xstrdup(cwd) : NULL;
+        rec->decision = xstrdup(decision);
+        rec->rule = rule ? xstrdup(rule) : NULL;
+        rec->reason = reason ? xstrdup(reason) : NULL;
+        rec->started_ms = json_integer_value(json_object_get(j, "started_ms"));
+        json_decref(j);
+        return 0;
+}
+
 /* What the workspace looked like when the transaction began, for first-committer-wins:
  * the last commit it could see, and the filesystem's clock (fs_now_ns). */
-static int write_snapshot(struct txbox_tx *tx, struct txbox_error *err)
+static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *err)
 {
-        char buf[64];
         int r;
 
         tx->begin_ns = fs_now_ns(tx->dir_fd);
-        if ((r = audit_next_commit_seq(tx->ws->audit, &tx->begin_seq, err)) < 0)
-                return r;
-        tx->begin_seq--; /* the newest commit seen */
-        int n = snprintf(buf, sizeof(buf), "%lld %lld\n", (long long)tx->begin_seq, (long long)tx->begin_ns);
-        if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, (size_t)n, false)) < 0)
+        /* A process that has not touched the log yet (a one-shot run) leaves its row to the
+         * thread beside the program: connecting costs a millisecond or two. */
+        *defer = !audit_connected(tx->ws->audit) && (tx->begin_seq = ws_newest_commit_seq(tx->ws)) >= 0;
+        if (!*defer) {
+                if ((r = audit_next_commit_seq(tx->ws->audit, &tx->begin_seq, err)) < 0)
+                        return r;
+                tx->begin_seq--; /* the newest commit seen */
+        }
+        /* Line 2, the record: should this process die before its row is written, recovery
+         * logs the run from it. */
+        _cleanup_free_ char *rec = json_dump_compact(record_to_json(&tx->rec));
+        _cleanup_free_ char *buf = xasprintf("%lld %lld\n%s\n", (long long)tx->begin_seq, (long long)tx->begin_ns, rec);
+        if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, strlen(buf), false)) < 0)
                 return tx_err(err, -r, "cannot write '%s/tx/%s/begin': %s", tx->ws->state, tx->rec.id, strerror(-r));
         return 0;
 }
@@ -557,7 +639,7 @@ static int read_snapshot(struct txbox_tx *tx, struct txbox_error *err)
 {
         _cleanup_free_ char *buf = NULL;
         long long seq, ns;
-        int r = read_file_at(tx->dir_fd, "begin", 256, &buf, NULL);
+        int r = read_file_at(tx->dir_fd, "begin", BEGIN_MAX, &buf, NULL);
 
         if (r < 0 || sscanf(buf, "%lld %lld", &seq, &ns) != 2)
                 return tx_err(err, r < 0 ? -r : EBADMSG, "cannot read '%s/tx/%s/begin'", tx->ws->state, tx->rec.id);
@@ -777,16 +859,46 @@ void tx_set_command(struct txbox_tx *tx, char *const argv[])
  * that recovery needs. */
 int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
 {
+        bool defer;
         int r;
 
-        if (tx->in_log)
+        if (tx->in_log || tx->log_copy)
                 return 0;
-        if ((r = check_submounts(tx->ws, err)) < 0 || (r = write_snapshot(tx, err)) < 0 ||
-            (r = audit_insert(tx->ws->audit, &tx->rec, err)) < 0)
+        if ((r = check_submounts(tx->ws, err)) < 0 || (r = write_snapshot(tx, &defer, err)) < 0)
                 return r;
-        tx->in_log = true;
+        if (defer) {
+                tx->log_copy = xcalloc(1, sizeof(*tx->log_copy));
+                record_copy(tx->log_copy, &tx->rec);
+        } else if ((r = audit_insert(tx->ws->audit, &tx->rec, err)) < 0)
+                return r;
+        else
+                tx->in_log = true;
         trace_mark("sealed");
         return 0;
+}
+
+/* Make sure a deferred row is in the log: the sweeper's insert, or ours now. */
+static int tx_log_flush(struct txbox_tx *tx, struct txbox_error *err)
+{
+        struct txbox_ws *ws = tx->ws;
+        int r;
+
+        if (!tx->log_copy)
+                return 0;
+        if (ws->log_rec == tx->log_copy && ws->log_done) {
+                if ((r = ws->log_r) < 0)
+                        *err = ws->log_err;
+        } else
+                r = audit_insert(ws->audit, tx->log_copy, err);
+        if (ws->log_rec == tx->log_copy)
+                ws->log_rec = NULL;
+        if (r == 0) {
+                tx->in_log = true;
+                tx->rec.seq = tx->log_copy->seq;
+        }
+        txbox_record_clear(tx->log_copy);
+        free(TAKE_PTR(tx->log_copy));
+        return r;
 }
 
 static void fill_spec(struct txbox_tx *tx, const struct txbox_run_opts *opts)
@@ -883,12 +995,16 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         for (int i = 0; opts && i < 3; i++)
                 tx->spec.stdio[i] = opts->stdio[i];
         trace_mark("run");
-        ws_sweep(tx->ws); /* trash and audit checkpoint, while this program runs */
+        ws_sweep(tx->ws, tx->log_copy); /* row, trash, audit checkpoint, while this program runs */
         r = sandbox_exec(TAKE_PTR(tx->sb), tx->sp ? tx->sp_argv : tx->rec.argv,
                          opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
         /* The thread's audit writes never interleave with ours (last_insert_rowid, open
          * transactions): it lives only while the program runs. */
         ws_sweep_wait(tx->ws);
+        struct txbox_error e2;
+        int lr = tx_log_flush(tx, r < 0 ? &e2 : err);
+        if (lr < 0 && r == 0)
+                r = tx_err_wrap(err, "the program ran, but its audit row could not be written; its changes are discarded");
         trace_mark("sandbox done");
         txbox_tx_set_result(tx, res);
         free(tx->rec.env_dropped);
@@ -961,8 +1077,14 @@ static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox
         tx->rec.outcome = o;
         tx->rec.ended_ms = now_ms();
         tx->rec.duration_ms = (mono_us() - tx->t0_us) / 1000;
-        if (tx->in_log)
-                return audit_update(tx->ws->audit, &tx->rec, err);
+        if (tx->log_copy)
+                tx_log_flush(tx, err); /* failed: inserted below, with the outcome */
+        if (tx->in_log) {
+                int r = audit_update(tx->ws->audit, &tx->rec, err);
+                if (r == 0 && o == TXBOX_COMMITTED)
+                        ws_note_commit_seq(tx->ws, tx->rec.commit_seq);
+                return r;
+        }
         int r = audit_insert(tx->ws->audit, &tx->rec, err); /* ended before it ran (denied) */
         tx->in_log = r == 0;
         return r;

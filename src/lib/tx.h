@@ -34,6 +34,12 @@ struct txbox_ws {
         void *progress_ctx;
         /* Begun, sandbox started, for the next commands (servers); oldest first. */
         struct txbox_tx *prepared[WS_PREPARED_MAX];
+        /* A row for the sweeper thread to insert (a one-shot run's: its first use of the
+         * log, connection and all, overlaps the program), and how that went. */
+        struct txbox_record *log_rec;
+        bool log_done;
+        int log_r;
+        struct txbox_error log_err;
         /* Servers: the user and network namespaces their --net=none sandboxes join. */
         struct sandbox_shared_ns *shared_ns;
         bool shared_ns_tried;
@@ -59,6 +65,9 @@ struct txbox_tx {
         bool exec_denied;
         char *pctx_cwd;
         bool in_log;                 /* the audit log has its row */
+        /* Sealed with its row not written yet: the copy to insert (ws->log_rec), by the
+         * thread that runs beside the program (ws_sweep), or by tx_log_flush. */
+        struct txbox_record *log_copy;
         struct sandbox *sb;          /* prestarted, waiting for the command */
         struct sandbox_spec spec;    /* sb's (and the run's) spec; strings below */
         char *upper, *work;
@@ -69,12 +78,21 @@ struct txbox_tx {
 /* Move NAME in DIRFD (a finished transaction's layers, or its whole directory) into
  * state/trash as AS, to be removed by ws_sweep; removed at once where it cannot move. */
 void ws_trash(struct txbox_ws *ws, int dirfd, const char *name, const char *as);
-/* Empty state/trash (but for the layers of commits not settled yet) and checkpoint the
- * audit log (audit_checkpoint) in a thread of its own, while a program runs: off the
+/* Insert LOG (may be NULL) into the audit log, empty state/trash (but for the layers of
+ * commits not settled yet) and checkpoint the audit log (audit_checkpoint) in a thread of
+ * its own, while a program runs: off the
  * critical path.  ws_sweep_wait joins it: txbox_tx_run does
  * once the program has ended (no audit use of ours overlaps the thread's), and so do every
  * sandbox start (no lock may be held across that clone) and txbox_ws_close. */
-void ws_sweep(struct txbox_ws *ws);
+void ws_sweep(struct txbox_ws *ws, struct txbox_record *log);
+/* The newest commit's sequence number as the last commit left it in state/seq (no SQLite
+ * needed); -1 when unknown.  ws_note_commit_seq writes it (under the workspace lock). */
+int64_t ws_newest_commit_seq(struct txbox_ws *ws);
+void ws_note_commit_seq(struct txbox_ws *ws, int64_t seq);
+/* The largest begin file read back (its record holds the command line). */
+#define BEGIN_MAX (4u << 20)
+/* Parse line 2 of a begin file (the record as it was sealed) into rec; -EBADMSG without. */
+int tx_begin_record(const char *begin, struct txbox_record *rec);
 /* Is NAME in state/settle an entry of an earlier boot (*id: its transaction)? */
 bool ws_is_settle_of_other_boot(const char *name, const char **id);
 void ws_sweep_wait(struct txbox_ws *ws);

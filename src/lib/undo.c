@@ -247,7 +247,10 @@ static int set_outcome(struct txbox_ws *ws, struct txbox_record *rec, enum txbox
                 if (r < 0)
                         return r;
         }
-        return audit_update(ws->audit, rec, err);
+        int r = audit_update(ws->audit, rec, err);
+        if (r == 0 && o == TXBOX_COMMITTED)
+                ws_note_commit_seq(ws, rec->commit_seq);
+        return r;
 }
 
 /* A commit is decided once its journal is durable (its one sync comes before the first
@@ -286,6 +289,29 @@ static int complete_commit(struct txbox_ws *ws, struct txbox_record *rec, int di
                            err) ?: 2;
 }
 
+/* A transaction without a row: its process died before the row was written.  Sealed (its
+ * begin file holds the record), its program may have run, its row written beside it: log
+ * the run, rolled back; else nothing ran and only the directory goes. */
+static int recover_unlogged(struct txbox_ws *ws, const char *id, int dir, struct txbox_error *err)
+{
+        _cleanup_free_ char *begin = NULL;
+        struct txbox_record rec = {.exit_code = -1, .outcome = TXBOX_ROLLED_BACK};
+        int r = 0;
+
+        if (dir >= 0 && read_file_at(dir, "begin", BEGIN_MAX, &begin, NULL) == 0 &&
+            strlen(id) < sizeof(rec.id) && tx_begin_record(begin, &rec) == 0) {
+                snprintf(rec.id, sizeof(rec.id), "%s", id);
+                rec.ended_ms = now_ms();
+                rec.message = xstrdup("the txbox process running it died before logging it; its changes were "
+                                      "discarded by recovery");
+                r = audit_insert(ws->audit, &rec, err) ?: 1;
+        }
+        txbox_record_clear(&rec);
+        if (r >= 0)
+                rm_rf_at(ws->tx_fd, id);
+        return r;
+}
+
 /* Bring one abandoned transaction to a whole state.  Returns 1 when the workspace was put
  * back, 2 when a finished commit or undo only needed its audit row, 0 when nothing. */
 static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *err)
@@ -294,10 +320,8 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         _cleanup_close_ int dir = open_subdir(ws->tx_fd, id, false);
         int r = audit_get(ws->audit, id, &rec, err);
 
-        if (r == -ENOENT) { /* died between creating its dir and its audit row */
-                rm_rf_at(ws->tx_fd, id);
-                return 0;
-        }
+        if (r == -ENOENT) /* died before its audit row was written */
+                return recover_unlogged(ws, id, dir, err);
         if (r < 0)
                 return r;
         if (dir >= 0 && has_file(dir, "merging")) {

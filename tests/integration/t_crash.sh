@@ -171,4 +171,21 @@ ok "SIGKILL at random moments: every recovery is whole ($trials trials)" test "$
 tx run -- sh -c 'echo next >next.txt'
 ok "the next transaction runs after the crashes" test -f "$WS/next.txt"
 
+# A one-shot run writes its audit row beside the program (the connection to the log costs a
+# millisecond or two); its begin file holds the record.  Killed before the row is written,
+# recovery logs the run from it; a row that cannot be written discards the run's changes.
+h=$(tree_hash "$WS")
+TXBOX_FAILPOINT=log:0 "$TXBOX" -C "$WS" run -- sh -c 'echo unlogged >unlogged.txt; sleep 0.2' >/dev/null 2>&1
+is "$?" 137 "killed before the run's row was written"
+tx recover >/dev/null
+row=$(tx log --json -n 1)
+like "$row" '"argv": \["sh", "-c", "echo unlogged >unlogged.txt; sleep 0.2"\]' "recovery logs the run from its begin file"
+like "$row" '"outcome": "rolled_back".*"message": "the txbox process running it died before logging it' "as rolled back, saying why"
+is "$(tree_hash "$WS")" "$h" "and nothing of it is applied"
+err=$(TXBOX_FAILPOINT=log:0:enospc "$TXBOX" -C "$WS" run -- sh -c 'echo x >unlogged2.txt' 2>&1)
+is "$?" 125 "a row that cannot be written: exit 125"
+like "$err" 'audit row could not be written; its changes are discarded' "with the reason"
+is "$(tree_hash "$WS")" "$h" "and the changes discarded"
+like "$(tx log --json -n 1)" '"argv": \["sh", "-c", "echo x >unlogged2.txt"\].*"outcome": "rolled_back"' "the log has it, rolled back, once it could write again"
+
 done_testing
