@@ -106,4 +106,12 @@ ok "once the next commit synced, the next command removed them" test ! -e "$stat
 is "$(ls "$state/trash" | LC_ALL=C sort | tr '\n' ' ')" "$(printf '%s\n' "$t3.upper" "$t3.work" "$t4" | LC_ALL=C sort | tr '\n' ' ')" \
         "a read-only command empties the trash, leaving only the unsettled layers and its own directory"
 
+# state/seq: the newest commit's number, so that a run begins without opening the log.
+seq=$(tx log --json | grep -o '"commit_seq": [0-9]*' | sed 's/.* //' | sort -n | tail -1)
+is "$(cat "$state/seq")" "$(printf '%020d' "$seq")" "state/seq holds the newest commit's number"
+printf 'garbage' >"$state/seq"
+tx run -- sh -c 'echo s >seq1.txt'
+ok "a damaged state/seq is not trusted: the run asks the log and commits" test -f "$WS/seq1.txt"
+is "$(cat "$state/seq")" "$(printf '%020d' $((seq + 1)))" "and the commit writes it afresh"
+
 done_testing
