@@ -354,7 +354,7 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
 }
 
 /* Commits of an earlier boot that no sync had covered: what the kernel held of them may be
- * lost; complete them from their journals (this boot's are the sweeper's). */
+ * lost; complete them from their journals (this boot's, the next commit's sync settles). */
 static int recover_settle(struct txbox_ws *ws, struct txbox_recover_stats *st, struct txbox_error *err)
 {
         int dfd = dup(ws->settle_fd), r = 0;
