@@ -361,8 +361,10 @@ static int same_entry(struct walk *w, const struct pair *p)
         if (S_ISDIR(u->st_mode))
                 return 1;
         int r = S_ISLNK(u->st_mode) ? links_equal(p) : files_equal_at(p->ufd, p->name, p->lfd, p->name);
-        /* A file we may not read cannot be shown equal; "modified" is the safe answer. */
-        if (r == -EACCES)
+        /* A file we may not read cannot be shown equal; "modified" is the safe answer.  So
+         * for a live entry gone since it was listed (another commit replacing it: the
+         * conflict check then speaks). */
+        if (r == -EACCES || r == -ENOENT)
                 return 0;
         return r < 0 ? fail(w, -r, "compare", p->path, UPPER) : r;
 }
