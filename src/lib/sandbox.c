@@ -824,14 +824,15 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         /* Our own empty network namespace (owned by the sandbox's user namespace, whose
          * capabilities we hold from the start), made while the supervisor maps our ids.
          * (syncfd < 0: we were born in shared namespaces, mapped and without network.) */
-        if (syncfd >= 0 && s->net != TXBOX_NET_HOST && unshare(CLONE_NEWNET) < 0) {
-                SETUP_FAIL("cannot create the sandbox's network namespace: %s", strerror(errno));
-                _exit(125);
-        }
-        if (syncfd >= 0 && read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
-                _exit(125);
-        if (syncfd >= 0)
+        if (syncfd >= 0) {
+                if (s->net != TXBOX_NET_HOST && unshare(CLONE_NEWNET) < 0) {
+                        SETUP_FAIL("cannot create the sandbox's network namespace: %s", strerror(errno));
+                        _exit(125);
+                }
+                if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
+                        _exit(125);
                 close(syncfd);
+        }
         trace_mark("init: mapped");
         if (setup_mounts(s) < 0 || (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
             (s->net == TXBOX_NET_ALLOW && send_proxy_socket(p) < 0))
@@ -1209,7 +1210,7 @@ int sandbox_shared_ns_open(const struct idmap *m, struct sandbox_shared_ns **out
         pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
         if (pid == 0) {
                 prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                close(hold[1]);
+                close_all_but(&hold[0], 1); /* no claim of ours may outlive us in it */
                 _exit(read(hold[0], &c, 1) < 0 ? 1 : 0);
         }
         close(hold[0]);

@@ -321,16 +321,12 @@ bool ws_is_settle_of_other_boot(const char *name, const char **id)
 /* This boot's entries now: the commit's sync about to come covers them. */
 static void settle_list(struct txbox_ws *ws, struct strvec *names)
 {
-        int dfd = fcntl(ws->settle_fd, F_DUPFD_CLOEXEC, 0);
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        DIR *d = dir_stream(ws->settle_fd);
         struct dirent *de;
         const char *id;
 
-        if (!d) {
-                closep(&dfd);
+        if (!d)
                 return;
-        }
-        rewinddir(d);
         while ((de = readdir(d)))
                 if (settle_name(de->d_name, &id))
                         strvec_push(names, xstrdup(de->d_name));
@@ -626,10 +622,11 @@ static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *
                         return r;
                 tx->begin_seq--; /* the newest commit seen */
         }
-        /* Line 2, the record: should this process die before its row is written, recovery
-         * logs the run from it. */
-        _cleanup_free_ char *rec = json_dump_compact(record_to_json(&tx->rec));
-        _cleanup_free_ char *buf = xasprintf("%lld %lld\n%s\n", (long long)tx->begin_seq, (long long)tx->begin_ns, rec);
+        /* Line 2 when the row waits, the record: should this process die before the row is
+         * written, recovery logs the run from it. */
+        _cleanup_free_ char *rec = *defer ? json_dump_compact(record_to_json(&tx->rec)) : NULL;
+        _cleanup_free_ char *buf = xasprintf("%lld %lld\n%s%s", (long long)tx->begin_seq, (long long)tx->begin_ns,
+                                             rec ? rec : "", rec ? "\n" : "");
         if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, strlen(buf), false)) < 0)
                 return tx_err(err, -r, "cannot write '%s/tx/%s/begin': %s", tx->ws->state, tx->rec.id, strerror(-r));
         return 0;

@@ -353,20 +353,27 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         return r;
 }
 
+/* Count what recover_one did (1: put back, 2: completed); 0 to go on. */
+static int tally(struct txbox_recover_stats *st, int r)
+{
+        if (r == 1)
+                st->rolled_back++;
+        else if (r == 2)
+                st->completed++;
+        return 0;
+}
+
 /* Commits of an earlier boot that no sync had covered: what the kernel held of them may be
  * lost; complete them from their journals (this boot's, the next commit's sync settles). */
 static int recover_settle(struct txbox_ws *ws, struct txbox_recover_stats *st, struct txbox_error *err)
 {
-        int dfd = dup(ws->settle_fd), r = 0;
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        DIR *d = dir_stream(ws->settle_fd);
         struct dirent *de;
         const char *id;
+        int r = 0;
 
-        if (!d) {
-                closep(&dfd);
+        if (!d)
                 return tx_err(err, errno, "cannot read '%s/settle': %s", ws->state, strerror(errno));
-        }
-        rewinddir(d);
         while ((de = readdir(d))) {
                 if (!ws_is_settle_of_other_boot(de->d_name, &id))
                         continue;
@@ -377,11 +384,7 @@ static int recover_settle(struct txbox_ws *ws, struct txbox_recover_stats *st, s
                         break;
                 }
                 unlinkat(ws->settle_fd, de->d_name, 0);
-                if (r == 1)
-                        st->rolled_back++;
-                else if (r == 2)
-                        st->completed++;
-                r = 0;
+                r = tally(st, r);
         }
         closedir(d);
         return r;
@@ -389,15 +392,12 @@ static int recover_settle(struct txbox_ws *ws, struct txbox_recover_stats *st, s
 
 static int recover_locked(struct txbox_ws *ws, struct txbox_recover_stats *st, struct txbox_error *err)
 {
-        int dfd = dup(ws->active_fd), r = 0;
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+        DIR *d = dir_stream(ws->active_fd);
         struct dirent *de;
+        int r = 0;
 
-        if (!d) {
-                closep(&dfd);
+        if (!d)
                 return tx_err(err, errno, "cannot read '%s/active': %s", ws->state, strerror(errno));
-        }
-        rewinddir(d);
         while ((de = readdir(d))) {
                 if (de->d_name[0] == '.')
                         continue;
@@ -412,11 +412,7 @@ static int recover_locked(struct txbox_ws *ws, struct txbox_recover_stats *st, s
                 close(fd);
                 if (r < 0)
                         break;
-                if (r == 1)
-                        st->rolled_back++;
-                else if (r == 2)
-                        st->completed++;
-                r = 0;
+                r = tally(st, r);
         }
         closedir(d);
         return r < 0 ? r : recover_settle(ws, st, err);

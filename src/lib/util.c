@@ -278,6 +278,21 @@ int rm_rf_at(int dirfd, const char *name)
  * from (the directory just emptied, which then goes); deeper ones are reopened through ".."
  * and read again from the start. */
 #define RM_KEEP 128
+DIR *dir_stream(int dirfd)
+{
+        int fd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
+        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+        if (!d && fd >= 0) {
+                int e = errno;
+                close(fd);
+                errno = e;
+        }
+        if (d)
+                rewinddir(d); /* the duplicate shares the original's position */
+        return d;
+}
+
 int rm_children(int root)
 {
         int fds[RM_KEEP], depth = 0, r = 0;

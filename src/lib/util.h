@@ -2,6 +2,7 @@
 #ifndef TXBOX_UTIL_H
 #define TXBOX_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -115,6 +116,10 @@ void trace_mark(const char *what);
 /* Remove name (a file or a whole tree) beneath dirfd; ENOENT is success.  Never follows
  * symlinks; makes unreadable directories (overlay's work/work) readable to descend. */
 int rm_rf_at(int dirfd, const char *name);
+/* A stream over the entries of the open directory DIRFD from its start, on a duplicate
+ * (closedir leaves DIRFD open; the two share a position, which *at() calls ignore); NULL
+ * with errno set on failure. */
+DIR *dir_stream(int dirfd);
 /* Remove everything in the open directory DIRFD (not it); allocates nothing. */
 int rm_children(int dirfd);
 /* mkdir -p of relpath beneath dirfd (components created with mode). */
