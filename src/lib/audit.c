@@ -50,17 +50,36 @@ enum col {
         C_COMMIT_SEQ, C_STARTED, C_ENDED, C_DURATION, C_VIOLATIONS, C_MESSAGE,
 };
 
-/* Path rows of committed transactions after commit ?1 (the outcome name is txbox_outcome_name's). */
+/* Path rows of committed transactions after commit ?1 (the outcome name is txbox_outcome_name's),
+ * in two plans.  By path (OVERLAP_SQL): every row of the path's history, each joined to its tx;
+ * by commit (RECENT_SQL, CROSS JOIN fixes the order): the commits after ?1, then one primary
+ * key lookup each.  A file every command rewrites has thousands of rows in its history and
+ * usually none or a few commits after ?1: the planner, without statistics, picks the index
+ * on path, and a commit then cost half a millisecond per thousand commands of history.
+ * find_overlaps picks by the number of later commits. */
 #define OVERLAP_SQL                                                             \
         "SELECT p.path, t.id FROM path p JOIN tx t ON t.seq = p.tx_seq"          \
         " WHERE t.outcome = 'committed' AND t.commit_seq > ?1"
+#define RECENT_SQL                                                                   \
+        "SELECT p.path, t.id FROM tx t CROSS JOIN path p ON p.tx_seq = t.seq"          \
+        " WHERE t.outcome = 'committed' AND t.commit_seq > ?1"
+/* ?2 itself or beneath it: the index range [?2, ?2 || '0') holds exactly the strings that
+ * start with ?2 and continue with a byte below '0'; of those, the ones from ?2 || '/' on are
+ * beneath it ('/' is the byte just below '0'). */
+#define SUBTREE_SQL " AND p.path >= ?2 AND p.path < ?2 || '0' AND (p.path = ?2 OR p.path > ?2 || '/')"
+/* Up to this many later commits, the plan by commit. */
+#define RECENT_MAX 256
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 /* The statements used on every command, prepared once per connection on first use. */
 enum st {
         ST_BEGIN_READ, ST_BEGIN_WRITE, ST_COMMIT, ST_ROLLBACK,
         ST_INSERT_TX, ST_UPDATE_TX, ST_SEQ_OF_ID, ST_DELETE_PATHS, ST_INSERT_PATH,
         ST_GET_EXACT, ST_IDS_IN_RANGE, ST_PATHS_OF, ST_LIST, ST_NEWEST_COMMITTED,
-        ST_NEXT_COMMIT_SEQ, ST_OVERLAP_SUBTREE, ST_OVERLAP_EQ, ST_OVERLAP_ALL,
+        ST_NEXT_COMMIT_SEQ, ST_LATER_COMMITS,
+        /* The three of each plan in this order (find_overlaps). */
+        ST_OVERLAP_SUBTREE, ST_OVERLAP_EQ, ST_OVERLAP_ALL, ST_RECENT_SUBTREE, ST_RECENT_EQ, ST_RECENT_ALL,
         ST__MAX,
 };
 
@@ -90,13 +109,14 @@ static const char *const st_sql[ST__MAX] = {
                                 " AND n_added + n_modified + n_deleted > 0"
                                 " AND commit_seq IS NOT NULL ORDER BY commit_seq DESC LIMIT 1",
         [ST_NEXT_COMMIT_SEQ] = "SELECT coalesce(max(commit_seq), 0) + 1 FROM tx",
-        /* ?2 itself or beneath it: the index range [?2, ?2 || '0') holds exactly the strings
-         * that start with ?2 and continue with a byte below '0'; of those, the ones from
-         * ?2 || '/' on are beneath it ('/' is the byte just below '0'). */
-        [ST_OVERLAP_SUBTREE] = OVERLAP_SQL " AND p.path >= ?2 AND p.path < ?2 || '0'"
-                               " AND (p.path = ?2 OR p.path > ?2 || '/')",
+        [ST_LATER_COMMITS] = "SELECT count(*) FROM (SELECT 1 FROM tx WHERE commit_seq > ?1"
+                             " LIMIT " STR(RECENT_MAX) " + 1)",
+        [ST_OVERLAP_SUBTREE] = OVERLAP_SQL SUBTREE_SQL,
         [ST_OVERLAP_EQ] = OVERLAP_SQL " AND p.path = ?2",
         [ST_OVERLAP_ALL] = OVERLAP_SQL,
+        [ST_RECENT_SUBTREE] = RECENT_SQL SUBTREE_SQL,
+        [ST_RECENT_EQ] = RECENT_SQL " AND p.path = ?2",
+        [ST_RECENT_ALL] = RECENT_SQL,
 };
 
 struct audit {
@@ -1143,7 +1163,7 @@ static int overlaps_of(struct audit *a, enum st which, int64_t after, const char
 
         b.st = st;
         bind_int(&b, 1, after, false);
-        if (which != ST_OVERLAP_ALL)
+        if (which != ST_OVERLAP_ALL && which != ST_RECENT_ALL)
                 bind_text(&b, 2, path);
         rc = b.rc;
         while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1154,6 +1174,22 @@ static int overlaps_of(struct audit *a, enum st which, int64_t after, const char
         return rc == SQLITE_DONE ? 0 : db_fail(a, rc, err, "look up later changes to '%s'", path);
 }
 
+/* How many commits came after commit AFTER, counted up to RECENT_MAX + 1. */
+static int later_commits(struct audit *a, int64_t after, int64_t *out, struct txbox_error *err)
+{
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        int rc = stmt(a, ST_LATER_COMMITS, &st);
+
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int64(st, 1, after);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_step(st);
+        if (rc != SQLITE_ROW)
+                return db_fail(a, rc, err, "count the later commits");
+        *out = sqlite3_column_int64(st, 0);
+        return 0;
+}
+
 /* Ancestors are checked by equality, one index lookup each, rather than by scanning for
  * rows that are a prefix of q: the paths themselves come sorted, so a subtree needs one
  * index range, and a path has few ancestors. */
@@ -1161,15 +1197,18 @@ static int find_overlaps(struct audit *a, int64_t after, const struct txbox_path
                          size_t npaths, struct strvec *found, struct txbox_error *err)
 {
         _cleanup_(strvec_clearp) struct strvec up = ancestors_of(paths, npaths);
-        int r = 0;
+        int64_t later = 0;
+        int r = later_commits(a, after, &later, err);
 
+        /* The plan by commit for a few later commits (the usual case), else by path. */
+        int plan = r == 0 && later <= RECENT_MAX ? ST_RECENT_SUBTREE - ST_OVERLAP_SUBTREE : 0;
         for (size_t i = 0; r >= 0 && i < npaths; i++)
                 if (paths[i].path)
                         /* "" is the workspace root: everything lies beneath it. */
-                        r = overlaps_of(a, *paths[i].path ? ST_OVERLAP_SUBTREE : ST_OVERLAP_ALL,
+                        r = overlaps_of(a, (enum st)(plan + (*paths[i].path ? ST_OVERLAP_SUBTREE : ST_OVERLAP_ALL)),
                                         after, paths[i].path, found, err);
         for (size_t i = 0; r >= 0 && i < up.n; i++)
-                r = overlaps_of(a, ST_OVERLAP_EQ, after, up.v[i], found, err);
+                r = overlaps_of(a, (enum st)(plan + ST_OVERLAP_EQ), after, up.v[i], found, err);
         return r;
 }
 

@@ -400,6 +400,47 @@ static void test_overlaps(void)
         audit_close(a);
 }
 
+/* Past 256 later commits the lookup goes by path, below by commit: both find the same. */
+static void test_overlap_plans(void)
+{
+        static const char *const hot[] = { "~hot/f", NULL };
+        static const char *const both[] = { "~hot/f", "+cold/x", NULL };
+        struct audit *a = open_db("plans.db");
+        struct txbox_error err = { 0 };
+        struct strvec out = { 0 };
+        char id[32];
+
+        for (int i = 1; i <= 300; i++) {
+                snprintf(id, sizeof(id), "p%07d", i);
+                insert(a, id, i == 200 ? TXBOX_UNDONE : TXBOX_COMMITTED, i, i == 150 ? both : hot);
+        }
+        struct txbox_path q[] = { { "hot/f", TXBOX_MODIFIED }, { "cold/x/y", TXBOX_ADDED } };
+        /* 299 committed after 0 (one undone): by path */
+        is_int(audit_later_overlaps(a, 0, q, ARRAY_SIZE(q), &out, &err), 300, "300 later commits: 299 + cold/x");
+        is_int(has(&out, "cold/x (tx p0000150)"), 1, "by path: the ancestor");
+        is_int(has(&out, "hot/f (tx p0000200)"), 0, "by path: not the undone one");
+        is_int(has(&out, "hot/f (tx p0000001)"), 1, "by path: the first");
+        strvec_clear(&out);
+        /* 160 later: by commit */
+        is_int(audit_later_overlaps(a, 140, q, ARRAY_SIZE(q), &out, &err), 160, "160 later commits: 159 + cold/x");
+        is_int(has(&out, "cold/x (tx p0000150)"), 1, "by commit: the ancestor");
+        is_int(has(&out, "hot/f (tx p0000200)"), 0, "by commit: not the undone one");
+        is_int(has(&out, "hot/f (tx p0000140)"), 0, "by commit: not commit 140 itself");
+        is_int(has(&out, "hot/f (tx p0000141)"), 1, "by commit: the first after it");
+        strvec_clear(&out);
+        struct txbox_path sub[] = { { "hot", TXBOX_DELETED } };
+        is_int(audit_later_overlaps(a, 290, sub, 1, &out, &err), 10, "a subtree, by commit");
+        strvec_clear(&out);
+        is_int(audit_later_overlaps(a, 20, sub, 1, &out, &err), 279, "a subtree, by path");
+        strvec_clear(&out);
+        struct txbox_path root[] = { { "", TXBOX_MODIFIED } };
+        is_int(audit_later_overlaps(a, 295, root, 1, &out, &err), 5, "the root, by commit");
+        strvec_clear(&out);
+        is_int(audit_later_overlaps(a, 10, root, 1, &out, &err), 290, "the root, by path");
+        strvec_clear(&out);
+        audit_close(a);
+}
+
 static void test_json(void)
 {
         struct txbox_record r;
@@ -572,6 +613,7 @@ int main(void)
 
         test_list();
         test_overlaps();
+        test_overlap_plans();
         test_json();
         test_bad_files();
         test_busy();
