@@ -194,6 +194,8 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         int r;
 
         trace_mark("open workspace");
+        pthread_mutex_init(&ws->sweep_mu, NULL);
+        pthread_cond_init(&ws->sweep_cv, NULL);
         ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->trash_fd = ws->settle_fd = ws->lock_fd =
                 ws->mountinfo_fd = -1;
         if (!realpath(workspace, buf)) {
@@ -356,16 +358,31 @@ static void settle(struct txbox_tx *tx)
 
 /* Is trash entry NAME (ID.upper, ID.work) the layer of a commit not settled yet?  It stays
  * until it is: a file system that reorders could keep its removal and lose renames out of
- * it. */
+ * it.  A commit moves its layers here, then its claim from active/ to settle/ (one rename):
+ * while the claim is still in active/ (a commit finishing, in this process or another), the
+ * layers stay too.  Looked up in that order, one of the two is always seen. */
 static bool unsettled_layer(struct txbox_ws *ws, const char *name)
 {
         const char *dot = strchr(name, '.');
         char s[128];
 
-        if (!dot || !boot_id()[0])
+        if (!dot)
+                return false;
+        snprintf(s, sizeof(s), "%.*s", (int)(dot - name), name);
+        if (faccessat(ws->active_fd, s, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                return true;
+        if (!boot_id()[0])
                 return false;
         snprintf(s, sizeof(s), "%s.%.*s", boot_id(), (int)(dot - name), name);
         return faccessat(ws->settle_fd, s, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+static void sweep_db_release(struct txbox_ws *ws)
+{
+        pthread_mutex_lock(&ws->sweep_mu);
+        ws->sweep_db_done = true;
+        pthread_cond_signal(&ws->sweep_cv);
+        pthread_mutex_unlock(&ws->sweep_mu);
 }
 
 static void *sweep_main(void *arg)
@@ -382,6 +399,11 @@ static void *sweep_main(void *arg)
                                    : audit_insert(ws->audit, ws->log_rec, &ws->log_err);
                 ws->log_done = true;
         }
+        audit_checkpoint(ws->audit);
+        /* The log is the program's own from here: the trash may take longer than the
+         * program (a synchronous discard per directory on some file systems), and goes on
+         * beside its evaluation and commit. */
+        sweep_db_release(ws);
         /* Its own descriptor (readdir moves the position). */
         fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         d = fd >= 0 ? fdopendir(fd) : NULL;
@@ -392,7 +414,6 @@ static void *sweep_main(void *arg)
                 closedir(d);
         else if (fd >= 0)
                 close(fd);
-        audit_checkpoint(ws->audit);
         atomic_store(&ws->swept, true);
         return NULL;
 }
@@ -412,6 +433,7 @@ void ws_sweep(struct txbox_ws *ws, struct txbox_record *log)
         sigfillset(&all);
         pthread_sigmask(SIG_SETMASK, &all, &old);
         atomic_store(&ws->swept, false);
+        ws->sweep_db_done = false;
         ws->sweeping = pthread_create(&ws->sweeper, NULL, sweep_main, ws) == 0;
         pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -421,6 +443,18 @@ void ws_sweep_wait(struct txbox_ws *ws)
         if (ws->sweeping)
                 pthread_join(ws->sweeper, NULL);
         ws->sweeping = false;
+}
+
+/* Wait until the sweeper is done with the audit log (its row written); it may still be
+ * emptying the trash. */
+static void ws_sweep_db_wait(struct txbox_ws *ws)
+{
+        if (!ws->sweeping)
+                return;
+        pthread_mutex_lock(&ws->sweep_mu);
+        while (!ws->sweep_db_done)
+                pthread_cond_wait(&ws->sweep_cv, &ws->sweep_mu);
+        pthread_mutex_unlock(&ws->sweep_mu);
 }
 
 /* ---- transaction handles ---- */
@@ -996,8 +1030,9 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         r = sandbox_exec(TAKE_PTR(tx->sb), tx->sp ? tx->sp_argv : tx->rec.argv,
                          opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
         /* The thread's audit writes never interleave with ours (last_insert_rowid, open
-         * transactions): it lives only while the program runs. */
-        ws_sweep_wait(tx->ws);
+         * transactions): it is done with the log once the program has run.  Joined before
+         * the next sandbox is cloned, or when the workspace closes. */
+        ws_sweep_db_wait(tx->ws);
         struct txbox_error e2;
         int lr = tx_log_flush(tx, r < 0 ? &e2 : err);
         if (lr < 0 && r == 0)

@@ -26,6 +26,11 @@ struct txbox_ws {
         pthread_t sweeper;         /* empties state/trash while a program runs */
         bool sweeping;             /* sweeper was started and not yet joined */
         atomic_bool swept;         /* ... and has finished */
+        /* ... and is done with the audit log (sweep_mu guards it; sweep_cv signals it): the
+         * trash it may still be emptying while the program's commit goes on. */
+        bool sweep_db_done;
+        pthread_mutex_t sweep_mu;
+        pthread_cond_t sweep_cv;
         struct audit *audit;
         struct policy *policy; /* loaded on first use (txbox_ws_set_policy or the default) */
         char *policy_file;     /* --policy FILE, or NULL */
