@@ -60,16 +60,13 @@ const char *const sandbox_secret_paths[] = {
 
 static bool have_setid_caps(void)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-        char line[256];
-        unsigned long long eff = 0;
+        struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3, .pid = 0};
+        struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3] = {0};
 
-        if (!f)
+        /* capget: /proc/self/status would be formatted whole for one line of it. */
+        if (syscall(SYS_capget, &h, d) < 0)
                 return false;
-        while (fgets(line, sizeof(line), f))
-                if (sscanf(line, "CapEff: %llx", &eff) == 1)
-                        break;
-        return (eff & (1ULL << CAP_SETUID)) && (eff & (1ULL << CAP_SETGID));
+        return (d[0].effective & (1u << CAP_SETUID)) && (d[0].effective & (1u << CAP_SETGID));
 }
 
 static int read_own_map(const char *file, uint32_t start[], uint32_t count[], size_t *n)

@@ -42,27 +42,25 @@ static int mount_id(const char *path, uint64_t *id)
         return 0;
 }
 
-/* The closest existing ancestor of path (path itself when it exists). */
-static char *existing_ancestor(const char *path)
+/* The mount of the closest existing ancestor of path (path itself when it exists). */
+static int ancestor_mount_id(const char *path, uint64_t *id)
 {
-        char *p = xstrdup(path);
-        struct stat st;
-        while (stat(p, &st) < 0) {
+        _cleanup_free_ char *p = xstrdup(path);
+        int r;
+
+        while ((r = mount_id(p, id)) == -ENOENT) {
                 char *slash = strrchr(p, '/');
-                if (!slash || slash == p) {
-                        strcpy(p, "/");
-                        break;
-                }
+                if (!slash || slash == p)
+                        return mount_id("/", id);
                 *slash = '\0';
         }
-        return p;
+        return r;
 }
 
 static bool same_mount(const char *a, const char *b)
 {
         uint64_t ia, ib;
-        _cleanup_free_ char *ea = existing_ancestor(a), *eb = existing_ancestor(b);
-        return mount_id(ea, &ia) == 0 && mount_id(eb, &ib) == 0 && ia == ib;
+        return ancestor_mount_id(a, &ia) == 0 && ancestor_mount_id(b, &ib) == 0 && ia == ib;
 }
 
 static uint32_t fnv1a(const char *s)
@@ -158,25 +156,33 @@ static int check_state_dir(const char *ws, const char *state, struct txbox_error
         return 0;
 }
 
+/* NAME in DIRFD, made if missing (opened first: it is there but the first time). */
+static int open_subdir(int dirfd, const char *name)
+{
+        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 && errno == ENOENT && (mkdirat(dirfd, name, 0700) == 0 || errno == EEXIST))
+                fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd;
+}
+
 static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *err)
 {
         int r;
-        if ((r = mkdir_p(ws->state, 0700)) < 0)
-                return tx_err(err, -r, "cannot create state dir '%s': %s", ws->state, strerror(-r));
         ws->state_fd = open(ws->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ws->state_fd < 0 && errno == ENOENT) {
+                if ((r = mkdir_p(ws->state, 0700)) < 0)
+                        return tx_err(err, -r, "cannot create state dir '%s': %s", ws->state, strerror(-r));
+                ws->state_fd = open(ws->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        }
         if (ws->state_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
-        if ((mkdirat(ws->state_fd, "tx", 0700) < 0 && errno != EEXIST) ||
-            (mkdirat(ws->state_fd, "active", 0700) < 0 && errno != EEXIST) ||
-            (mkdirat(ws->state_fd, "trash", 0700) < 0 && errno != EEXIST) ||
-            (mkdirat(ws->state_fd, "settle", 0700) < 0 && errno != EEXIST))
-                return tx_err(err, errno, "cannot create '%s/tx': %s", ws->state, strerror(errno));
-        ws->tx_fd = openat(ws->state_fd, "tx", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ws->active_fd = openat(ws->state_fd, "active", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ws->trash_fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ws->settle_fd = openat(ws->state_fd, "settle", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if ((ws->tx_fd = open_subdir(ws->state_fd, "tx")) < 0 || (ws->active_fd = open_subdir(ws->state_fd, "active")) < 0 ||
+            (ws->trash_fd = open_subdir(ws->state_fd, "trash")) < 0 ||
+            (ws->settle_fd = open_subdir(ws->state_fd, "settle")) < 0)
+                return tx_err(err, errno, "cannot create or open a directory in state dir '%s': %s", ws->state,
+                              strerror(errno));
         ws->lock_fd = openat(ws->state_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-        if (ws->tx_fd < 0 || ws->active_fd < 0 || ws->trash_fd < 0 || ws->settle_fd < 0 || ws->lock_fd < 0)
+        if (ws->lock_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
         _cleanup_free_ char *db = xasprintf("%s/audit.db", ws->state);
         if (defer_log) {

@@ -371,6 +371,9 @@ int mkdir_p_at(int dirfd, const char *relpath, mode_t mode)
 
         if (strlen(relpath) >= sizeof(buf))
                 return -ENAMETOOLONG;
+        /* Usually all there, or all but the last: one call instead of one per component. */
+        if (*relpath && (mkdirat(dirfd, relpath, mode) == 0 || errno == EEXIST))
+                return 0;
         strcpy(buf, relpath);
         for (char *p = buf;; p++) {
                 if (*p != '/' && *p != '\0')
