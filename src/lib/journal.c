@@ -146,6 +146,9 @@ struct cs_op *journal_invert(const struct cs_op *ops, size_t n)
                 inv[i].has_new = o->has_old;
                 inv[i].old_mode = o->new_mode;
                 inv[i].new_mode = o->old_mode;
+                /* The inverse's new entry (the one set aside) was never identified: its
+                 * steps are the two renames (apply_one), never the exchange. */
+                inv[i].new_ino = 0;
         }
         return inv;
 }
@@ -211,6 +214,43 @@ static int chmod_beneath(int live_fd, const char *path, mode_t mode)
         return fchmod(fd, mode & 07777) < 0 ? -errno : 0;
 }
 
+/* A file replaced by a file (or symlink), whose new entry the journal identifies: it goes
+ * in by one exchange (live and source trade places), then the original, now in the source
+ * area, is set aside.  The live name never goes missing, as it would between two renames
+ * (a program of a concurrent transaction reading it would fail).  The journal's new_ino
+ * tells the steps apart: live holds the new entry once exchanged.  Directories keep the two
+ * renames. */
+static bool exchangeable(const struct cs_op *o)
+{
+        return o->has_old && o->has_new && o->new_ino && !S_ISDIR(o->old_mode) && !S_ISDIR(o->new_mode);
+}
+
+/* Has the op's new entry been exchanged into live, the original not yet set aside? */
+static bool exchanged(const int fds[3], const char *base, const struct cs_op *o)
+{
+        struct stat st;
+        return fstatat(fds[0], base, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == o->new_ino &&
+               exists_at(fds[1], base) && !exists_at(fds[2], base);
+}
+
+/* 1: done by exchange; 0: not applicable here (the two renames follow); < 0: error. */
+static int apply_exchange(const int fds[3], const char *base, const struct cs_op *o, const char *fp)
+{
+        struct stat st;
+        int r;
+
+        if (!exchanged(fds, base, o)) {
+                if (!exists_at(fds[0], base) || exists_at(fds[2], base) ||
+                    fstatat(fds[1], base, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != o->new_ino)
+                        return 0; /* not as planned, or half-way by two renames */
+                if ((r = failpoint(fp)) < 0)
+                        return r;
+                if (renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0)
+                        return errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -errno;
+        }
+        return (r = failpoint(fp)) < 0 ? r : (r = move(fds[1], base, fds[2], base)) < 0 ? r : 1;
+}
+
 static int apply_one(int live_fd, int src_fd, int aside_fd, const struct cs_op *o, const char *fp)
 {
         int fds[3] = {-1, -1, -1}, r;
@@ -220,6 +260,10 @@ static int apply_one(int live_fd, int src_fd, int aside_fd, const struct cs_op *
                 return (r = failpoint(fp)) < 0 ? r : chmod_beneath(live_fd, o->path, o->new_mode);
         if ((r = op_dirs(live_fd, src_fd, aside_fd, o->path, fds, &base)) < 0)
                 goto out;
+        if (exchangeable(o) && (r = apply_exchange(fds, base, o, fp)) != 0) {
+                r = r < 0 ? r : 0;
+                goto out;
+        }
         if (o->has_old && exists_at(fds[0], base) && !exists_at(fds[2], base)) {
                 if ((r = failpoint(fp)) < 0 || (r = move(fds[0], base, fds[2], base)) < 0)
                         goto out;
@@ -240,6 +284,12 @@ static int revert_one(int live_fd, int src_fd, int aside_fd, const struct cs_op 
                 return chmod_beneath(live_fd, o->path, o->old_mode);
         if ((r = op_dirs(live_fd, src_fd, aside_fd, o->path, fds, &base)) < 0)
                 goto out;
+        if (exchangeable(o) && exchanged(fds, base, o)) {
+                /* Exchanged, original not yet aside: trade them back. */
+                if (renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0)
+                        r = -errno;
+                goto out;
+        }
         if (o->has_new && !exists_at(fds[1], base) && exists_at(fds[0], base) &&
             (r = move(fds[0], base, fds[1], base)) < 0)
                 goto out;

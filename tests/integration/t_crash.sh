@@ -18,13 +18,15 @@ outcome_of_last() { tx log --json -n 1 | grep -o '"outcome": *"[a-z_]*"' | sed '
 
 # Crash before every rename, marker and audit step of the commit.  The journal is written
 # before the first of them and decides the commit: recovery completes it every time.
-steps=0 bad=0 forward=0
+# A file replaced by a file goes in by one exchange: it is never missing, even mid-commit.
+steps=0 bad=0 forward=0 missing=0
 for k in $(seq 0 60); do
         TXBOX_FAILPOINT=commit:$k "$TXBOX" -C "$WS" run -- sh -c "$CHANGE" 2>/dev/null
         rc=$?
         [ $rc -eq 0 ] && break # past the last failpoint: the commit completed normally
         [ $rc -eq 137 ] || { echo "# run failed with status $rc at step $k"; bad=$((bad + 1)); break; }
         steps=$((steps + 1))
+        [ -f "$WS/README" ] || { echo "# crash at commit step $k: README missing"; missing=$((missing + 1)); }
         tx recover >/dev/null || bad=$((bad + 1))
         h=$(tree_hash "$WS")
         o=$(outcome_of_last)
@@ -37,6 +39,7 @@ for k in $(seq 0 60); do
 done
 ok "a crash at each of $steps commit steps recovers to a whole state" test "$bad" -eq 0 -a "$steps" -ge 10
 is "$forward" "$steps" "every one of them completed from the journal (rolled forward)"
+is "$missing" 0 "a replaced file was in place after every one of them (one exchange, not two renames)"
 is "$(tree_hash "$WS")" "$after" "after the crash loop the uninterrupted commit applied"
 
 # A full disk at every step of the commit (ENOSPC injected): the commit reverts itself, the
