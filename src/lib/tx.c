@@ -176,7 +176,8 @@ static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *e
         }
         if (ws->state_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
-        if ((ws->tx_fd = open_subdir(ws->state_fd, "tx")) < 0 || (ws->active_fd = open_subdir(ws->state_fd, "active")) < 0 ||
+        if ((ws->tx_fd = open_subdir(ws->state_fd, "tx")) < 0 ||
+            (ws->active_fd = open_subdir(ws->state_fd, "active")) < 0 ||
             (ws->trash_fd = open_subdir(ws->state_fd, "trash")) < 0 ||
             (ws->settle_fd = open_subdir(ws->state_fd, "settle")) < 0)
                 return tx_err(err, errno, "cannot create or open a directory in state dir '%s': %s", ws->state,
@@ -265,6 +266,8 @@ void txbox_ws_close(struct txbox_ws *ws)
         closep(&ws->settle_fd);
         closep(&ws->lock_fd);
         closep(&ws->mountinfo_fd);
+        pthread_cond_destroy(&ws->sweep_cv);
+        pthread_mutex_destroy(&ws->sweep_mu);
         free(ws->path);
         free(ws->state);
         free(ws->state_mask);
