@@ -248,7 +248,10 @@ static int apply_exchange(const int fds[3], const char *base, const struct cs_op
                 if (renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0)
                         return errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -errno;
         }
-        return (r = failpoint(fp)) < 0 ? r : (r = move(fds[1], base, fds[2], base)) < 0 ? r : 1;
+        /* The original, now where the new entry was, goes aside. */
+        if ((r = failpoint(fp)) < 0 || (r = move(fds[1], base, fds[2], base)) < 0)
+                return r;
+        return 1;
 }
 
 static int apply_one(int live_fd, int src_fd, int aside_fd, const struct cs_op *o, const char *fp)
