@@ -24,6 +24,9 @@ struct cs_op {
         mode_t old_mode, new_mode; /* CHMOD: permission bits; SWAP: file type+mode of each side */
         /* Identity of the new entry (upper; rename keeps it) for undo's "touched since?" check. */
         uint64_t new_ino;
+        /* Inverted ops (undo, journal_invert): the live entry they replace, i.e. the commit's
+         * new one (0 elsewhere; never in a journal). */
+        uint64_t old_ino;
         int64_t new_size;
         int64_t new_mtime_ns;
 };

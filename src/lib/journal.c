@@ -146,9 +146,10 @@ struct cs_op *journal_invert(const struct cs_op *ops, size_t n)
                 inv[i].has_new = o->has_old;
                 inv[i].old_mode = o->new_mode;
                 inv[i].new_mode = o->old_mode;
-                /* The inverse's new entry (the one set aside) was never identified: its
-                 * steps are the two renames (apply_one), never the exchange. */
+                /* The inverse's new entry (the one set aside) was never identified, its
+                 * old one is the commit's new entry (apply_one's exchange). */
                 inv[i].new_ino = 0;
+                inv[i].old_ino = o->new_ino;
         }
         return inv;
 }
@@ -214,34 +215,46 @@ static int chmod_beneath(int live_fd, const char *path, mode_t mode)
         return fchmod(fd, mode & 07777) < 0 ? -errno : 0;
 }
 
-/* A file replaced by a file (or symlink), whose new entry the journal identifies: it goes
- * in by one exchange (live and source trade places), then the original, now in the source
- * area, is set aside.  The live name never goes missing, as it would between two renames
- * (a program of a concurrent transaction reading it would fail).  The journal's new_ino
- * tells the steps apart: live holds the new entry once exchanged.  Directories keep the two
- * renames. */
+/* A file replaced by a file (or symlink), where one side is identified by inode: the new
+ * entry goes in by one exchange (live and source trade places), then the original, now in
+ * the source area, is set aside.  The live name never goes missing, as it would between two
+ * renames (a program of a concurrent transaction reading it would fail).  The inode tells
+ * the steps apart: a commit's journal has the new entry's (new_ino: live holds it once
+ * exchanged), an undo's inverted ops the live entry's they replace (old_ino: the source
+ * area holds it once exchanged).  Directories keep the two renames. */
 static bool exchangeable(const struct cs_op *o)
 {
-        return o->has_old && o->has_new && o->new_ino && !S_ISDIR(o->old_mode) && !S_ISDIR(o->new_mode);
+        return o->has_old && o->has_new && (o->new_ino || o->old_ino) && !S_ISDIR(o->old_mode) &&
+               !S_ISDIR(o->new_mode);
+}
+
+static bool ino_at(int dirfd, const char *name, uint64_t *ino)
+{
+        struct stat st;
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return false;
+        *ino = st.st_ino;
+        return true;
 }
 
 /* Has the op's new entry been exchanged into live, the original not yet set aside? */
 static bool exchanged(const int fds[3], const char *base, const struct cs_op *o)
 {
-        struct stat st;
-        return fstatat(fds[0], base, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_ino == o->new_ino &&
-               exists_at(fds[1], base) && !exists_at(fds[2], base);
+        uint64_t live, src;
+        if (!ino_at(fds[0], base, &live) || !ino_at(fds[1], base, &src) || exists_at(fds[2], base))
+                return false;
+        return o->new_ino ? live == o->new_ino : src == o->old_ino && live != o->old_ino;
 }
 
 /* 1: done by exchange; 0: not applicable here (the two renames follow); < 0: error. */
 static int apply_exchange(const int fds[3], const char *base, const struct cs_op *o, const char *fp)
 {
-        struct stat st;
+        uint64_t live, src;
         int r;
 
         if (!exchanged(fds, base, o)) {
-                if (!exists_at(fds[0], base) || exists_at(fds[2], base) ||
-                    fstatat(fds[1], base, &st, AT_SYMLINK_NOFOLLOW) < 0 || st.st_ino != o->new_ino)
+                if (!ino_at(fds[0], base, &live) || !ino_at(fds[1], base, &src) || exists_at(fds[2], base) ||
+                    (o->new_ino ? src != o->new_ino : live != o->old_ino))
                         return 0; /* not as planned, or half-way by two renames */
                 if ((r = failpoint(fp)) < 0)
                         return r;

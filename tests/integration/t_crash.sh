@@ -110,18 +110,20 @@ else
 fi
 
 # Crash at every step of an undo: recovery keeps the commit whole.
-usteps=0 bad=0
+usteps=0 bad=0 missing=0
 for k in $(seq 0 60); do
         TXBOX_FAILPOINT=undo:$k "$TXBOX" -C "$WS" undo >/dev/null 2>&1
         rc=$?
         [ $rc -eq 0 ] && break
         [ $rc -eq 137 ] || { echo "# undo failed with status $rc at step $k"; bad=$((bad + 1)); break; }
         usteps=$((usteps + 1))
+        [ -f "$WS/README" ] || { echo "# crash at undo step $k: README missing"; missing=$((missing + 1)); }
         tx recover >/dev/null || bad=$((bad + 1))
         h=$(tree_hash "$WS")
         [ "$h" = "$after" ] || { echo "# crash at undo step $k left tree $h"; bad=$((bad + 1)); break; }
 done
 ok "a crash at each of $usteps undo steps recovers to the committed state" test "$bad" -eq 0 -a "$usteps" -ge 5
+is "$missing" 0 "the file undo puts back was in place after every one of them (one exchange)"
 is "$(tree_hash "$WS")" "$before" "the uninterrupted undo restored the original"
 
 # SIGKILL at random moments of a 2,000-file transaction: of its run (odd trials) and of the
