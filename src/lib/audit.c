@@ -67,8 +67,12 @@ enum col {
  * start with ?2 and continue with a byte below '0'; of those, the ones from ?2 || '/' on are
  * beneath it ('/' is the byte just below '0'). */
 #define SUBTREE_SQL " AND p.path >= ?2 AND p.path < ?2 || '0' AND (p.path = ?2 OR p.path > ?2 || '/')"
-/* Up to this many later commits, the plan by commit. */
+/* The plan by commit when there are at most RECENT_MAX later commits and it probes at most
+ * RECENT_PROBES primary keys in all (later commits x lookups): a 10,000-file change checked
+ * against 200 later commits would otherwise probe two million times, where its paths, most
+ * of them new, have almost no history to read. */
 #define RECENT_MAX 256
+#define RECENT_PROBES 65536
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
@@ -1200,8 +1204,13 @@ static int find_overlaps(struct audit *a, int64_t after, const struct txbox_path
         int64_t later = 0;
         int r = later_commits(a, after, &later, err);
 
+        size_t lookups = up.n;
+        for (size_t i = 0; i < npaths; i++)
+                lookups += paths[i].path != NULL;
         /* The plan by commit for a few later commits (the usual case), else by path. */
-        int plan = r == 0 && later <= RECENT_MAX ? ST_RECENT_SUBTREE - ST_OVERLAP_SUBTREE : 0;
+        int plan = r == 0 && later <= RECENT_MAX && (uint64_t)later * lookups <= RECENT_PROBES
+                           ? ST_RECENT_SUBTREE - ST_OVERLAP_SUBTREE
+                           : 0;
         for (size_t i = 0; r >= 0 && i < npaths; i++)
                 if (paths[i].path)
                         /* "" is the workspace root: everything lies beneath it. */

@@ -428,6 +428,19 @@ static void test_overlap_plans(void)
         is_int(has(&out, "hot/f (tx p0000140)"), 0, "by commit: not commit 140 itself");
         is_int(has(&out, "hot/f (tx p0000141)"), 1, "by commit: the first after it");
         strvec_clear(&out);
+        /* 160 later commits x 500 lookups: over the probe budget, by path again */
+        struct txbox_path *big = xcalloc(500, sizeof(*big));
+        big[0] = (struct txbox_path){ "hot/f", TXBOX_MODIFIED };
+        big[1] = (struct txbox_path){ "cold/x/y", TXBOX_ADDED };
+        for (int i = 2; i < 500; i++)
+                big[i] = (struct txbox_path){ xasprintf("fresh/%03d", i), TXBOX_ADDED };
+        is_int(audit_later_overlaps(a, 140, big, 500, &out, &err), 160, "500 lookups x 160 later commits: by path");
+        is_int(has(&out, "cold/x (tx p0000150)"), 1, "over the budget: the ancestor");
+        is_int(has(&out, "hot/f (tx p0000141)"), 1, "over the budget: the first after it");
+        strvec_clear(&out);
+        for (int i = 2; i < 500; i++)
+                free(big[i].path);
+        free(big);
         struct txbox_path sub[] = { { "hot", TXBOX_DELETED } };
         is_int(audit_later_overlaps(a, 290, sub, 1, &out, &err), 10, "a subtree, by commit");
         strvec_clear(&out);
