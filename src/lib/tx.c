@@ -1035,7 +1035,7 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         for (int i = 0; opts && i < 3; i++)
                 tx->spec.stdio[i] = opts->stdio[i];
         trace_mark("run");
-        ws_sweep(tx->ws, tx->log_copy); /* row, trash, audit checkpoint, while this program runs */
+        ws_sweep(tx->ws, tx->log_copy); /* row and audit checkpoint while this program runs, then trash */
         r = sandbox_exec(TAKE_PTR(tx->sb), tx->sp ? tx->sp_argv : tx->rec.argv,
                          opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
         /* The thread's audit writes never interleave with ours (last_insert_rowid, open

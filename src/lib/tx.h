@@ -23,7 +23,7 @@ struct txbox_ws {
         int settle_fd;             /* state/settle: commits not yet covered by a filesystem sync */
         int mountinfo_fd;          /* /proc/self/mountinfo, for check_submounts */
         bool mounts_checked;       /* no mount inside the workspace at the last look */
-        pthread_t sweeper;         /* empties state/trash while a program runs */
+        pthread_t sweeper;         /* the row, the checkpoint, then state/trash, beside a program */
         bool sweeping;             /* sweeper was started and not yet joined */
         atomic_bool swept;         /* ... and has finished */
         /* ... and is done with the audit log (sweep_mu guards it; sweep_cv signals it): the
