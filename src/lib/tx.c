@@ -180,8 +180,9 @@ static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *e
             (ws->active_fd = open_subdir(ws->state_fd, "active")) < 0 ||
             (ws->trash_fd = open_subdir(ws->state_fd, "trash")) < 0 ||
             (ws->settle_fd = open_subdir(ws->state_fd, "settle")) < 0)
-                return tx_err(err, errno, "cannot create or open a directory in state dir '%s': %s", ws->state,
-                              strerror(errno));
+                return tx_err(err, errno, "cannot create or open tx/, active/, trash/ or settle/ in state dir "
+                                          "'%s': %s; it must be a directory this user owns and can write",
+                              ws->state, strerror(errno));
         ws->lock_fd = openat(ws->state_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (ws->lock_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
