@@ -889,7 +889,7 @@ static int delete_paths(struct audit *a, int64_t seq, struct txbox_error *err)
         return rc == SQLITE_OK ? 0 : db_fail(a, rc, err, "replace the paths of a transaction");
 }
 
-int audit_update(struct audit *a, const struct txbox_record *rec, struct txbox_error *err)
+static int update(struct audit *a, const struct txbox_record *rec, bool paths, struct txbox_error *err)
 {
         CONNECT(a, err);
         int r = check_record(rec, err);
@@ -900,15 +900,26 @@ int audit_update(struct audit *a, const struct txbox_record *rec, struct txbox_e
         r = tx_begin(a, true, err);
         if (r < 0)
                 return r;
-        r = seq_of_id(a, rec->id, &seq, err);
+        if (paths)
+                r = seq_of_id(a, rec->id, &seq, err);
         if (r >= 0)
                 r = write_row(a, ST_UPDATE_TX, rec, err);
-        if (r >= 0)
+        if (r >= 0 && paths)
                 r = delete_paths(a, seq, err);
-        if (r >= 0)
+        if (r >= 0 && paths)
                 r = insert_paths(a, seq, rec, err);
         r = tx_end(a, r, err);
         return r < 0 ? r : 0;
+}
+
+int audit_update(struct audit *a, const struct txbox_record *rec, struct txbox_error *err)
+{
+        return update(a, rec, true, err);
+}
+
+int audit_update_row(struct audit *a, const struct txbox_record *rec, struct txbox_error *err)
+{
+        return update(a, rec, false, err);
 }
 
 /* ---- reads ---- */

@@ -1122,7 +1122,8 @@ static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox
         if (tx->log_copy)
                 tx_log_flush(tx, err); /* failed: inserted below, with the outcome */
         if (tx->in_log) {
-                int r = audit_update(tx->ws->audit, &tx->rec, err);
+                int r = tx->paths_in_log ? audit_update_row(tx->ws->audit, &tx->rec, err)
+                                         : audit_update(tx->ws->audit, &tx->rec, err);
                 if (r == 0 && o == TXBOX_COMMITTED)
                         ws_note_commit_seq(tx->ws, tx->rec.commit_seq);
                 return r;
@@ -1235,8 +1236,10 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
          * The log row goes first, with the paths and the exit status: recovery completes a
          * commit from its journal and this row. */
         tx->rec.outcome = TXBOX_COMMITTING;
-        if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0 ||
-            (r = journal_write(tx->dir_fd, "journal", tx->cs.ops, tx->cs.nops, false, err)) < 0)
+        if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0)
+                goto unrecord;
+        tx->paths_in_log = true;
+        if ((r = journal_write(tx->dir_fd, "journal", tx->cs.ops, tx->cs.nops, false, err)) < 0)
                 goto unrecord;
         settle_list(tx->ws, &settled);
         if ((r = failpoint("commit")) < 0 || (syncfs(tx->dir_fd) < 0 && (r = -errno))) {
@@ -1278,7 +1281,11 @@ revert:
         unlinkat(tx->dir_fd, plan, 0);
 unrecord:
         tx->rec.outcome = before;
-        audit_update(tx->ws->audit, &tx->rec, &e2);
+        if (tx->paths_in_log)
+                audit_update_row(tx->ws->audit, &tx->rec, &e2);
+        else
+                audit_update(tx->ws->audit, &tx->rec, &e2);
+        tx->paths_in_log = false;
         return r;
 }
 

@@ -70,6 +70,7 @@ struct txbox_tx {
         bool exec_denied;
         char *pctx_cwd;
         bool in_log;                 /* the audit log has its row */
+        bool paths_in_log;           /* ... and, in this commit, its paths as rec.paths */
         /* Sealed with its row not written yet: the copy to insert (ws->log_rec), by the
          * thread that runs beside the program (ws_sweep), or by tx_log_flush. */
         struct txbox_record *log_copy;
