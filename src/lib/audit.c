@@ -904,6 +904,8 @@ static int update(struct audit *a, const struct txbox_record *rec, bool paths, s
                 r = seq_of_id(a, rec->id, &seq, err);
         if (r >= 0)
                 r = write_row(a, ST_UPDATE_TX, rec, err);
+        if (r >= 0 && !paths && sqlite3_changes(a->db) == 0)
+                r = no_such_tx(err, rec->id);
         if (r >= 0 && paths)
                 r = delete_paths(a, seq, err);
         if (r >= 0 && paths)

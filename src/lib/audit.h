@@ -36,9 +36,10 @@ int audit_insert(struct audit *a, struct txbox_record *rec, struct txbox_error *
 /* Overwrite the row of rec->id with rec's fields and replace its path rows with rec->paths,
  * in one SQLite transaction. */
 int audit_update(struct audit *a, const struct txbox_record *rec, struct txbox_error *err);
-/* Overwrite the row of rec->id only: its path rows stay as the last audit_update wrote them
- * (an outcome that changes after the paths went in: a commit's "committing", then
- * "committed", rewrote three index pages of identical rows). */
+/* Overwrite the row of rec->id only: its path rows stay as the last audit_update wrote them,
+ * which must be rec->paths (the row's counts come from them).  For an outcome that changes
+ * after the paths went in: a commit's "committed" after its "committing" rewrote three
+ * b-tree pages of identical rows. */
 int audit_update_row(struct audit *a, const struct txbox_record *rec, struct txbox_error *err);
 /* Load one record (with paths and violations) by exact id or unique prefix (>= 4 chars).
  * -ENOENT when none, -EINVAL (message lists candidates) when ambiguous. */

@@ -220,8 +220,22 @@ static void test_update(struct audit *a)
                    "the remaining path is the new one");
         txbox_record_clear(&g);
 
+        /* The row alone: the outcome changes, the path rows stay as written above.  (r now
+         * lists none, against update_row's rule, only to show that the rows are not rewritten.) */
+        r.outcome = TXBOX_UNDONE;
+        for (size_t i = 0; i < r.npaths; i++)
+                free(r.paths[i].path);
+        r.npaths = 0;
+        is_int(audit_update_row(a, &r, &err), 0, "update the row only");
+        is_int(audit_get(a, "feed00000001", &g, &err), 0, "get it again");
+        is_int(g.outcome, TXBOX_UNDONE, "update_row changes the outcome");
+        is_int(g.commit_seq, 7, "update_row keeps the other fields it was given");
+        is_int(g.npaths, 1, "update_row leaves the path rows alone");
+        txbox_record_clear(&g);
+
         snprintf(r.id, sizeof(r.id), "nothere00000");
         is_int(audit_update(a, &r, &err), -ENOENT, "updating an unknown id gives -ENOENT");
+        is_int(audit_update_row(a, &r, &err), -ENOENT, "so does updating only its row");
         txbox_record_clear(&r);
 }
 
