@@ -6,7 +6,7 @@
 #   BENCH_N_HEAVY=5   runs of each case that writes 1,000 files or more
 #   BENCH_N_BUILD=4   runs of each side of the build of txbox itself (about 10 s each)
 #   BENCH_QUICK=1     smoke run: few runs, trees and changes ten times smaller
-#   BENCH_SECTIONS="exec mcp"  only these sections (of: exec wssize change memory build mcp)
+#   BENCH_SECTIONS="exec mcp"  only these sections (of: exec disk wssize change memory build mcp)
 #   BENCH_PLOT_OUT=F  write the plot to F (e.g. docs/benchmarks.png) instead of the kept
 #                     results directory /var/tmp/txbox-bench-out.XXXXXX
 # Everything runs in throwaway directories under /var/tmp, removed at exit (but the results
@@ -30,7 +30,7 @@ MK="$ROOT/bench/mkfiles.sh"
 [ -x "$TX" ] || { echo "bench: build $TX first (make)" >&2; exit 1; }
 
 T=$(mktemp -d /var/tmp/txbox-bench.XXXXXX)
-trap 'chmod -R u+rwX "$T"; rm -rf "$T"' EXIT
+trap 'umount "$T/mem" 2>/dev/null; chmod -R u+rwX "$T"; rm -rf "$T"' EXIT
 OUT=$(mktemp -d /var/tmp/txbox-bench-out.XXXXXX)
 cc -O2 -o "$T/abrun" bench/abrun.c
 cc -O2 -shared -fPIC -o "$T/peakrss.so" bench/peakrss.c
@@ -125,6 +125,40 @@ per_exec() {
         awk -v tl="$(field "$f" "txbox run: 100 execs of /bin/true" "$1")" -v pl="$(field "$f" "sh -c: 100 execs of /bin/true" "$1")" \
                 -v tt="$(field "$f" "txbox run -- true" "$1")" -v pt="$(field "$f" "sh -c true" "$1")" \
                 'BEGIN { printf "%.2f", ((tl - tt) - (pl - pt)) / 100 }'
+}
+
+# 1b. What the disk costs: the one-file change on this file system and on a tmpfs (no device
+# to sync, no discard), with bubblewrap on each, in one rotation.  Mounting the tmpfs needs
+# root; otherwise the section says so and is skipped.
+section_disk() {
+        echo
+        echo "## The one-file change on this disk and on a tmpfs ($N runs each; workspace of 100 files)"
+        echo
+        if [ "$(id -u)" != 0 ] || ! command -v bwrap >/dev/null; then
+                echo "Skipped: it needs root (to mount a tmpfs) and bwrap."
+                return 0
+        fi
+        mkdir -p "$T/mem"
+        if ! mount -t tmpfs -o size=512m,mode=0700 tmpfs "$T/mem"; then
+                echo "Skipped: cannot mount a tmpfs here."
+                return 0
+        fi
+        mktree "$T/disk" 100:10
+        mktree "$T/mem" 100:10
+        local one="sh -c 'echo x >>d0/f0.txt'" args=() d
+        for d in disk mem; do
+                local bw="bwrap --ro-bind / / --bind $T/$d/ws $T/$d/ws --dev /dev --proc /proc --tmpfs /tmp --unshare-all --die-with-parent"
+                args+=("bwrap, $d=cd $T/$d/ws && $bw $one")
+                args+=("txbox run, $d=cd $T/$d/ws && $TX --state $T/$d/state run -- $one")
+        done
+        "$ABRUN" -t "$T/disk.tsv" "$N" "${args[@]}" | sed 's/, disk |/, this disk |/; s/, mem |/, tmpfs |/'
+        local f="$T/disk.tsv"
+        echo
+        echo "txbox / bwrap: **$(ratio "$(field "$f" "txbox run, disk" 2)" "$(field "$f" "bwrap, disk" 2)")** on this disk,"
+        echo "**$(ratio "$(field "$f" "txbox run, mem" 2)" "$(field "$f" "bwrap, mem" 2)")** on the tmpfs (medians). The same transaction with its one sync and"
+        echo "its layers' directories on a file system that charges nothing for them: the difference"
+        echo "between the two ratios is what this disk charges a crash-safe commit."
+        umount "$T/mem" || umount -l "$T/mem"
 }
 
 # 2. Workspace size: the same one-file change in trees of growing size.
@@ -333,7 +367,7 @@ plot() {
 }
 
 # Each section in the order of the report; how long each took goes to stderr.
-for s in ${BENCH_SECTIONS:-exec wssize change memory build mcp}; do
+for s in ${BENCH_SECTIONS:-exec disk wssize change memory build mcp}; do
         t0=$SECONDS
         "section_$s"
         echo "bench: $s took $((SECONDS - t0)) s" >&2
