@@ -30,7 +30,7 @@ MK="$ROOT/bench/mkfiles.sh"
 [ -x "$TX" ] || { echo "bench: build $TX first (make)" >&2; exit 1; }
 
 T=$(mktemp -d /var/tmp/txbox-bench.XXXXXX)
-trap 'umount "$T/mem" 2>/dev/null; chmod -R u+rwX "$T"; rm -rf "$T"' EXIT
+trap 'umount "$T/mem" 2>/dev/null || true; chmod -R u+rwX "$T"; rm -rf "$T"' EXIT
 OUT=$(mktemp -d /var/tmp/txbox-bench-out.XXXXXX)
 cc -O2 -o "$T/abrun" bench/abrun.c
 cc -O2 -shared -fPIC -o "$T/peakrss.so" bench/peakrss.c
