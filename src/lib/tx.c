@@ -398,6 +398,7 @@ static void sweep_db_release(struct txbox_ws *ws)
 static void *sweep_main(void *arg)
 {
         struct txbox_ws *ws = arg;
+        struct strvec names = {0};
         int fd;
         DIR *d;
         struct dirent *de;
@@ -410,16 +411,23 @@ static void *sweep_main(void *arg)
                 ws->log_done = true;
         }
         audit_checkpoint(ws->audit);
+        /* What the trash holds now, read before the log is released: the commit waits for
+         * that, and only then moves this transaction's own leftovers in, which stay for the
+         * next command (a directory read while entries arrive may or may not show them).
+         * Its own descriptor (readdir moves the position). */
+        fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        d = fd >= 0 ? fdopendir(fd) : NULL;
+        while (d && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        strvec_push(&names, xstrdup(de->d_name));
         /* The log is the program's own from here: the trash may take longer than the
          * program (a synchronous discard per directory on some file systems), and goes on
          * beside its evaluation and commit. */
         sweep_db_release(ws);
-        /* Its own descriptor (readdir moves the position). */
-        fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        d = fd >= 0 ? fdopendir(fd) : NULL;
-        while (d && (de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !unsettled_layer(ws, de->d_name))
-                        rm_rf_at(dirfd(d), de->d_name);
+        for (size_t i = 0; d && i < names.n; i++)
+                if (!unsettled_layer(ws, names.v[i]))
+                        rm_rf_at(dirfd(d), names.v[i]);
+        strvec_clear(&names);
         if (d)
                 closedir(d);
         else if (fd >= 0)
