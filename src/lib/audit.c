@@ -724,7 +724,7 @@ static int db_open(struct audit *a, struct txbox_error *err)
         /* schema_version is the first statement that reads the file (a foreign or damaged
          * file shows up here as SQLITE_NOTADB): a plain read, which waits for locks through
          * the busy handler and finds a log already in WAL mode, so that journal_mode then
-         * has nothing to change.  Setting it first on a fresh connection failed once in
+         * has nothing to change.  Setting it first on a fresh connection failed twice in
          * about 80 runs of 8 agents x 50 transactions with SQLITE_BUSY well before the
          * timeout; whatever the path, a busy open is retried until the timeout. */
         int64_t deadline = mono_us() + (int64_t)busy_timeout_ms() * 1000;
