@@ -237,25 +237,28 @@ static bool ino_at(int dirfd, const char *name, uint64_t *ino)
         return true;
 }
 
-/* Has the op's new entry been exchanged into live, the original not yet set aside? */
-static bool exchanged(const int fds[3], const char *base, const struct cs_op *o)
+/* Where an exchangeable op stands: EX_READY, both entries in place as planned; EX_DONE, the
+ * new entry exchanged into live, the original not yet set aside; EX_NONE, neither (not as
+ * planned, or half-way by two renames).  Two stats and one lookup, whichever it is. */
+enum { EX_NONE, EX_READY, EX_DONE };
+static int exchange_state(const int fds[3], const char *base, const struct cs_op *o)
 {
         uint64_t live, src;
         if (!ino_at(fds[0], base, &live) || !ino_at(fds[1], base, &src) || exists_at(fds[2], base))
-                return false;
-        return o->new_ino ? live == o->new_ino : src == o->old_ino && live != o->old_ino;
+                return EX_NONE;
+        if (o->new_ino ? live == o->new_ino : src == o->old_ino && live != o->old_ino)
+                return EX_DONE;
+        return (o->new_ino ? src == o->new_ino : live == o->old_ino) ? EX_READY : EX_NONE;
 }
 
 /* 1: done by exchange; 0: not applicable here (the two renames follow); < 0: error. */
 static int apply_exchange(const int fds[3], const char *base, const struct cs_op *o, const char *fp)
 {
-        uint64_t live, src;
-        int r;
+        int st = exchange_state(fds, base, o), r;
 
-        if (!exchanged(fds, base, o)) {
-                if (!ino_at(fds[0], base, &live) || !ino_at(fds[1], base, &src) || exists_at(fds[2], base) ||
-                    (o->new_ino ? src != o->new_ino : live != o->old_ino))
-                        return 0; /* not as planned, or half-way by two renames */
+        if (st == EX_NONE)
+                return 0;
+        if (st == EX_READY) {
                 if ((r = failpoint(fp)) < 0)
                         return r;
                 if (renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0)
@@ -300,7 +303,7 @@ static int revert_one(int live_fd, int src_fd, int aside_fd, const struct cs_op 
                 return chmod_beneath(live_fd, o->path, o->old_mode);
         if ((r = op_dirs(live_fd, src_fd, aside_fd, o->path, fds, &base)) < 0)
                 goto out;
-        if (exchangeable(o) && exchanged(fds, base, o)) {
+        if (exchangeable(o) && exchange_state(fds, base, o) == EX_DONE) {
                 /* Exchanged, original not yet aside: trade them back. */
                 if (renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0)
                         r = -errno;
