@@ -399,7 +399,6 @@ static void *sweep_main(void *arg)
 {
         struct txbox_ws *ws = arg;
         struct strvec names = {0};
-        int fd;
         DIR *d;
         struct dirent *de;
 
@@ -413,10 +412,8 @@ static void *sweep_main(void *arg)
         audit_checkpoint(ws->audit);
         /* What the trash holds now, read before the log is released: the commit waits for
          * that, and only then moves this transaction's own leftovers in, which stay for the
-         * next command (a directory read while entries arrive may or may not show them).
-         * Its own descriptor (readdir moves the position). */
-        fd = openat(ws->state_fd, "trash", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        d = fd >= 0 ? fdopendir(fd) : NULL;
+         * next command (a directory read while entries arrive may or may not show them). */
+        d = dir_stream(ws->trash_fd);
         while (d && (de = readdir(d)))
                 if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
                         strvec_push(&names, xstrdup(de->d_name));
@@ -430,8 +427,6 @@ static void *sweep_main(void *arg)
         strvec_clear(&names);
         if (d)
                 closedir(d);
-        else if (fd >= 0)
-                close(fd);
         atomic_store(&ws->swept, true);
         return NULL;
 }
