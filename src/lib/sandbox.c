@@ -350,9 +350,17 @@ static int setup_dev(void)
 static int mask_path(const char *path)
 {
         struct stat st;
+        char real[PATH_MAX];
 
-        if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
-                return 0; /* nothing there to hide (a symlink's target is masked if listed) */
+        if (lstat(path, &st) < 0)
+                return 0; /* nothing there to hide */
+        if (S_ISLNK(st.st_mode)) {
+                /* What the name leads to is what must go dark (~/.ssh -> dotfiles/ssh, a
+                 * state root that is a link): resolved here, in the sandbox's own view. */
+                if (!realpath(path, real) || lstat(real, &st) < 0 || S_ISLNK(st.st_mode))
+                        return 0; /* dangling: nothing there */
+                path = real;
+        }
         if (S_ISDIR(st.st_mode)) {
                 if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                           "mode=0755,size=4k") < 0)

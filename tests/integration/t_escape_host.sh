@@ -1,0 +1,104 @@
+#!/bin/bash
+# Escape suite, txbox's own hands: what txbox does as the user, outside the sandbox, with
+# what the program left behind (its layer, the committed workspace, the names and bytes in
+# them) or was handed (hook events).  Each attack must change nothing and reveal nothing
+# outside the workspace.  The policy is out of the way where the sandbox or the commit
+# itself must hold (txa: a policy that allows everything).
+. "$(dirname "$0")/lib.sh"
+
+printf 'version: 1\ndefaults: false\nrules: []\n' >"$T/allow-all.yml"
+txa() { "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" "$@"; }
+mkdir -p "$HOME/.ssh" "$T/victimdir"
+echo SECRET-KEY-0451 >"$HOME/.ssh/id_rsa"
+echo keep >"$T/victimdir/a"
+outside() { tree_hash "$T/victimdir"; cat "$HOME/.ssh/id_rsa"; }
+base=$(outside)
+init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+mcp_show() { # TX: the show_transaction result
+        printf '%s\n%s\n{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"show_transaction","arguments":{"tx":"%s"}}}\n' \
+                "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' "$1" | "$TXBOX" -C "$WS" mcp 2>&1
+}
+secret_in() { printf '%s' "$1" | grep -q SECRET-KEY; }
+
+# ---- 1. host-side reads never follow the program's symlinks ----
+new_ws
+txa run -- sh -c 'mkdir d && echo mine >d/id_rsa && echo one >f' >/dev/null 2>&1
+committed=$(last_tx)
+txa run --commit=keep -- sh -c 'echo two >>d/id_rsa && echo more >f' >/dev/null 2>&1
+pending=$(last_tx)
+# The directory becomes a link into the credentials, as a bypass of the effect rules would
+# leave it (or a user's own link would).
+rm -rf "$WS/d" && ln -s "$HOME/.ssh" "$WS/d"
+for t in "$committed" "$pending"; do
+        out=$(tx diff "$t" 2>&1)
+        ok "txbox diff of a $([ "$t" = "$committed" ] && echo committed || echo pending) tx does not follow a link into the secrets" \
+                eval '! secret_in "$out"'
+        like "$out" "^--- a/f" "... and still shows the files it can"
+        ok "txbox show does not reveal the secret" eval '! secret_in "$(tx show "$t" 2>&1; tx show --json "$t" 2>&1)"'
+        ok "MCP show_transaction does not reveal the secret" eval '! secret_in "$(mcp_show "$t")"'
+done
+ok "txbox report --html does not reveal the secret" eval '! secret_in "$(tx report --html - 2>&1)"'
+# The layer itself: a link in the pending tx's upper layer where the record names a file.
+txa rollback "$pending" >/dev/null 2>&1
+rm -f "$WS/d"
+txa run --commit=keep -- sh -c 'mkdir e && echo x >e/id_rsa' >/dev/null 2>&1
+p2=$(last_tx)
+up=$(find "$HOME/.local/state/txbox" -path "*/tx/$p2/upper" -type d 2>/dev/null)
+rm -rf "$up/e" && ln -s "$HOME/.ssh" "$up/e"
+ok "a link swapped into a pending layer is not followed by diff" eval '! secret_in "$(tx diff "$p2" 2>&1)"'
+ok "... nor by MCP show_transaction" eval '! secret_in "$(mcp_show "$p2")"'
+mkfifo "$up/fifo" 2>/dev/null && rm -rf "$up/e" && mkdir "$up/e" && mv "$up/fifo" "$up/e/id_rsa"
+ok "a fifo where a file was does not block diff" timeout 10 "$TXBOX" -C "$WS" diff "$p2"
+txa rollback "$p2" >/dev/null 2>&1
+is "$(outside)" "$base" "nothing outside changed"
+
+# ---- 2. symlinks leaving the workspace are followed, not read lexically ----
+new_ws
+escapes() { # DESCRIPTION COMMAND: the command's links must not be committed
+        local before after
+        before=$(tree_hash "$WS")
+        txa run -- sh -c "$2" >/dev/null 2>&1
+        is "$?" 123 "$1: rolled back by the effect rule"
+        after=$(tree_hash "$WS")
+        is "$after" "$before" "$1: the workspace is unchanged"
+}
+escapes "absolute target with .. after the workspace" "ln -s '$WS/../victimdir' out"
+escapes "absolute target through the workspace and back up" "ln -s '$WS/src/../../victimdir/a' out"
+escapes "relative target climbing out" "ln -s ../victimdir out"
+escapes "relative target climbing out of a subdirectory" "ln -s ../../victimdir src/out"
+escapes "a name, then .. (a later commit could make the name a link)" "ln -s src/../README out"
+escapes "through a link made in the same command" "ln -s .. up && ln -s up/victimdir out"
+escapes "a chain of links in the same command" "ln -s .. a && ln -s a b && ln -s b/victimdir/a out"
+txa run -- ln -s . here >/dev/null 2>&1
+is "$(readlink "$WS/here")" "." "a link to the workspace root itself is fine"
+escapes "through a committed link to the root" "ln -s here/../victimdir out"
+ln -s "$T/victimdir" "$WS/userlink"
+escapes "through a link the user made to the outside" "ln -s userlink/a out"
+escapes "a loop (cannot be judged: refused)" "ln -s l1 l2 && ln -s l2 l1"
+txa run -- sh -c 'mkdir -p x/y && ln -s ../../README x/y/r && ln -s x/y/r r2 && ln -s docs/a.txt a2' >/dev/null 2>&1
+is "$?" 0 "links that stay inside are committed"
+is "$(cat "$WS/r2" "$WS/a2" | head -1)" "hello" "... and lead where they say"
+rm -f "$WS/userlink"
+is "$(outside)" "$base" "nothing outside changed"
+
+# ---- 5. the state dir is hidden whatever its path looks like ----
+new_ws
+real="$T/realstate"
+rm -rf "$real" "$HOME/.local/state/txbox" && mkdir -p "$real" "$HOME/.local/state"
+ln -s "$real" "$HOME/.local/state/txbox"
+tx run -- true >/dev/null 2>&1
+ok "the state root behind a link is used" test -n "$(ls -A "$real")"
+leaf=$(ls "$real" | grep "^ws-")
+out=$(txa run -- sh -c "ls -A '$real' '$HOME/.local/state/txbox/'; cat '$real/$leaf/audit.db' 2>/dev/null | head -c 16; find '$real' -name upper" 2>&1)
+ok "the state dir is empty inside, through its link or its real path" \
+        eval '! printf "%s" "$out" | grep -qE "$leaf|SQLite|/upper"'
+txa run -- sh -c "touch '$real/x'" >/dev/null 2>&1
+ok "... and cannot be written" test ! -e "$real/x"
+mkdir -p "$T/dotfiles/ssh" && echo SECRET-KEY-LINKED >"$T/dotfiles/ssh/id_ed25519"
+mv "$HOME/.ssh" "$T/ssh.real" && ln -s "$T/dotfiles/ssh" "$HOME/.ssh"
+out=$(txa run -- sh -c "cat '$HOME/.ssh/id_ed25519' '$T/dotfiles/ssh/id_ed25519'" 2>&1)
+ok "a secret directory that is a link is masked where it leads" eval '! secret_in "$out"'
+rm -f "$HOME/.ssh" "$HOME/.local/state/txbox" && mv "$T/ssh.real" "$HOME/.ssh"
+is "$(outside)" "$base" "nothing outside changed"
+
+done_testing
