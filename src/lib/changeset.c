@@ -378,7 +378,8 @@ static void add_swap(struct walk *w, const struct pair *p)
         if (p->has_live)
                 op->old_mode = p->lst.st_mode;
         if (p->has_upper) {
-                op->new_mode = p->ust.st_mode;
+                /* As it will be live: changeset_prepare clears setuid/setgid. */
+                op->new_mode = p->ust.st_mode & ~(mode_t)(S_ISUID | S_ISGID);
                 op->new_ino = p->ust.st_ino;
                 op->new_size = p->ust.st_size;
                 op->new_mtime_ns = (int64_t)p->ust.st_mtim.tv_sec * 1000000000 + p->ust.st_mtim.tv_nsec;
@@ -527,9 +528,18 @@ static int on_merged_dir(struct walk *w, const struct pair *p)
         }
         _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
         _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
+        size_t before = w->cs->nops;
         if (ufd < 0 || lfd < 0)
                 return ufd < 0 ? ufd : lfd;
-        return walk_dir(w, ufd, lfd, p->path, p->depth);
+        int r = walk_dir(w, ufd, lfd, p->path, p->depth);
+        /* A live directory closed to us (no write or search) that the program opened in its
+         * view, changed and closed again: the commit opens it for its moves and closes it
+         * after, as its mode steps do for a changed mode (journal.c). */
+        if (r >= 0 && nm == lm && (lm & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR) && w->cs->nops > before) {
+                struct cs_op *op = add_op(w->cs, p->path, CS_OP_CHMOD);
+                op->old_mode = op->new_mode = lm;
+        }
+        return r;
 }
 
 static int on_dir(struct walk *w, const struct pair *p)

@@ -101,4 +101,30 @@ ok "a secret directory that is a link is masked where it leads" eval '! secret_i
 rm -f "$HOME/.ssh" "$HOME/.local/state/txbox" && mv "$T/ssh.real" "$HOME/.ssh"
 is "$(outside)" "$base" "nothing outside changed"
 
+# ---- 7. a directory's mode never blocks a later commit, an undo or a recovery ----
+new_ws
+txa run -- sh -c 'mkdir ro && echo a >ro/a && chmod 555 ro' >/dev/null 2>&1
+is "$(stat -c %a "$WS/ro")" 555 "a commit made a directory read-only"
+txa run -- sh -c 'chmod 755 ro && echo b >ro/b' >/dev/null 2>&1
+is "$?" 0 "a later command that makes it writable again and writes into it commits"
+is "$(cat "$WS/ro/b" 2>/dev/null) $(stat -c %a "$WS/ro")" "b 755" "... with its file and its mode"
+txa run -- sh -c 'echo c >ro/c && rm ro/a && chmod 500 ro' >/dev/null 2>&1
+is "$?" 0 "writing into a directory and then closing it commits"
+is "$(ls "$WS/ro" | tr '\n' ' ')$(stat -c %a "$WS/ro")" "b c 500" "... the mode comes after the files"
+txa run -- sh -c 'mkdir -p p/q && echo x >p/q/f' >/dev/null 2>&1
+txa run -- sh -c 'echo y >p/q/g && chmod 500 p/q && chmod 500 p' >/dev/null 2>&1
+is "$?" 0 "nested directories closed children first"
+is "$(stat -c %a "$WS/p" "$WS/p/q" | tr '\n' ' ')" "500 500 " "... both closed"
+txa run -- sh -c 'chmod 700 ro && echo d >ro/d && chmod 500 ro' >/dev/null 2>&1
+is "$?" 0 "writing into a closed directory that the command opens and closes again commits"
+is "$(ls "$WS/ro" | tr '\n' ' ')$(stat -c %a "$WS/ro")" "b c d 500" "... and leaves it closed"
+for i in 1 2 3 4 5 6; do txa undo >/dev/null 2>&1 || echo "# undo $i failed"; done
+ok "every one of them undoes, newest first" test ! -e "$WS/ro" -a ! -e "$WS/p"
+# Recovery replays the same steps: a crash in the middle of such a commit.
+txa run -- sh -c 'mkdir ro && echo a >ro/a && chmod 555 ro' >/dev/null 2>&1
+(TXBOX_FAILPOINT=commit:2 "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run -- sh -c 'chmod 755 ro && echo b >ro/b') >/dev/null 2>&1
+txa recover >/dev/null 2>&1
+is "$(cat "$WS/ro/b" 2>/dev/null) $(stat -c %a "$WS/ro")" "b 755" "a commit interrupted between the modes is completed by recovery"
+chmod -R u+rwX "$WS"
+
 done_testing
