@@ -8,6 +8,7 @@
  * listing xattrs needs no permission on the entry. */
 #define _GNU_SOURCE
 #include "changeset.h"
+#include "journal.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -28,6 +29,7 @@ enum kind { K_WHITEOUT = 1, K_SPECIAL, K_DIR, K_FILE };
 
 struct walk {
         struct changeset *cs; /* NULL while preparing */
+        struct cs_manifest *mf; /* while preparing: what moves in whole */
         struct txbox_error *err;
         size_t entries;
 };
@@ -696,7 +698,14 @@ static int prepare_child(struct walk *w, int dirfd, const char *name, const char
                 return fail(w, -r, "read the xattrs of", path, UPPER);
         if (r)
                 return unlinkat(dirfd, name, 0) < 0 ? fail(w, errno, "remove whiteout", path, UPPER) : 0;
-        return prepare_entry(w, dirfd, name, path, &st, depth);
+        if ((r = prepare_entry(w, dirfd, name, path, &st, depth)) < 0)
+                return r;
+        /* As it will be live: prepare_entry gave it its final mode. */
+        if (w->mf && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return fail(w, errno, "stat", path, UPPER);
+        if (w->mf)
+                cs_manifest_add(w->mf, path, &st);
+        return 0;
 }
 
 static int prepare_dir(struct walk *w, int dirfd, const char *name, const char *path,
@@ -778,9 +787,11 @@ static int prepared_mark(int upper_fd, bool set)
         return getxattr(p, PREPARED_XATTR, &v, 1) >= 0;
 }
 
-int changeset_prepare(int upper_fd, const struct changeset *cs, struct txbox_error *err)
+int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struct txbox_error *err)
 {
-        struct walk w = { .err = err };
+        struct cs_manifest mf = { 0 };
+        struct walk w = { .err = err, .mf = &mf };
+        bool dirs = false;
         int r = need_proc(err);
 
         if (r < 0 || prepared_mark(upper_fd, false) > 0)
@@ -789,9 +800,57 @@ int changeset_prepare(int upper_fd, const struct changeset *cs, struct txbox_err
                 const struct cs_op *op = &cs->ops[i];
                 if (op->kind != CS_OP_SWAP || !op->has_new)
                         continue;
+                dirs = dirs || S_ISDIR(op->new_mode);
                 r = prepare_op(&w, upper_fd, op->path);
         }
+        /* Written before the mark: a retried commit finds both or neither. */
+        if (r >= 0 && dirs) {
+                cs_manifest_sort(&mf);
+                r = journal_manifest_write(dirfd, "manifest", &mf, err);
+        }
+        cs_manifest_free(&mf);
         if (r >= 0 && (r = prepared_mark(upper_fd, true)) < 0)
                 return tx_err(err, -r, "mark the upper layer prepared: %s", strerror(-r));
         return r;
+}
+
+/* ---- the manifest ---- */
+
+void cs_manifest_add(struct cs_manifest *m, const char *path, const struct stat *st)
+{
+        GROW(m->e, m->n, m->cap);
+        m->e[m->n++] = (struct cs_manifest_entry){
+                .path = xstrdup(path),
+                .ino = st->st_ino,
+                .mode = st->st_mode & (S_IFMT | 07777),
+                .size = st->st_size,
+                .mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+        };
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+        return strcmp(((const struct cs_manifest_entry *)a)->path, ((const struct cs_manifest_entry *)b)->path);
+}
+
+void cs_manifest_sort(struct cs_manifest *m)
+{
+        if (m->n > 1)
+                qsort(m->e, m->n, sizeof(*m->e), cmp_entry);
+}
+
+const struct cs_manifest_entry *cs_manifest_find(const struct cs_manifest *m, const char *path)
+{
+        struct cs_manifest_entry key = { .path = (char *)path };
+        return m->n ? bsearch(&key, m->e, m->n, sizeof(*m->e), cmp_entry) : NULL;
+}
+
+void cs_manifest_free(struct cs_manifest *m)
+{
+        for (size_t i = 0; m && i < m->n; i++)
+                free(m->e[i].path);
+        if (m)
+                free(m->e);
+        if (m)
+                memset(m, 0, sizeof(*m));
 }

@@ -128,6 +128,74 @@ bad:
         return tx_err(err, EBADMSG, "the journal '%s' is incomplete or malformed", name);
 }
 
+/* ---- the manifest of directories moved in whole ---- */
+
+#define MANIFEST_MAGIC "txbox-manifest 1"
+
+int journal_manifest_write(int dirfd, const char *name, const struct cs_manifest *m, struct txbox_error *err)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        int r;
+
+        if (!f)
+                return tx_err(err, ENOMEM, "cannot build the manifest");
+        fprintf(f, "%s\n", MANIFEST_MAGIC);
+        for (size_t i = 0; i < m->n; i++) {
+                const struct cs_manifest_entry *e = &m->e[i];
+                fprintf(f, "%llu %o %lld %lld ", (unsigned long long)e->ino, (unsigned)e->mode, (long long)e->size,
+                        (long long)e->mtime_ns);
+                escape_path(f, e->path);
+                fputc('\n', f);
+        }
+        fprintf(f, "end %zu\n", m->n);
+        fclose(f);
+        r = write_file_atomic_at(dirfd, name, buf, len, false);
+        free(buf);
+        return r < 0 ? tx_err(err, -r, "cannot write the manifest '%s': %s", name, strerror(-r)) : 0;
+}
+
+int journal_manifest_read(int dirfd, const char *name, struct cs_manifest *m, struct txbox_error *err)
+{
+        _cleanup_free_ char *buf = NULL;
+        struct cs_manifest out = {0};
+        size_t declared = SIZE_MAX;
+        char *save = NULL, *line;
+        int r = read_file_at(dirfd, name, JOURNAL_MAX, &buf, NULL);
+
+        if (r < 0)
+                return r == -ENOENT ? r : tx_err(err, -r, "cannot read the manifest '%s': %s", name, strerror(-r));
+        line = strtok_r(buf, "\n", &save);
+        if (!line || strcmp(line, MANIFEST_MAGIC) != 0)
+                goto bad;
+        while ((line = strtok_r(NULL, "\n", &save))) {
+                unsigned long long ino;
+                unsigned mode;
+                long long size, mtime;
+                int off = 0;
+                char *path;
+                if (sscanf(line, "end %zu", &declared) == 1)
+                        break;
+                if (sscanf(line, "%llu %o %lld %lld %n", &ino, &mode, &size, &mtime, &off) != 4 || !off ||
+                    unescape_path(line + off, &path) < 0)
+                        goto bad;
+                struct stat st = {.st_ino = ino, .st_mode = mode, .st_size = size};
+                st.st_mtim.tv_sec = mtime / 1000000000;
+                st.st_mtim.tv_nsec = mtime % 1000000000;
+                cs_manifest_add(&out, path, &st);
+                free(path);
+        }
+        if (declared != out.n)
+                goto bad;
+        cs_manifest_sort(&out);
+        *m = out;
+        return 0;
+bad:
+        cs_manifest_free(&out);
+        return tx_err(err, EBADMSG, "the manifest '%s' is incomplete or malformed", name);
+}
+
 void journal_ops_free(struct cs_op *ops, size_t n)
 {
         for (size_t i = 0; ops && i < n; i++)

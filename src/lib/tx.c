@@ -1228,7 +1228,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                         set_message(tx, NULL);
                 return finish_record(tx, TXBOX_COMMITTED, err);
         }
-        if ((r = changeset_prepare(upper, &tx->cs, err)) < 0)
+        if ((r = changeset_prepare(upper, &tx->cs, tx->dir_fd, err)) < 0)
                 return r;
         if ((mkdirat(tx->dir_fd, "undo", 0700) < 0 && errno != EEXIST) ||
             (undo = openat(tx->dir_fd, "undo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)

@@ -127,4 +127,44 @@ txa recover >/dev/null 2>&1
 is "$(cat "$WS/ro/b" 2>/dev/null) $(stat -c %a "$WS/ro")" "b 755" "a commit interrupted between the modes is completed by recovery"
 chmod -R u+rwX "$WS"
 
+# ---- 6. undo takes away only what the transaction made, at every depth ----
+new_ws
+mk() { txa run -- sh -c 'mkdir -p d/s && echo a >d/a && echo b >d/s/b && ln -s a d/l' >/dev/null 2>&1; }
+undo_refuses() { # DESCRIPTION PATH-NAMED
+        local out
+        out=$(txa undo 2>&1)
+        is "$?" 1 "$1: undo refuses"
+        like "$out" "$2" "... naming the path"
+        ok "... and the directory stays" test -d "$WS/d/s"
+}
+mk && echo mine >"$WS/d/s/handmade"
+undo_refuses "a file written by hand inside a directory the transaction made" "d/s/handmade"
+is "$(cat "$WS/d/s/handmade")" "mine" "... and the hand-made file is intact"
+rm -rf "$WS/d" && txa undo >/dev/null 2>&1 # (refused: d is gone; the log keeps it)
+mk && echo more >>"$WS/d/s/b"
+undo_refuses "a file changed by hand two levels down" "d/s/b"
+rm -rf "$WS/d"
+mk && rm "$WS/d/s/b"
+undo_refuses "a file deleted by hand inside" "d/s/b"
+rm -rf "$WS/d"
+mk && mkdir "$WS/d/s/t"
+undo_refuses "a directory made by hand inside" "d/s/t"
+rm -rf "$WS/d"
+mk && chmod 700 "$WS/d/s"
+undo_refuses "a mode changed by hand inside" "d/s"
+rm -rf "$WS/d"
+mk && ln -sfn b "$WS/d/l"
+undo_refuses "a link replaced by hand inside" "d/l"
+rm -rf "$WS/d"
+mk
+is "$(txa undo >/dev/null 2>&1; echo $?)" 0 "a directory as the transaction left it is undone"
+ok "... and is gone" test ! -e "$WS/d"
+# A directory replacing one that was there (the same checks, on the replacement).
+txa run -- sh -c 'rm -rf docs && mkdir docs && echo new >docs/n' >/dev/null 2>&1
+echo mine >"$WS/docs/handmade"
+out=$(txa undo 2>&1)
+like "$out" "docs/handmade" "undo of a replaced directory refuses when a file was added by hand"
+rm "$WS/docs/handmade"
+is "$(txa undo >/dev/null 2>&1; echo $?) $(ls "$WS/docs" | tr '\n' ' ')" "0 a.txt b.txt " "... and undoes once it is gone"
+
 done_testing
