@@ -46,11 +46,18 @@ static void print_human(const struct policy_result *r)
                 printf("allow\n");
                 return;
         }
-        printf("%s (%s): %s\n", policy_decision_name(r->decision), r->rule, r->reason);
-        if (r->command[0] && r->offset >= 0)
-                printf("  in: %s (at offset %d)\n", r->command, r->offset);
-        else if (r->command[0])
-                printf("  in: %s\n", r->command);
+        printf("%s (", policy_decision_name(r->decision));
+        cli_human(stdout, r->rule);
+        fputs("): ", stdout);
+        cli_human(stdout, r->reason);
+        putchar('\n');
+        if (r->command[0]) {
+                fputs("  in: ", stdout);
+                cli_human(stdout, r->command);
+                if (r->offset >= 0)
+                        printf(" (at offset %d)", r->offset);
+                putchar('\n');
+        }
 }
 
 struct check_args {

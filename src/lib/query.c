@@ -68,7 +68,10 @@ static int side_fd(int root, const char *rel)
 static int diff_one(FILE *f, const struct diff_sides *s, const char *rel)
 {
         _cleanup_close_ int a = side_fd(s->old_root, rel), b = side_fd(s->new_root, rel);
-        _cleanup_free_ char *la = xasprintf("a/%s", rel), *lb = xasprintf("b/%s", rel);
+        /* The labels are the one part of diff's output it takes from a name: escaped, so
+         * that a name cannot make lines of its own (util.h, text for humans). */
+        _cleanup_free_ char *name = human_escape(rel, HUMAN_LINE);
+        _cleanup_free_ char *la = xasprintf("a/%s", name), *lb = xasprintf("b/%s", name);
         char *argv[] = {"diff", "-u", "--label", la, "--label", lb, a >= 0 ? "/dev/fd/3" : "/dev/null",
                         b >= 0 ? "/dev/fd/4" : "/dev/null", NULL};
         int pipefd[2], status;

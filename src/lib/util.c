@@ -721,7 +721,9 @@ void human_write(FILE *f, const char *s, size_t n, unsigned flags)
         for (size_t i = 0; i < n;) {
                 uint32_t cp = 0;
                 size_t len = utf8_seq(p + i, n - i, &cp);
-                if (len && !human_unsafe(cp, flags)) {
+                /* A line's end of text from elsewhere (CR LF) is no control of the line. */
+                bool crlf = (flags & HUMAN_KEEP_LINES) && cp == '\r' && i + 1 < n && p[i + 1] == '\n';
+                if (len && (crlf || !human_unsafe(cp, flags))) {
                         run += len;
                         i += len;
                         continue;

@@ -167,4 +167,30 @@ like "$out" "docs/handmade" "undo of a replaced directory refuses when a file wa
 rm "$WS/docs/handmade"
 is "$(txa undo >/dev/null 2>&1; echo $?) $(ls "$WS/docs" | tr '\n' ' ')" "0 a.txt b.txt " "... and undoes once it is gone"
 
+# ---- 8. names, commands and content cannot write control sequences to the terminal ----
+new_ws
+raw() { LC_ALL=C grep -c "$(printf '[\001-\010\013-\037\177]')" <<<"$1"; } # lines with a control byte (not \t \n)
+evil=$(printf 'e\033]0;TITLE\007v\033[2K\rforged\001\177\302\233x') # OSC title, erase line, CR, C1 CSI
+nl=$(printf 'two\nlines')
+txa run -- sh -c 'printf "%s\n" "$1" >"$1" && printf "x\n" >"$2" && printf "\033[31mred\033]52;c;cGFzdGU=\007\rover\n" >content' \
+        sh "$evil" "$nl" >/dev/null 2>&1
+t8=$(last_tx)
+ok "the names were committed as they are" test -e "$WS/$evil" -a -e "$WS/$nl"
+for v in "log" "show $t8" "diff $t8" "report" "report --html -"; do
+        out=$(tx $v 2>&1)
+        is "$(raw "$out")" 0 "txbox $v writes no control byte"
+done
+like "$(tx show "$t8")" 'e\\x1b\]0;TITLE\\x07v\\x1b\[2K\\rforged\\x01\\x7f\\u009bx' "... names are shown escaped, visibly"
+is "$(tx show "$t8" | grep -c '^  + ')" 3 "... one line per changed path (a newline in a name makes none)"
+like "$(tx diff "$t8")" 'red\\x1b\]52;c;cGFzdGU=\\x07\\rover' "... and content shown escaped in the diff"
+is "$(tx diff "$t8" | grep -c '^+++ ')" 3 "... one label line per file"
+# The txbox: lines: a refusal quoting the command, a rollback naming the path.
+out=$(tx run -- sh -c "$(printf 'rm -rf ~ # \033[2K\r\033]0;x\007')" 2>&1)
+is "$(raw "$out")" 0 "a refusal's txbox: line writes no control byte"
+like "$out" '^txbox: denied .*\\x1b\[2K\\r' "... and shows the command escaped"
+out=$(txa run -- sh -c 'mkfifo "$1"' sh "$evil" 2>&1)
+is "$(raw "$out") $(printf '%s\n' "$out" | wc -l)" "0 1" "a rollback's txbox: line naming the path is one clean line"
+out=$(tx check -c "$(printf 'rm -rf / \033]0;t\007')" 2>&1)
+is "$(raw "$out")" 0 "txbox check writes no control byte"
+
 done_testing
