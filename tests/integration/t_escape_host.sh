@@ -193,4 +193,35 @@ is "$(raw "$out") $(printf '%s\n' "$out" | wc -l)" "0 1" "a rollback's txbox: li
 out=$(tx check -c "$(printf 'rm -rf / \033]0;t\007')" 2>&1)
 is "$(raw "$out")" 0 "txbox check writes no control byte"
 
+# ---- 9. the exec check judges the program that runs, not the name the caller chose ----
+# (From a script file, which the check before the run does not read: the exec check is on
+# its own here.)
+new_ws
+py() { # NAME CODE: a script in the workspace, committed as part of it
+        printf 'import ctypes, os, sys\nargv = ["ls", "-R", "777", os.getcwd()]\n%s\n' "$2" >"$WS/$1"
+}
+py alias.py 'os.execv("/bin/chmod", argv)'
+py link.py 'os.symlink("/bin/chmod", "src/ls"); os.execv("src/ls", argv)'
+py memfd.py 'fd = os.memfd_create("ls"); os.write(fd, open("/bin/chmod", "rb").read()); os.execve(fd, argv, dict(os.environ))'
+py procfd.py 'fd = os.open("/bin/chmod", os.O_RDONLY); os.execv("/proc/self/fd/%d" % fd, argv)'
+py procexe.py 'os.execv("/proc/self/root/bin/chmod", argv)'
+py at.py 'libc = ctypes.CDLL(None, use_errno=True)
+d = os.open("/usr/bin", os.O_RDONLY | os.O_DIRECTORY)
+arr = (ctypes.c_char_p * 5)(*[a.encode() for a in argv], None)
+libc.syscall(322, d, b"chmod", arr, None, 0)
+print("execveat", ctypes.get_errno())'
+py atfd.py 'libc = ctypes.CDLL(None, use_errno=True)
+d = os.open("/usr/bin/chmod", os.O_RDONLY)
+arr = (ctypes.c_char_p * 5)(*[a.encode() for a in argv], None)
+libc.syscall(322, d, b"", arr, None, 0x1000)
+print("execveat", ctypes.get_errno())'
+before=$(tree_hash "$WS")
+for f in alias link memfd procfd procexe at atfd; do
+        out=$(tx run -- python3 "$f.py" 2>&1)
+        is "$(tree_hash "$WS")" "$before" "$f: chmod -R under another name did not run ($(printf '%s' "$out" | grep -o 'rule [a-z-]*' | head -1))"
+        like "$(tx show "$(last_tx)")" "violation (chmod-broad|exec-unnamed)" "$f: refused at the exec, the rule named"
+done
+py ok.py 'os.execv("/bin/echo", ["printf-alias", "fine"])'
+is "$(tx run -- python3 ok.py 2>&1)" "fine" "an exec whose name differs but whose program is harmless runs"
+
 done_testing
