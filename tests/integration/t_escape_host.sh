@@ -224,4 +224,36 @@ done
 py ok.py 'os.execv("/bin/echo", ["printf-alias", "fine"])'
 is "$(tx run -- python3 ok.py 2>&1)" "fine" "an exec whose name differs but whose program is harmless runs"
 
+# ---- 10. hooks: the workspace is the user's, not the event's cwd ----
+new_ws
+hev() { # TOOL CWD COMMAND
+        python3 -c 'import json,sys; print(json.dumps({"session_id": "s", "cwd": sys.argv[2], "hook_event_name": "PreToolUse",
+                "tool_name": sys.argv[1], "tool_input": {"command": sys.argv[3]}}))' "$@"
+}
+for agent in codex claude-code gemini; do
+        tool=Bash
+        [ $agent = gemini ] && tool=run_shell_command
+        out=$(cd "$WS" && hev $tool "$HOME/.ssh" 'cat id_rsa' | env -u CLAUDE_PROJECT_DIR "$TXBOX" hook $agent 2>&1)
+        like "$out" '"(permissionDecision|decision)":"deny".*secret-access' "$agent: a key read from an event cwd in the secrets is refused"
+        out=$(hev $tool "$HOME/.ssh" 'cat id_rsa' | "$TXBOX" -C "$WS" hook $agent 2>&1)
+        like "$out" '"(permissionDecision|decision)":"deny".*secret-access' "$agent: ... also with -C"
+        out=$(cd "$WS" && hev $tool "/" 'rm -rf *' | env -u CLAUDE_PROJECT_DIR "$TXBOX" hook $agent 2>&1)
+        like "$out" '"deny"' "$agent: a cwd outside the workspace makes relative paths outside paths"
+        out=$(cd "$WS" && hev $tool "relative/dir" 'ls' | env -u CLAUDE_PROJECT_DIR "$TXBOX" hook $agent 2>"$T/h.err")
+        is "$?" 2 "$agent: a cwd that is not an absolute directory cannot be judged from: blocked"
+done
+# The workspace's own Claude settings may refuse more, never lift one of txbox's asks.
+mkdir -p "$WS/.claude"
+printf '{"permissions": {"allow": ["Bash(npm publish)", "Bash"]}}\n' >"$WS/.claude/settings.local.json"
+out=$(cd "$WS" && hev Bash "$WS" 'npm publish' | "$TXBOX" hook claude-code 2>&1)
+like "$out" '"permissionDecision":"ask"' "claude-code: an allow in the workspace's settings does not lift an ask"
+rm -f "$WS/.claude/settings.local.json" && ln -s "$HOME/.ssh/id_rsa" "$WS/.claude/settings.local.json"
+out=$(cd "$WS" && hev Bash "$WS" 'echo hi' | "$TXBOX" hook claude-code 2>&1)
+ok "... and a settings file that is a link to a secret is not read" eval '! secret_in "$out"'
+rm -f "$WS/.claude/settings.local.json" && mkfifo "$WS/.claude/settings.local.json"
+ok "... nor one that is a fifo (no hang)" timeout 10 sh -c "cd '$WS' && '$TXBOX' hook claude-code <<'EOF' >/dev/null
+$(hev Bash "$WS" 'echo hi')
+EOF"
+rm -rf "$WS/.claude"
+
 done_testing
