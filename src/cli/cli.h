@@ -60,6 +60,7 @@ int cmd_report(int argc, char **argv, const struct global_opts *g);
 int cmd_agent(int argc, char **argv, const struct global_opts *g);
 int cmd_doctor(int argc, char **argv, const struct global_opts *g);
 int cmd_hook(int argc, char **argv, const struct global_opts *g);
+int cmd_trust(int argc, char **argv, const struct global_opts *g);
 int cmd_mcp(int argc, char **argv, const struct global_opts *g);
 
 /* Human output shared by show, log, commit, rollback and undo. */

@@ -107,6 +107,8 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
                 cli_error("%s", err.msg);
                 return EXIT_USAGE;
         }
+        if (policy_note(p) && !a.json)
+                cli_error("note: %s", policy_note(p));
         struct policy_ctx ctx = {.workspace = ws, .home = getenv("HOME"), .cwd = cwd};
         struct policy_result res;
         r = a.script ? policy_check_shell(p, a.script, &ctx, &res) : policy_check_argv(p, a.argv, &ctx, &res);

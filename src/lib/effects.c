@@ -108,9 +108,12 @@ static bool env_file(const char *path)
         return true;
 }
 
+/* .txbox itself or anything under it (txbox's own configuration in the workspace: a command
+ * that could add a file there, or make .txbox a link, could change the policy for every
+ * later command), or the policy file in use when it lies in the workspace. */
 static bool policy_path(const struct eff *e, const char *path)
 {
-        if (path_is_within(path, ".txbox/policy"))
+        if (path_is_within(path, ".txbox"))
                 return true;
         const char *f = e->p->file, *ws = e->ctx ? e->ctx->workspace : NULL;
         if (!f || !ws || !path_is_within(f, ws) || !strcmp(f, ws))
@@ -138,7 +141,8 @@ static void protected_paths(struct eff *e, const struct txbox_path *tp)
                 snprintf(detail, sizeof(detail), "%s an .env file (secrets); edit it by hand", verb);
                 violation(e, "effect-protected-path", tp->path, detail);
         } else if (policy_path(e, tp->path)) {
-                snprintf(detail, sizeof(detail), "%s the txbox policy; only the user changes it", verb);
+                snprintf(detail, sizeof(detail), "%s txbox's configuration (.txbox/, the policy); only the user "
+                                                 "changes it", verb);
                 violation(e, "effect-protected-path", tp->path, detail);
         } else if (user_protected(e, tp->path)) {
                 snprintf(detail, sizeof(detail), "%s a path the policy protects", verb);

@@ -78,8 +78,9 @@ int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *c
         /* Headless: "ask" with nobody to ask is refused with its reason. */
         record_denial(tx, &res);
         free(tx->rec.message);
-        tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran", tx->rec.rule,
-                                    res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason, res.command);
+        tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran%s%s", tx->rec.rule,
+                                    res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason, res.command,
+                                    policy_note(p) ? "; note: " : "", policy_note(p) ? policy_note(p) : "");
         r = tx_finish_denied(tx, err);
         return r < 0 ? r : 0;
 }

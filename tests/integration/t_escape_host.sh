@@ -256,4 +256,65 @@ $(hev Bash "$WS" 'echo hi')
 EOF"
 rm -rf "$WS/.claude"
 
+# ---- 4. the workspace's policy cannot be replaced from inside ----
+new_ws
+permissive='version: 1\ndefaults: false\nrules:\n  - id: anything\n    decision: allow\n    program: "*"\n'
+denies() { # DESCRIPTION: the built-in policy still refuses rm -rf ~
+        local out
+        out=$(tx check -c 'rm -rf ~' 2>&1)
+        is "$?" 1 "$1: rm -rf ~ is still refused"
+}
+out=$(tx run -- sh -c "mkdir -p conf && printf '$permissive' >conf/policy && ln -s conf .txbox" 2>&1)
+is "$?" 123 "a command that makes .txbox a link to its own policy is rolled back"
+like "$out" "effect-protected-path.*\.txbox" "... by the protected-path rule"
+ok "... and leaves no .txbox" test ! -e "$WS/.txbox" -a ! -L "$WS/.txbox"
+out=$(tx run -- sh -c "mkdir -p .txbox && echo x >.txbox/notes" 2>&1)
+is "$?" 123 "any change under .txbox/ is a protected path"
+# Planted anyway (a bypass, an earlier tool): a link is never followed, whatever it leads to.
+mkdir -p "$WS/conf" && printf "$permissive" >"$WS/conf/policy" && ln -s conf "$WS/.txbox"
+tx check -c 'echo hi' >/dev/null 2>&1
+is "$?" 2 "a .txbox that is a link makes the policy unreadable: check fails closed"
+out=$(tx run -- sh -c 'echo ran >ran.txt' 2>&1)
+ok "... and run refuses to run anything ($(printf '%s' "$out" | head -c 60))" test ! -e "$WS/ran.txt"
+rm "$WS/.txbox" && mkdir "$WS/.txbox" && ln -s ../conf/policy "$WS/.txbox/policy"
+tx check -c 'echo hi' >/dev/null 2>&1
+is "$?" 2 "a .txbox/policy that is a link is not followed either"
+rm "$WS/.txbox/policy" && mkfifo "$WS/.txbox/policy"
+timeout 10 "$TXBOX" -C "$WS" check -c 'echo hi' >/dev/null 2>&1
+is "$?" 2 "a fifo there neither hangs the check nor passes it"
+rm "$WS/.txbox/policy"
+# A plain file that would loosen the policy: only its restrictions apply until trusted.
+printf "$permissive" >"$WS/.txbox/policy"
+denies "an untrusted permissive workspace policy"
+like "$(tx check -c 'rm -rf ~' 2>&1)" "not trusted.*txbox trust" "... and check says why"
+out=$(tx run -- sh -c "rm -rf ~" 2>&1)
+is "$?" 126 "... run refuses it too"
+printf 'version: 1\nrules:\n  - id: no-make\n    decision: deny\n    reason: use ninja\n    program: make\neffects:\n  max_file_size: 10\n' \
+        >"$WS/.txbox/policy"
+like "$(tx check -c 'make all' 2>&1)" "no-make" "an untrusted workspace policy still adds its refusals"
+out=$(tx run -- sh -c 'head -c 100 /dev/zero >big' 2>&1)
+is "$?" 123 "... and its stricter effect limits"
+# Trust: the exact file, recorded outside the workspace.
+printf "$permissive" >"$WS/.txbox/policy"
+out=$(tx trust 2>&1)
+is "$?" 0 "txbox trust trusts the file ($(printf '%s' "$out" | head -1 | cut -c1-60))"
+like "$out" "allowing: anything.*without the built-in rules" "... saying what it trusts"
+is "$(tx check -c 'rm -rf ~' 2>&1; echo $?)" "allow
+0" "a trusted policy applies as written"
+is "$(tx trust --status >/dev/null 2>&1; echo $?)" 0 "trust --status: trusted"
+printf '# changed\n' >>"$WS/.txbox/policy"
+denies "a trusted file changed since"
+is "$(tx trust --status >/dev/null 2>&1; echo $?)" 1 "trust --status: no longer trusted"
+tx trust >/dev/null 2>&1 && tx trust --revoke >/dev/null 2>&1
+denies "after trust --revoke"
+# The trust store cannot be written from inside, nor kept where commands write.
+tx run -- sh -c 'mkdir -p ~/.config/txbox; echo x >>~/.config/txbox/trusted-policies' >/dev/null 2>&1
+ok "the sandbox cannot write the trust store" sh -c "! grep -q '^x' '$HOME/.config/txbox/trusted-policies' 2>/dev/null"
+out=$(XDG_CONFIG_HOME="$WS/cfg" "$TXBOX" -C "$WS" trust 2>&1)
+is "$?" 1 "txbox trust refuses a store inside the workspace"
+mkdir -p "$WS/cfg/txbox" && printf '%s %s\n' "$(sha256sum <"$WS/.txbox/policy" | cut -c1-64)" "$WS" >"$WS/cfg/txbox/trusted-policies"
+out=$(XDG_CONFIG_HOME="$WS/cfg" "$TXBOX" -C "$WS" check -c 'rm -rf ~' 2>&1)
+is "$?" 1 "... and a forged store there is not honoured"
+rm -rf "$WS/.txbox" "$WS/conf" "$WS/cfg"
+
 done_testing
