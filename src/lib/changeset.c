@@ -133,6 +133,37 @@ static int open_dir(struct walk *w, int dirfd, const char *name, const char *pat
         return fd >= 0 ? fd : fail(w, errno, "open directory", path, s);
 }
 
+/* A directory of the upper layer that the program closed (no read, write or search for its
+ * owner) is opened to us while the walk is in it, and gets its mode back after: the layer
+ * is ours, and its modes are what the program left (a directory that moves in whole keeps
+ * exactly that mode).  Nothing is lent in the workspace itself. */
+struct lent {
+        int dirfd;
+        const char *name;
+        mode_t mode;
+        bool on;
+};
+
+static struct lent lend_dir(int dirfd, const char *name)
+{
+        struct lent l = { .dirfd = dirfd, .name = name };
+        struct stat st;
+
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            (st.st_mode & S_IRWXU) != S_IRWXU && fchmodat(dirfd, name, (st.st_mode | S_IRWXU) & 07777, 0) == 0) {
+                l.mode = st.st_mode & 07777;
+                l.on = true;
+        }
+        return l;
+}
+
+static void lend_back(struct lent *l)
+{
+        if (l->on && fchmodat(l->dirfd, l->name, l->mode, 0) < 0) {
+                /* it stays open to its owner: the layer is ours, and prepare sets modes again */
+        }
+}
+
 /* lstat of name in dirfd; a missing entry (or dirfd < 0: no directory) is not an error. */
 static int stat_at(struct walk *w, int dirfd, const char *name, const char *path, enum side s,
                    struct stat *st, bool *exists)
@@ -431,6 +462,7 @@ static int report_tree(struct walk *w, int parentfd, const char *name, const cha
                        unsigned depth, enum side s)
 {
         _cleanup_(strvec_clearp) struct strvec names = { 0 };
+        _cleanup_(lend_back) struct lent l = s == UPPER ? lend_dir(parentfd, name) : (struct lent){ 0 };
         _cleanup_close_ int fd = open_dir(w, parentfd, name, path, s);
         int r = fd < 0 ? fd : list_dir(w, fd, path, s, &names);
 
@@ -477,6 +509,7 @@ static int compare_entry(struct walk *w, int ufd, int lfd, const char *name, con
 static int compare_dirs(struct walk *w, const struct pair *p)
 {
         _cleanup_(strvec_clearp) struct strvec un = { 0 }, ln = { 0 };
+        _cleanup_(lend_back) struct lent l = lend_dir(p->ufd, p->name);
         _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
         _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
         int r = ufd < 0 ? ufd : lfd < 0 ? lfd : list_dir(w, ufd, p->path, UPPER, &un);
@@ -547,6 +580,7 @@ static int on_merged_dir(struct walk *w, const struct pair *p)
 static int on_dir(struct walk *w, const struct pair *p)
 {
         bool both = p->has_live && S_ISDIR(p->lst.st_mode);
+        _cleanup_(lend_back) struct lent l = lend_dir(p->ufd, p->name);
 
         if (both) {
                 int r = is_opaque(p->ufd, p->name);
@@ -787,6 +821,40 @@ static int prepared_mark(int upper_fd, bool set)
         return getxattr(p, PREPARED_XATTR, &v, 1) >= 0;
 }
 
+/* Merged directories stay in the layer: their modes go live by the plan's mode steps, not
+ * from the layer.  Those the program closed there are opened to us, parents first, so that
+ * prepare and the commit's moves can reach what lies beneath them. */
+static int open_merged_dirs(struct walk *w, int upper_fd, const struct changeset *cs)
+{
+        char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+
+        for (unsigned depth = 0, more = 1; more; depth++) {
+                more = 0;
+                for (size_t i = 0; i < cs->nops; i++) {
+                        const struct cs_op *op = &cs->ops[i];
+                        unsigned d = 0;
+                        for (const char *s = op->path; *s; s++)
+                                d += *s == '/';
+                        if (op->kind != CS_OP_CHMOD || d < depth)
+                                continue;
+                        if (d > depth) {
+                                more = 1;
+                                continue;
+                        }
+                        struct stat st;
+                        _cleanup_close_ int fd = open_beneath(upper_fd, op->path, O_PATH | O_DIRECTORY, 0);
+                        if (fd == -ENOENT)
+                                continue;
+                        if (fd < 0 || fstat(fd, &st) < 0)
+                                return fail(w, fd < 0 ? -fd : errno, "open the directory", op->path, UPPER);
+                        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+                        if ((st.st_mode & S_IRWXU) != S_IRWXU && chmod(proc, (st.st_mode | S_IRWXU) & 07777) < 0)
+                                return fail(w, errno, "chmod", op->path, UPPER);
+                }
+        }
+        return 0;
+}
+
 int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struct txbox_error *err)
 {
         struct cs_manifest mf = { 0 };
@@ -796,6 +864,7 @@ int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struc
 
         if (r < 0 || prepared_mark(upper_fd, false) > 0)
                 return r;
+        r = open_merged_dirs(&w, upper_fd, cs);
         for (size_t i = 0; r >= 0 && i < cs->nops; i++) {
                 const struct cs_op *op = &cs->ops[i];
                 if (op->kind != CS_OP_SWAP || !op->has_new)

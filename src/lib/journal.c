@@ -337,12 +337,16 @@ static void close3(int fds[3])
                 closep(&fds[i]);
 }
 
+/* chmod of the directory at path, reached beneath live_fd with no symlink and through an
+ * O_PATH descriptor: a directory closed to reading (mode 000) still gets its mode. */
 static int chmod_beneath(int live_fd, const char *path, mode_t mode)
 {
-        _cleanup_close_ int fd = open_beneath(live_fd, path, O_RDONLY | O_DIRECTORY, 0);
+        char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+        _cleanup_close_ int fd = open_beneath(live_fd, path, O_PATH | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd;
-        return fchmod(fd, mode & 07777) < 0 ? -errno : 0;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        return chmod(proc, mode & 07777) < 0 ? -errno : 0;
 }
 
 /* A file replaced by a file (or symlink), where one side is identified by inode: the new

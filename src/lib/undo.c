@@ -24,15 +24,17 @@ static bool has_file(int dirfd, const char *name)
 
 /* Is the live entry still what the commit put there?  Renames keep inode and mtime, so any
  * later write, replacement, deletion or chmod shows. */
-static bool live_untouched(int ws_fd, const struct cs_op *o)
+static bool live_untouched(int ws_fd, const struct cs_op *o, bool *unreachable)
 {
         struct stat st;
         const char *base;
         _cleanup_close_ int dir = open_parent_beneath(ws_fd, o->path, &base);
 
+        *unreachable = dir == -EACCES;
         if (dir < 0)
                 return false;
         int r = fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW);
+        *unreachable = r < 0 && errno == EACCES;
         if (o->kind == CS_OP_CHMOD)
                 return r == 0 && (st.st_mode & 07777) == (o->new_mode & 07777);
         if (!o->has_new)
@@ -177,6 +179,20 @@ static void check_moved_dirs(struct txbox_ws *ws, int dir, const struct cs_op *o
         cs_manifest_free(&mf);
 }
 
+/* Is path beneath a directory that the commit closed to its owner (no search or read) and
+ * that is still exactly as the commit left it?  Nothing beneath it can be seen, and nothing
+ * changed there without opening it first, which changes its mode. */
+static bool beneath_closed(int ws_fd, const struct cs_op *ops, size_t n, const char *path)
+{
+        bool unreachable;
+        for (size_t i = 0; i < n; i++)
+                if (ops[i].kind == CS_OP_CHMOD && (ops[i].new_mode & (S_IRUSR | S_IXUSR)) != (S_IRUSR | S_IXUSR) &&
+                    path_is_within(path, ops[i].path) && strcmp(path, ops[i].path) &&
+                    live_untouched(ws_fd, &ops[i], &unreachable))
+                        return true;
+        return false;
+}
+
 static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, int dir, const struct cs_op *ops,
                           size_t n, struct txbox_error *err)
 {
@@ -186,9 +202,12 @@ static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, i
 
         if ((r = audit_later_overlaps(ws->audit, rec->commit_seq, rec->paths, rec->npaths, &bad, err)) < 0)
                 return r;
-        for (size_t i = 0; i < n && bad.n < UNDO_MAX_NAMED; i++)
-                if (!strvec_lists_path(&bad, ops[i].path) && !live_untouched(ws->ws_fd, &ops[i]))
+        for (size_t i = 0; i < n && bad.n < UNDO_MAX_NAMED; i++) {
+                bool unreachable;
+                if (!strvec_lists_path(&bad, ops[i].path) && !live_untouched(ws->ws_fd, &ops[i], &unreachable) &&
+                    !(unreachable && beneath_closed(ws->ws_fd, ops, n, ops[i].path)))
                         strvec_push(&bad, xasprintf("%s (changed outside txbox)", ops[i].path));
+        }
         check_moved_dirs(ws, dir, ops, n, &bad);
         if (!bad.n)
                 return 0;

@@ -120,6 +120,12 @@ is "$?" 0 "writing into a closed directory that the command opens and closes aga
 is "$(ls "$WS/ro" | tr '\n' ' ')$(stat -c %a "$WS/ro")" "b c d 500" "... and leaves it closed"
 for i in 1 2 3 4 5 6; do txa undo >/dev/null 2>&1 || echo "# undo $i failed"; done
 ok "every one of them undoes, newest first" test ! -e "$WS/ro" -a ! -e "$WS/p"
+txa run -- sh -c 'mkdir -p z/y && echo x >z/y/f' >/dev/null 2>&1
+txa run -- sh -c 'echo w >z/y/g && chmod 000 z/y && chmod 000 z' >/dev/null 2>&1
+is "$?" 0 "directories closed to everyone (000) commit"
+is "$(stat -c %a "$WS/z")" 0 "... closed"
+is "$(txa undo >/dev/null 2>&1; echo $?) $(ls "$WS/z/y" 2>&1 | tr '\n' ' ')" "0 f " "... and undo opens them again"
+txa undo >/dev/null 2>&1
 # Recovery replays the same steps: a crash in the middle of such a commit.
 txa run -- sh -c 'mkdir ro && echo a >ro/a && chmod 555 ro' >/dev/null 2>&1
 (TXBOX_FAILPOINT=commit:2 "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run -- sh -c 'chmod 755 ro && echo b >ro/b') >/dev/null 2>&1
