@@ -45,7 +45,7 @@ struct pair {
 };
 
 static int report_tree(struct walk *w, int parentfd, const char *name, const char *path,
-                       unsigned depth, enum side s);
+                       unsigned depth, enum side s, mode_t mode);
 static int compare_dirs(struct walk *w, const struct pair *p);
 static int walk_dir(struct walk *w, int ufd, int lfd, const char *path, unsigned depth);
 static int prepare_entry(struct walk *w, int dirfd, const char *name, const char *path,
@@ -144,14 +144,13 @@ struct lent {
         bool on;
 };
 
-static struct lent lend_dir(int dirfd, const char *name)
+/* mode: the entry's, as the walk saw it (no stat of its own: this is on every run's path). */
+static struct lent lend_dir(int dirfd, const char *name, mode_t mode)
 {
         struct lent l = { .dirfd = dirfd, .name = name };
-        struct stat st;
 
-        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
-            (st.st_mode & S_IRWXU) != S_IRWXU && fchmodat(dirfd, name, (st.st_mode | S_IRWXU) & 07777, 0) == 0) {
-                l.mode = st.st_mode & 07777;
+        if (S_ISDIR(mode) && (mode & S_IRWXU) != S_IRWXU && fchmodat(dirfd, name, (mode | S_IRWXU) & 07777, 0) == 0) {
+                l.mode = mode & 07777;
                 l.on = true;
         }
         return l;
@@ -430,9 +429,9 @@ static int report_change(struct walk *w, const struct pair *p)
 
         add_path(w->cs, p->path, c);
         if (p->has_live && S_ISDIR(p->lst.st_mode))
-                r = report_tree(w, p->lfd, p->name, p->path, p->depth, LIVE);
+                r = report_tree(w, p->lfd, p->name, p->path, p->depth, LIVE, p->lst.st_mode);
         if (r >= 0 && p->has_upper && S_ISDIR(p->ust.st_mode))
-                r = report_tree(w, p->ufd, p->name, p->path, p->depth, UPPER);
+                r = report_tree(w, p->ufd, p->name, p->path, p->depth, UPPER, p->ust.st_mode);
         return r;
 }
 
@@ -455,14 +454,14 @@ static int report_tree_entry(struct walk *w, int dirfd, const char *name, const 
                         return r < 0 ? r : 0;
         }
         add_path(w->cs, path, s == LIVE ? TXBOX_DELETED : TXBOX_ADDED);
-        return S_ISDIR(st.st_mode) ? report_tree(w, dirfd, name, path, depth, s) : 0;
+        return S_ISDIR(st.st_mode) ? report_tree(w, dirfd, name, path, depth, s, st.st_mode) : 0;
 }
 
 static int report_tree(struct walk *w, int parentfd, const char *name, const char *path,
-                       unsigned depth, enum side s)
+                       unsigned depth, enum side s, mode_t mode)
 {
         _cleanup_(strvec_clearp) struct strvec names = { 0 };
-        _cleanup_(lend_back) struct lent l = s == UPPER ? lend_dir(parentfd, name) : (struct lent){ 0 };
+        _cleanup_(lend_back) struct lent l = s == UPPER ? lend_dir(parentfd, name, mode) : (struct lent){ 0 };
         _cleanup_close_ int fd = open_dir(w, parentfd, name, path, s);
         int r = fd < 0 ? fd : list_dir(w, fd, path, s, &names);
 
@@ -509,7 +508,7 @@ static int compare_entry(struct walk *w, int ufd, int lfd, const char *name, con
 static int compare_dirs(struct walk *w, const struct pair *p)
 {
         _cleanup_(strvec_clearp) struct strvec un = { 0 }, ln = { 0 };
-        _cleanup_(lend_back) struct lent l = lend_dir(p->ufd, p->name);
+        _cleanup_(lend_back) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
         _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
         _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
         int r = ufd < 0 ? ufd : lfd < 0 ? lfd : list_dir(w, ufd, p->path, UPPER, &un);
@@ -580,7 +579,7 @@ static int on_merged_dir(struct walk *w, const struct pair *p)
 static int on_dir(struct walk *w, const struct pair *p)
 {
         bool both = p->has_live && S_ISDIR(p->lst.st_mode);
-        _cleanup_(lend_back) struct lent l = lend_dir(p->ufd, p->name);
+        _cleanup_(lend_back) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
 
         if (both) {
                 int r = is_opaque(p->ufd, p->name);
