@@ -211,6 +211,9 @@ py link.py 'os.symlink("/bin/chmod", "src/ls"); os.execv("src/ls", argv)'
 py memfd.py 'fd = os.memfd_create("ls"); os.write(fd, open("/bin/chmod", "rb").read()); os.execve(fd, argv, dict(os.environ))'
 py procfd.py 'fd = os.open("/bin/chmod", os.O_RDONLY); os.execv("/proc/self/fd/%d" % fd, argv)'
 py procexe.py 'os.execv("/proc/self/root/bin/chmod", argv)'
+py devfd.py 'fd = os.open("/bin/chmod", os.O_RDONLY); os.execv("/dev/fd/%d" % fd, argv)'
+py linkfd.py 'fd = os.open("/bin/chmod", os.O_RDONLY); os.symlink("/proc/self/fd/%d" % fd, "src/ls"); os.execv("src/ls", argv)'
+py proc1.py 'fd = os.open("/bin/chmod", os.O_RDONLY); os.execv("/proc/%d/fd/%d" % (os.getpid(), fd), argv)'
 py at.py 'libc = ctypes.CDLL(None, use_errno=True)
 d = os.open("/usr/bin", os.O_RDONLY | os.O_DIRECTORY)
 arr = (ctypes.c_char_p * 5)(*[a.encode() for a in argv], None)
@@ -222,7 +225,7 @@ arr = (ctypes.c_char_p * 5)(*[a.encode() for a in argv], None)
 libc.syscall(322, d, b"", arr, None, 0x1000)
 print("execveat", ctypes.get_errno())'
 before=$(tree_hash "$WS")
-for f in alias link memfd procfd procexe at atfd; do
+for f in alias link memfd procfd procexe devfd linkfd proc1 at atfd; do
         out=$(tx run -- python3 "$f.py" 2>&1)
         is "$(tree_hash "$WS")" "$before" "$f: chmod -R under another name did not run ($(printf '%s' "$out" | grep -o 'rule [a-z-]*' | head -1))"
         like "$(tx show "$(last_tx)")" "violation (chmod-broad|exec-unnamed)" "$f: refused at the exec, the rule named"
