@@ -81,7 +81,7 @@ static char *escaped(const char *p)
 /* The store's text; NULL when there is none yet. */
 static int read_store(int dirfd, char **text)
 {
-        int r = read_file_at(dirfd, TRUST_NAME, TRUST_MAX, text, NULL);
+        int r = read_beneath(dirfd, TRUST_NAME, TRUST_MAX, text, NULL); /* a plain file, or nothing */
         if (r == -ENOENT) {
                 *text = NULL;
                 return 0;
