@@ -301,11 +301,11 @@ is "$?" 126 "... run refuses it too"
 printf 'version: 1\nrules:\n  - id: no-make\n    decision: deny\n    reason: use ninja\n    program: make\neffects:\n  max_file_size: 10\n' \
         >"$WS/.txbox/policy"
 like "$(tx check -c 'make all' 2>&1)" "no-make" "an untrusted workspace policy still adds its refusals"
+out=$(tx run -- sh -c 'head -c 100 /dev/zero >big' 2>&1)
+is "$?" 123 "... and its stricter effect limits"
 printf 'version: 1\nrules:\n  - id: rm-ask\n    decision: ask\n    reason: ask first\n    program: rm\n' >"$WS/.txbox/policy"
 like "$(tx check -c 'rm -rf ~' 2>&1)" "^deny \(rm-root\)" "... an ask of its own never softens a built-in refusal"
 like "$(tx check -c 'rm notes.txt' 2>&1)" "^ask \(rm-ask\)" "... and asks where the built-in policy allows"
-out=$(tx run -- sh -c 'head -c 100 /dev/zero >big' 2>&1)
-is "$?" 123 "... and its stricter effect limits"
 # Trust: the exact file, recorded outside the workspace.
 printf "$permissive" >"$WS/.txbox/policy"
 out=$(tx trust 2>&1)
