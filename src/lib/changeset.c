@@ -461,7 +461,7 @@ static int report_tree(struct walk *w, int parentfd, const char *name, const cha
                        unsigned depth, enum side s, mode_t mode)
 {
         _cleanup_(strvec_clearp) struct strvec names = { 0 };
-        _cleanup_(lend_back) struct lent l = s == UPPER ? lend_dir(parentfd, name, mode) : (struct lent){ 0 };
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l = s == UPPER ? lend_dir(parentfd, name, mode) : (struct lent){ 0 };
         _cleanup_close_ int fd = open_dir(w, parentfd, name, path, s);
         int r = fd < 0 ? fd : list_dir(w, fd, path, s, &names);
 
@@ -508,7 +508,7 @@ static int compare_entry(struct walk *w, int ufd, int lfd, const char *name, con
 static int compare_dirs(struct walk *w, const struct pair *p)
 {
         _cleanup_(strvec_clearp) struct strvec un = { 0 }, ln = { 0 };
-        _cleanup_(lend_back) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
         _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
         _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
         int r = ufd < 0 ? ufd : lfd < 0 ? lfd : list_dir(w, ufd, p->path, UPPER, &un);
@@ -579,7 +579,7 @@ static int on_merged_dir(struct walk *w, const struct pair *p)
 static int on_dir(struct walk *w, const struct pair *p)
 {
         bool both = p->has_live && S_ISDIR(p->lst.st_mode);
-        _cleanup_(lend_back) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
 
         if (both) {
                 int r = is_opaque(p->ufd, p->name);
