@@ -46,11 +46,18 @@ static void print_human(const struct policy_result *r)
                 printf("allow\n");
                 return;
         }
-        printf("%s (%s): %s\n", policy_decision_name(r->decision), r->rule, r->reason);
-        if (r->command[0] && r->offset >= 0)
-                printf("  in: %s (at offset %d)\n", r->command, r->offset);
-        else if (r->command[0])
-                printf("  in: %s\n", r->command);
+        printf("%s (", policy_decision_name(r->decision));
+        cli_human(stdout, r->rule);
+        fputs("): ", stdout);
+        cli_human(stdout, r->reason);
+        putchar('\n');
+        if (r->command[0]) {
+                fputs("  in: ", stdout);
+                cli_human(stdout, r->command);
+                if (r->offset >= 0)
+                        printf(" (at offset %d)", r->offset);
+                putchar('\n');
+        }
 }
 
 struct check_args {
@@ -100,6 +107,8 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
                 cli_error("%s", err.msg);
                 return EXIT_USAGE;
         }
+        if (policy_note(p) && !a.json)
+                cli_error("note: %s", policy_note(p));
         struct policy_ctx ctx = {.workspace = ws, .home = getenv("HOME"), .cwd = cwd};
         struct policy_result res;
         r = a.script ? policy_check_shell(p, a.script, &ctx, &res) : policy_check_argv(p, a.argv, &ctx, &res);

@@ -78,30 +78,61 @@ int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *c
         /* Headless: "ask" with nobody to ask is refused with its reason. */
         record_denial(tx, &res);
         free(tx->rec.message);
-        tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran", tx->rec.rule,
-                                    res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason, res.command);
+        tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran%s%s", tx->rec.rule,
+                                    res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason, res.command,
+                                    policy_note(p) ? "; note: " : "", policy_note(p) ? policy_note(p) : "");
         r = tx_finish_denied(tx, err);
         return r < 0 ? r : 0;
 }
 
-/* Called by the supervisor for every execve inside the sandbox. */
-bool tx_exec_check(void *ctx, const char *path, char *const argv[])
+static const char *last_name(const char *p)
+{
+        const char *s = strrchr(p, '/');
+        return s ? s + 1 : p;
+}
+
+static bool exec_refused(struct txbox_tx *tx, const struct policy_result *res)
+{
+        if (!tx->exec_denied) {
+                tx->denied = *res;
+                tx->exec_denied = true;
+        }
+        return false;
+}
+
+/* Called by the supervisor for every execve inside the sandbox.  argv[0] is the caller's
+ * choice (exec -a ls /bin/rm -rf ., a link named ls): the program that will actually run
+ * (guard.h) is judged as well, by its own name in argv[0]'s place, and either refusal
+ * counts; argv[0] itself still counts too (a multi-call binary acts on it).  A program with
+ * no name to judge (a memfd, a deleted file) is refused. */
+bool tx_exec_check(void *ctx, const char *program, char *const argv[])
 {
         trace_mark("exec check");
         struct txbox_tx *tx = ctx;
         const struct policy *p = tx->ws->policy;
-        struct policy_result res;
+        struct policy_result res = {.decision = POLICY_DENY, .offset = -1};
 
-        (void)path;
         if (!p)
                 return true; /* the pre-run check loads the policy; without it nothing is judged */
-        if (policy_check_argv(p, argv, &tx->pctx, &res) < 0 || !allowed(tx, &res)) {
-                if (!tx->exec_denied) {
-                        tx->denied = res;
-                        tx->exec_denied = true;
-                }
-                return false;
+        if (!program) {
+                snprintf(res.rule, sizeof(res.rule), "exec-unnamed");
+                snprintf(res.reason, sizeof(res.reason), "a program with no name (a memfd, a deleted or anonymous "
+                                                         "file) cannot be judged; run a program from a file");
+                snprintf(res.command, sizeof(res.command), "%s", argv[0] ? argv[0] : "");
+                return exec_refused(tx, &res);
         }
+        if (policy_check_argv(p, argv, &tx->pctx, &res) < 0 || !allowed(tx, &res))
+                return exec_refused(tx, &res);
+        if (!argv[0] || !strcmp(last_name(program), last_name(argv[0])))
+                return true;
+        size_t argc = 0;
+        while (argv[argc])
+                argc++;
+        _cleanup_free_ char **as_run = xcalloc(argc + 1, sizeof(char *));
+        memcpy(as_run, argv, argc * sizeof(char *));
+        as_run[0] = (char *)program;
+        if (policy_check_argv(p, as_run, &tx->pctx, &res) < 0 || !allowed(tx, &res))
+                return exec_refused(tx, &res);
         return true;
 }
 

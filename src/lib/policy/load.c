@@ -16,13 +16,15 @@
 
 #include <libfyaml.h>
 
-#define MAX_POLICY_FILE (1024 * 1024)
+#define MAX_POLICY_FILE POL_MAX_FILE
 #define MAX_RULES 4096
 
 struct loader {
         struct policy *p;
         const char *file;
         struct txbox_error *err;
+        bool own_rules_only; /* an untrusted workspace policy: never the defaults (they are judged beside it) */
+        bool defaults_off;   /* the file said defaults: false */
 };
 
 static int node_line(struct fy_node *n)
@@ -300,6 +302,7 @@ static int load_root(struct loader *L, struct fy_node *root)
                         if (!s || (strcmp(s, "true") && strcmp(s, "false")))
                                 return bad(L, v, "defaults must be true or false", s);
                         defaults = !strcmp(s, "true");
+                        L->defaults_off = !defaults;
                 } else if (k && !strcmp(k, "rules"))
                         rules = v;
                 else if (k && !strcmp(k, "effects"))
@@ -312,7 +315,7 @@ static int load_root(struct loader *L, struct fy_node *root)
                 if (r < 0)
                         return r;
         }
-        return load_rules(L, rules, defaults);
+        return load_rules(L, rules, defaults && !L->own_rules_only);
 }
 
 static void quiet_output(struct fy_diag *diag, void *user, const char *buf, size_t len)
@@ -354,10 +357,30 @@ static struct policy *policy_new(void)
         return p;
 }
 
-int policy_load(const char *file, struct policy **out, struct txbox_error *err)
+/* A policy from a file's text; name for messages. */
+static int load_text(const char *name, const char *text, size_t len, bool own_rules_only, struct policy **out,
+                     bool *defaults_off, struct txbox_error *err)
 {
         struct policy *p = policy_new();
+        struct loader L = {.p = p, .file = name, .err = err, .own_rules_only = own_rules_only};
+        int r = parse_file(&L, text, len);
+
+        if (r < 0) {
+                policy_free(p);
+                return r;
+        }
+        p->file = xstrdup(name);
+        policy_index(p);
+        if (defaults_off)
+                *defaults_off = L.defaults_off;
+        *out = p;
+        return 0;
+}
+
+int policy_load(const char *file, struct policy **out, struct txbox_error *err)
+{
         if (!file) {
+                struct policy *p = policy_new();
                 p->rules = xmalloc(n_default_rules * sizeof(*p->rules));
                 memcpy(p->rules, default_rules, n_default_rules * sizeof(*p->rules));
                 p->nrules = n_default_rules;
@@ -368,37 +391,108 @@ int policy_load(const char *file, struct policy **out, struct txbox_error *err)
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
         int r = read_file_at(AT_FDCWD, file, MAX_POLICY_FILE, &text, &len);
-        if (r < 0) {
-                policy_free(p);
+        if (r < 0)
                 return tx_err(err, -r, "policy '%s': %s%s", file, strerror(-r),
                               r == -EFBIG ? " (larger than 1 MiB)" : "");
-        }
-        p->file = xstrdup(file);
-        struct loader L = {.p = p, .file = file, .err = err};
-        r = parse_file(&L, text, len);
-        if (r < 0) {
-                policy_free(p);
+        return load_text(file, text, len, false, out, NULL, err);
+}
+
+/* An untrusted workspace policy: the built-in one, with the file's own rules judged beside
+ * it (never instead) and its effect limits counting only where they are stricter. */
+static bool tightens_only(const struct policy *ws, bool defaults_off)
+{
+        const struct effects_cfg *e = &ws->eff, *d = &default_effects;
+        for (size_t k = 0; k < ws->nrules; k++)
+                if (ws->rules[k].decision == POLICY_ALLOW)
+                        return false;
+        return !defaults_off && e->mass_delete_count <= d->mass_delete_count && e->mass_delete_min <= d->mass_delete_min &&
+               e->mass_delete_share <= d->mass_delete_share && e->max_file_size <= d->max_file_size;
+}
+
+static void take_stricter_effects(struct effects_cfg *base, const struct effects_cfg *ws)
+{
+#define STRICTER(f) base->f = ws->f < base->f ? ws->f : base->f
+        STRICTER(mass_delete_count);
+        STRICTER(mass_delete_min);
+        STRICTER(mass_delete_share);
+        STRICTER(max_file_size);
+#undef STRICTER
+        if (ws->protect)
+                base->protect = ws->protect; /* the built-in policy protects no globs of its own */
+}
+
+static int load_untrusted(const char *name, const char *text, size_t len, const char *hash, struct policy **out,
+                          struct txbox_error *err)
+{
+        struct policy *base, *ws;
+        bool off = false;
+        int r = load_text(name, text, len, true, &ws, &off, err);
+
+        if (r < 0)
                 return r;
-        }
-        policy_index(p);
-        *out = p;
+        policy_load(NULL, &base, err);
+        take_stricter_effects(&base->eff, &ws->eff);
+        if (!tightens_only(ws, off))
+                base->note = xasprintf("the workspace policy '%s' is not trusted (sha256 %.12s...): it only adds "
+                                       "restrictions, its allow rules, defaults: false and higher effect limits "
+                                       "do not apply; run txbox trust to apply it as written", name, hash);
+        base->file = xstrdup(name);
+        base->tighten = ws;
+        *out = base;
         return 0;
 }
 
 int policy_load_for(const char *workspace, const char *explicit_file, struct policy **out,
                     struct txbox_error *err)
 {
+        _cleanup_free_ char *text = NULL, *name = NULL;
+        char hash[65];
+        size_t len = 0;
+        int r;
+
         if (explicit_file)
                 return policy_load(explicit_file, out, err);
-        if (workspace) {
-                _cleanup_free_ char *f = xasprintf("%s/.txbox/policy", workspace);
-                struct stat st;
-                if (lstat(f, &st) == 0)
-                        return policy_load(f, out, err);
-                if (errno != ENOENT)
-                        return tx_err(err, errno, "policy '%s': %s", f, strerror(errno));
+        if (!workspace || (r = policy_ws_read(workspace, &text, &len, err)) == -ENOENT)
+                return policy_load(NULL, out, err);
+        if (r < 0)
+                return r;
+        name = xasprintf("%s/.txbox/policy", workspace);
+        policy_hash(text, len, hash);
+        /* The user trusted this exact content here: it applies as written. */
+        if (policy_trusted(workspace, hash))
+                return load_text(name, text, len, false, out, NULL, err);
+        return load_untrusted(name, text, len, hash, out, err);
+}
+
+const char *policy_note(const struct policy *p) { return p ? p->note : NULL; }
+
+int policy_load_text(const char *name, const char *text, size_t len, struct policy **out,
+                     struct txbox_error *err)
+{
+        return load_text(name, text, len, false, out, NULL, err);
+}
+
+char *policy_summary(const struct policy *p)
+{
+        size_t own = 0, allow = 0, defaults = 0;
+        char ids[200] = "";
+
+        for (size_t k = 0; k < p->nrules; k++) {
+                bool builtin = false; /* copies of the built-in rules share their strings */
+                for (size_t d = 0; !builtin && d < n_default_rules; d++)
+                        builtin = p->rules[k].id == default_rules[d].id;
+                if (builtin) {
+                        defaults++;
+                        continue;
+                }
+                own++;
+                if (p->rules[k].decision == POLICY_ALLOW && allow++ < 6)
+                        snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s", allow > 1 ? ", " : "",
+                                 p->rules[k].id);
         }
-        return policy_load(NULL, out, err);
+        return xasprintf("%zu rule%s of its own%s%s%s%s; %s", own, own == 1 ? "" : "s", allow ? " (allowing: " : "",
+                         ids, allow > 6 ? ", ..." : "", allow ? ")" : "",
+                         defaults ? "the built-in rules after them" : "without the built-in rules (defaults: false)");
 }
 
 void policy_free(struct policy *p)
@@ -412,5 +506,7 @@ void policy_free(struct policy *p)
                 free(p->owned_arrays[k]);
         free(p->owned_arrays);
         free(p->file);
+        free(p->note);
+        policy_free(p->tighten);
         free(p);
 }

@@ -686,6 +686,22 @@ static void res_init(struct policy_result *res)
         res->offset = -1;
 }
 
+/* The policy's decision, and an untrusted workspace policy's beside it: the stricter wins,
+ * so that such a file can only add refusals (load.c). */
+static void decide_all(const struct policy *p, struct scan *sc, const struct policy_ctx *ctx,
+                       struct policy_result *res)
+{
+        struct policy_result r2;
+
+        decide(p, sc, ctx, res);
+        if (!p->tighten)
+                return;
+        res_init(&r2);
+        decide(p->tighten, sc, ctx, &r2);
+        if (severity(r2.decision) > severity(res->decision))
+                *res = r2;
+}
+
 int policy_check_shell(const struct policy *p, const char *script, const struct policy_ctx *ctx,
                        struct policy_result *res)
 {
@@ -696,7 +712,7 @@ int policy_check_shell(const struct policy *p, const char *script, const struct 
         scan_init(&sc, ctx);
         size_t n = strnlen(script, POL_MAX_INPUT + 1);
         parse_script(&sc, script, n, (struct srcpos){.base = 0, .direct = true}, 0);
-        decide(p, &sc, ctx, res);
+        decide_all(p, &sc, ctx, res);
         scan_free(&sc);
         return 0;
 }
@@ -722,7 +738,7 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
                 c->pipe_id = -1;
                 unwrap_argv(&sc, 0, 0);
         }
-        decide(p, &sc, ctx, res);
+        decide_all(p, &sc, ctx, res);
         scan_free(&sc);
         return 0;
 }
