@@ -35,6 +35,9 @@ struct policy;
 /* Load a policy: file (YAML) when non-NULL, else the built-in default.  Errors name the
  * file, line and what is wrong. */
 int policy_load(const char *file, struct policy **out, struct txbox_error *err);
+/* The same from text in memory (name is what errors call it). */
+int policy_load_text(const char *name, const char *text, size_t len, struct policy **out,
+                     struct txbox_error *err);
 /* The policy for a workspace: explicit file if given, else WORKSPACE/.txbox/policy when it
  * exists, else the built-in default. */
 int policy_load_for(const char *workspace, const char *explicit_file, struct policy **out,

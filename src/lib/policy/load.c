@@ -28,6 +28,8 @@ struct loader {
 static int node_line(struct fy_node *n)
 {
         struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
+        if (!t && n)
+                t = fy_node_get_tag_token(n);
         if (!t && n && fy_node_is_mapping(n)) {
                 void *it = NULL;
                 struct fy_node_pair *pr = fy_node_mapping_iterate(n, &it);
@@ -156,9 +158,19 @@ static int f_reason(struct loader *L, struct fy_node *v, struct rule *r)
 static int f_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->programs); }
 static int f_not_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_programs); }
 static int f_sub(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, true, &r->sub); }
-static int f_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->flags); }
-static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->any_flags); }
-static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_flags); }
+/* Flags are compared as the matcher stores them, at most POL_MAX_FLAG - 1 bytes: a longer
+ * one in a rule could never match, and the rule would silently do nothing. */
+static int flag_list(struct loader *L, struct fy_node *v, const char *const **out)
+{
+        int r = str_list(L, v, false, out);
+        for (const char *const *f = *out; r == 0 && *f; f++)
+                if (strlen(*f) >= POL_MAX_FLAG)
+                        return bad(L, v, "flag too long (at most 63 characters)", *f);
+        return r;
+}
+static int f_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->flags); }
+static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->any_flags); }
+static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->not_flags); }
 static int f_args(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->args); }
 static int f_last(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->last); }
 static int f_paths(struct loader *L, struct fy_node *v, struct rule *r) { return paths_field(L, v, &r->paths, &r->path_globs); }
@@ -315,6 +327,49 @@ static int load_root(struct loader *L, struct fy_node *root)
         return load_rules(L, rules, defaults);
 }
 
+/* YAML features the loader does not model are refused, not read as something else: an
+ * alias (program: *p) would be taken for a program named after the anchor, and the user's
+ * deny rule would silently never match; a merge key (<<) or a tag changes what a value
+ * means in ways the fields below do not see. */
+static int plain_yaml(struct loader *L, struct fy_node *n, int depth)
+{
+        size_t len = 0;
+        const char *what = NULL, *name = NULL;
+        if (!n)
+                return 0;
+        if (depth > 64)
+                return bad(L, n, "nested too deep", NULL);
+        if (fy_node_is_alias(n))
+                what = "aliases (*name) are not supported; write the value out", name = fy_node_get_scalar(n, &len);
+        else if (fy_node_get_anchor(n))
+                what = "anchors and aliases (&name, *name) are not supported; write the value out",
+                name = fy_anchor_get_text(fy_node_get_anchor(n), &len);
+        else if (fy_node_get_tag(n, &len))
+                what = "tags (!tag) are not supported", name = fy_node_get_tag(n, &len);
+        if (what) {
+                char detail[80];
+                snprintf(detail, sizeof(detail), "%.*s", (int)(len < 64 ? len : 64), name ? name : "");
+                return bad(L, n, what, name ? detail : NULL);
+        }
+        void *it = NULL;
+        int r = 0;
+        if (fy_node_is_sequence(n))
+                for (struct fy_node *c; r == 0 && (c = fy_node_sequence_iterate(n, &it));)
+                        r = plain_yaml(L, c, depth + 1);
+        if (fy_node_is_mapping(n))
+                for (struct fy_node_pair *pr; r == 0 && (pr = fy_node_mapping_iterate(n, &it));) {
+                        struct fy_node *k = fy_node_pair_key(pr);
+                        if (!scalar(k))
+                                return bad(L, k ? k : n, "mapping keys must be plain strings", NULL);
+                        if (!strcmp(scalar(k), "<<") && fy_node_get_style(k) == FYNS_PLAIN)
+                                return bad(L, k, "merge keys (<<) are not supported; write the keys out", NULL);
+                        r = plain_yaml(L, k, depth + 1);
+                        if (r == 0)
+                                r = plain_yaml(L, fy_node_pair_value(pr), depth + 1);
+                }
+        return r;
+}
+
 static void quiet_output(struct fy_diag *diag, void *user, const char *buf, size_t len)
 {
         (void)diag, (void)user, (void)buf, (void)len; /* the library never prints */
@@ -339,9 +394,26 @@ static int parse_file(struct loader *L, const char *text, size_t len)
         if (diag)
                 fy_diag_set_collect_errors(diag, true);
         struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
-        struct fy_document *doc = fy_document_build_from_string(&cfg, text, len);
-        int r = doc ? load_root(L, fy_document_root(doc)) : syntax_error(L, diag);
-        fy_document_destroy(doc);
+        struct fy_parser *fyp = fy_parser_create(&cfg);
+        struct fy_document *doc = NULL, *more = NULL;
+        int r;
+        if (!fyp || fy_parser_set_string(fyp, text, len) < 0)
+                r = tx_err(L->err, ENOMEM, "policy '%s': cannot start the YAML parser", L->file);
+        else if (!(doc = fy_parse_load_document(fyp)))
+                r = syntax_error(L, diag);
+        else if ((more = fy_parse_load_document(fyp)))
+                /* A second document would be ignored, with every rule in it. */
+                r = bad(L, fy_document_root(more), "more than one YAML document (---); a policy is one", NULL);
+        else if (diag && fy_diag_got_error(diag))
+                r = syntax_error(L, diag);
+        else if ((r = plain_yaml(L, fy_document_root(doc), 0)) == 0)
+                r = load_root(L, fy_document_root(doc));
+        if (more)
+                fy_parse_document_destroy(fyp, more);
+        if (doc)
+                fy_parse_document_destroy(fyp, doc);
+        if (fyp)
+                fy_parser_destroy(fyp);
         if (diag)
                 fy_diag_destroy(diag);
         return r;
@@ -356,8 +428,8 @@ static struct policy *policy_new(void)
 
 int policy_load(const char *file, struct policy **out, struct txbox_error *err)
 {
-        struct policy *p = policy_new();
         if (!file) {
+                struct policy *p = policy_new();
                 p->rules = xmalloc(n_default_rules * sizeof(*p->rules));
                 memcpy(p->rules, default_rules, n_default_rules * sizeof(*p->rules));
                 p->nrules = n_default_rules;
@@ -368,14 +440,21 @@ int policy_load(const char *file, struct policy **out, struct txbox_error *err)
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
         int r = read_file_at(AT_FDCWD, file, MAX_POLICY_FILE, &text, &len);
-        if (r < 0) {
-                policy_free(p);
+        if (r < 0)
                 return tx_err(err, -r, "policy '%s': %s%s", file, strerror(-r),
                               r == -EFBIG ? " (larger than 1 MiB)" : "");
-        }
-        p->file = xstrdup(file);
-        struct loader L = {.p = p, .file = file, .err = err};
-        r = parse_file(&L, text, len);
+        return policy_load_text(file, text, len, out, err);
+}
+
+int policy_load_text(const char *name, const char *text, size_t len, struct policy **out,
+                     struct txbox_error *err)
+{
+        if (len > MAX_POLICY_FILE)
+                return tx_err(err, EFBIG, "policy '%s': larger than 1 MiB", name);
+        struct policy *p = policy_new();
+        p->file = xstrdup(name);
+        struct loader L = {.p = p, .file = name, .err = err};
+        int r = parse_file(&L, text, len);
         if (r < 0) {
                 policy_free(p);
                 return r;

@@ -220,7 +220,7 @@ struct norm {
         size_t argc;
         const char **pos; /* arrays of argc entries */
         size_t npos;
-        char flags[MAX_FLAGS][24];
+        char flags[MAX_FLAGS][POL_MAX_FLAG];
         size_t nflags;
         bool overflow;
         /* path candidates, classified lazily */
@@ -273,9 +273,11 @@ static const struct prog_opts prog_opts[] = {
         {"doas", "uC", NULL, true},
 };
 
+/* Longer flags are cut to POL_MAX_FLAG - 1 bytes: none of a rule's flags is that long (the
+ * loader refuses them), so a cut flag can only match more, never less. */
 static void add_flag(struct norm *nm, const char *f, size_t l)
 {
-        char buf[24];
+        char buf[POL_MAX_FLAG];
         if (l >= sizeof(buf))
                 l = sizeof(buf) - 1;
         memcpy(buf, f, l);
@@ -437,14 +439,18 @@ static bool glob_eq(const char *pat, const char *s)
                 while (*end && *end != '|')
                         special |= glob_special(*end++);
                 if (special && glob_literal_in(pat, end, s)) {
-                        char buf[256];
+                        /* Any length: a pattern too long for a buffer must not silently
+                         * stop matching (a user's deny rule would never apply). */
+                        char buf[256], *heap = NULL, *g = buf;
                         size_t n = (size_t)(end - pat);
-                        if (n < sizeof(buf)) {
-                                memcpy(buf, pat, n);
-                                buf[n] = 0;
-                                if (!fnmatch(buf, s, 0))
-                                        return true;
-                        }
+                        if (n >= sizeof(buf))
+                                g = heap = xmalloc(n + 1);
+                        memcpy(g, pat, n);
+                        g[n] = 0;
+                        bool hit = !fnmatch(g, s, 0);
+                        free(heap);
+                        if (hit)
+                                return true;
                 }
                 pat = *end ? end + 1 : end;
         }
