@@ -993,8 +993,10 @@ static void emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, 
         size_t callc = argv->n;
         struct scmd *c = scan_add(sc, argv, text, cmd_offset(P));
         free(text);
-        if (!c)
+        if (!c) {
+                strv_free(call);
                 return;
+        }
         c->pipe_id = P->pipe_id;
         c->stage = P->stage;
         c->writes = r->writes;
