@@ -692,12 +692,25 @@ static void res_init(struct policy_result *res)
         res->offset = -1;
 }
 
+/* Tests make the N-th decision of a process crash, abort, hang or fail here
+ * (TXBOX_FAILPOINT=judge:N:segv|abort|hang|enospc): every caller must then refuse. */
+static int judge_failpoint(struct policy_result *res)
+{
+        int r = failpoint("judge");
+        if (r < 0) /* what a caller sees of a decision that failed: a refusal */
+                policy_result_failed(res, NULL, "test failpoint");
+        return r;
+}
+
 int policy_check_shell(const struct policy *p, const char *script, const struct policy_ctx *ctx,
                        struct policy_result *res)
 {
         if (!p || !script || !ctx || !res)
                 return -EINVAL;
         res_init(res);
+        int fr = judge_failpoint(res);
+        if (fr < 0)
+                return fr;
         struct scan sc;
         scan_init(&sc, ctx);
         size_t n = strnlen(script, POL_MAX_INPUT + 1);
@@ -713,6 +726,9 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
         if (!p || !argv || !argv[0] || !ctx || !res)
                 return -EINVAL;
         res_init(res);
+        int fr = judge_failpoint(res);
+        if (fr < 0)
+                return fr;
         struct scan sc;
         scan_init(&sc, ctx);
         struct strvec v = {0};
@@ -731,6 +747,18 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
         decide(p, &sc, ctx, res);
         scan_free(&sc);
         return 0;
+}
+
+void policy_result_failed(struct policy_result *res, const char *command, const char *why)
+{
+        memset(res, 0, sizeof(*res));
+        res->decision = POLICY_DENY;
+        res->offset = -1;
+        snprintf(res->rule, sizeof(res->rule), "%s", POLICY_RULE_FAILED);
+        snprintf(res->reason, sizeof(res->reason),
+                 "txbox could not judge this command (%s), and a command it cannot judge is refused; "
+                 "try a simpler form of it, and tell the user", why);
+        snprintf(res->command, sizeof(res->command), "%s", command ? command : "");
 }
 
 const char *policy_decision_name(enum policy_decision d)
