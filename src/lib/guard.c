@@ -454,8 +454,9 @@ int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
                         free(r->buf);
                         return 0; /* the task is gone: nothing to answer */
                 }
-                if (ok == 0)
-                        allow = check ? check(ctx, r->buf + path_off, argv) : true;
+                /* Unreadable, over the budget, or nobody to judge it: refused. */
+                if (ok == 0 && check)
+                        allow = check(ctx, r->buf + path_off, argv);
         }
         free(r->buf);
         return reply(listener, n.id, allow);
