@@ -144,8 +144,10 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
         r = judge_fork(check_child, &job,
                        judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", g->approve ? 75000 : JUDGE_FORK_TIMEOUT_MS), 1 << 20,
                        &out, &status, &err);
-        /* An allow is believed only from a child that said so and ended by itself. */
-        bool answered = r == 0 && (status == EXIT_REFUSED || status == EXIT_USAGE ||
+        /* An answer is believed only from a child that ended by itself and printed it (a
+         * sanitizer's report also exits 1, with nothing on stdout); usage errors and an
+         * unreadable policy (2) are on stderr. */
+        bool answered = r == 0 && (status == EXIT_USAGE || (status == EXIT_REFUSED && *out) ||
                                    (status == 0 && strstr(out, "allow")));
         if (answered) {
                 fputs(out, stdout);

@@ -110,5 +110,19 @@ ok "run: a crash at the first exec check refuses the program (status $?)" test !
 like "$(tx log --json -n 1)" '"outcome": "(rolled_back|denied)"' "run: and is not left running"
 ok "run: the next transaction is judged again" tx sh -c 'echo ok >ok.txt'
 ok "run: and commits" test -e "$WS/ok.txt"
+rm -f "$WS/ok.txt"
+
+# ---- issue 17 at the exec check: env -u last, and a program named sudo with -u last ----
+mkdir -p "$WS/bin" && printf '#!/bin/sh
+echo fake sudo "$@"
+' >"$WS/bin/sudo" && chmod +x "$WS/bin/sudo"
+orig=$(tree_hash "$WS")
+for c in 'env -u' './bin/sudo -u' 'xargs -I </dev/null' 'env -P' 'timeout -s'; do
+        out=$(tx run -- sh -c "$c; echo survived >survived.txt" 2>&1)
+        rc=$?
+        ok "run: the exec check judges '$c' (status $rc, not a crash)" test "$rc" -lt 128
+        like "$(tx log --json -n 1)" '"outcome": "(committed|rolled_back)"' "run: '$c': its audit row is settled"
+        rm -f "$WS/survived.txt"
+done
 
 done_testing
