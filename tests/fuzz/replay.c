@@ -91,7 +91,8 @@ static int run_dir(const char *path)
                 names = realloc(names, (n + 1) * sizeof(*names));
                 names[n++] = strdup(e->d_name);
         }
-        qsort(names, n, sizeof(*names), cmp);
+        if (n)
+                qsort(names, n, sizeof(*names), cmp);
         int count = 0;
         for (size_t i = 0; i < n; i++) {
                 char shown[512];

@@ -3,6 +3,7 @@
  * again afterwards. */
 #define _GNU_SOURCE
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "judge.h"
@@ -11,10 +12,10 @@
 
 static void fine(void *arg) { *(int *)arg = 42; }
 static void segv(void *arg) { (void)arg; raise(SIGSEGV); }
-static void null_write(void *arg)
+static void ro_write(void *arg)
 {
-        int *volatile p = arg;
-        *p = 1; /* arg is NULL: a real fault, not a raised signal */
+        volatile char *p = arg;
+        *p = 1; /* a read-only page: a real fault, not a raised signal (and no UB a sanitizer stops at) */
 }
 static void aborts(void *arg) { (void)arg; abort(); }
 static void fpe(void *arg) { (void)arg; raise(SIGFPE); }
@@ -54,7 +55,9 @@ int main(void)
         ok(judge_call(fine, &x, &err) == 0 && x == 42, "a judgement that ends normally: 0");
         is_int(judge_call(segv, NULL, &err), -EFAULT, "SIGSEGV raised in it: -EFAULT");
         ok(strstr(err.msg, "signal 11") != NULL, "naming the signal: %s", err.msg);
-        is_int(judge_call(null_write, NULL, &err), -EFAULT, "a write through NULL: -EFAULT");
+        char *ro = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        is_int(judge_call(ro_write, ro, &err), -EFAULT, "a write to a read-only page: -EFAULT");
+        munmap(ro, 4096);
         is_int(judge_call(aborts, NULL, &err), -EFAULT, "abort() (out of memory in xmalloc): -EFAULT");
         ok(strstr(err.msg, "signal 6") != NULL, "naming SIGABRT: %s", err.msg);
         is_int(judge_call(fpe, NULL, &err), -EFAULT, "SIGFPE: -EFAULT");

@@ -819,6 +819,10 @@ static void test_file(void)
                 {"rules:\n  - id: x\n    reason: r\n    program: rm\n    ? [a]\n    : b\n", "line 5: mapping keys"},
                 {"rules:\n  - id: x\n    reason: r\n    program: rm\n    flags: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
                  "aaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n", "line 5: flag too long"},
+                /* text only: libfyaml 0.7 loops forever on these in a directive */
+                {"%\xff\nrules: []\n", "line 1: not valid UTF-8"},
+                {"rules: []\n%\xed\xa0\x80\n", "line 2: not valid UTF-8"},
+                {"rules:\n  - id: \x01\n", "line 2: a control character"},
         };
         for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
                 char *b = write_tmp(bad[k].text);

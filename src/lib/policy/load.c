@@ -384,8 +384,44 @@ static int syntax_error(struct loader *L, struct fy_diag *diag)
         return tx_err(L->err, EINVAL, "policy '%s': not valid YAML", L->file);
 }
 
+/* Length of the UTF-8 sequence at s (at most n bytes), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+        size_t l = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+        if (!l || l > n || (l == 2 && s[0] < 0xc2) || (l == 4 && s[0] > 0xf4))
+                return 0;
+        for (size_t k = 1; k < l; k++)
+                if ((s[k] & 0xc0) != 0x80)
+                        return 0;
+        if ((l == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (l == 4 && s[0] == 0xf0 && s[1] < 0x90))
+                return 0; /* overlong */
+        if ((l == 3 && s[0] == 0xed && s[1] >= 0xa0) || (l == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+                return 0; /* a UTF-16 surrogate, or past U+10FFFF */
+        return l;
+}
+
+/* YAML is printable Unicode text.  libfyaml 0.7 accepts invalid UTF-8 in values, and loops
+ * forever on it in a directive ("%\xff"): only text is handed to it. */
+static int plain_text(struct loader *L, const char *text, size_t len)
+{
+        const unsigned char *s = (const unsigned char *)text;
+        int line = 1;
+        for (size_t i = 0; i < len;) {
+                size_t l = utf8_len(s + i, len - i);
+                if (!l || (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') || s[i] == 0x7f)
+                        return tx_err(L->err, EINVAL, "policy '%s' line %d: %s", L->file, line,
+                                      l ? "a control character (not text)" : "not valid UTF-8 text");
+                line += s[i] == '\n';
+                i += l;
+        }
+        return 0;
+}
+
 static int parse_file(struct loader *L, const char *text, size_t len)
 {
+        int t = plain_text(L, text, len);
+        if (t < 0)
+                return t;
         struct fy_diag_cfg dc;
         fy_diag_cfg_default(&dc);
         dc.fp = NULL;
