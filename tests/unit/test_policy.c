@@ -649,6 +649,7 @@ static void test_engine_limits(const struct policy *p)
         got = decide_text(p, &t, &r);
         ok(r.decision != POLICY_ALLOW, "the 71st call of a function is not judged without its arguments (%s)", got);
         check_one(p, "f() { cat \"$1\"; f ~/.ssh/id_rsa; }; f x", "secret-access");
+        check_one(p, "x=echo; f() { x=rm; }; f; $x -rf ~", "rm-root");
         check_one(p, "f() { f \"$1$1\"; }; f x", "limit-exceeded");
 
         /* text the expansions copy: x=$x$x doubles */

@@ -964,11 +964,15 @@ static void declare_vars(struct psh *P, char **argv, size_t argc)
         bool is_decl = false;
         for (size_t k = 0; k < ARRAY_SIZE(decl); k++)
                 is_decl |= !strcmp(argv[0], decl[k]);
+        /* local (and declare, typeset in a function) shadow the variable until the function
+         * returns: a new entry, popped with the function's $1..$9, never an update of the
+         * caller's (x=rm; f() { local x=echo; }; f; $x -rf ~ runs rm). */
+        bool scoped = is_decl && strcmp(argv[0], "export") && strcmp(argv[0], "readonly");
         for (size_t k = 1; is_decl && k < argc; k++) {
                 const char *eq = strchr(argv[k], '=');
                 if (argv[k][0] == '-' || !eq || !is_assignment(argv[k], strlen(argv[k])))
                         continue;
-                var_set(P, argv[k], (size_t)(eq - argv[k]), has_unk(eq + 1) ? NULL : eq + 1);
+                (scoped ? var_push : var_set)(P, argv[k], (size_t)(eq - argv[k]), has_unk(eq + 1) ? NULL : eq + 1);
         }
 }
 
