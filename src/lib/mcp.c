@@ -747,6 +747,8 @@ static int answer(struct mcp_server *s, int out_fd, struct line_reader *lr)
 
 static void take(struct line_reader *lr, const char *p, size_t n)
 {
+        if (!n) /* an empty line before any other: no buffer yet to add nothing to */
+                return;
         if (lr->too_long || lr->len + n > lr->max) {
                 lr->too_long = true;
                 lr->len = 0;

@@ -637,7 +637,11 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         /* Fail closed whatever the rules say: the input could not be read. */
         if (!strcmp(a0, "@parse-error") || !strcmp(a0, "@limit-exceeded"))
                 return find_default(a0 + 1);
-        struct norm *nm = xcalloc(1, sizeof(*nm));
+        /* On the stack and not zeroed (norm_build sets what is read): 8 KiB of flags per
+         * command would otherwise be allocated and cleared for every command judged. */
+        struct norm nm_, *nm = &nm_;
+        nm->cls = NULL;
+        nm->abs = NULL;
         norm_build(nm, c);
         const struct rule *hit = nm->overflow ? find_default("limit-exceeded") : NULL;
         unsigned char f = (unsigned char)nm->prog[0];
@@ -645,7 +649,6 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
                 if ((!p->first || (p->first[k][f >> 6] >> (f & 63) & 1)) && rule_matches(&p->rules[k], nm, c, ctx))
                         hit = &p->rules[k];
         norm_free(nm);
-        free(nm);
         return hit;
 }
 
