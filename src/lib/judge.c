@@ -83,7 +83,7 @@ void judge_quarantine(const void *p)
 
 /* ---- in a child process ---- */
 
-/* Enough for any judgement txbox makes (the policy engine copies at most 8 MiB of text); a
+/* Enough for any judgement txbox makes (the policy engine copies at most 1 MiB of text); a
  * runaway one fails at the cap and is reported, rather than press on the machine.  Not
  * under AddressSanitizer, whose shadow memory counts too. */
 #define JUDGE_DATA_LIMIT (2ULL << 30)

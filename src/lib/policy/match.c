@@ -668,11 +668,30 @@ static void fill(struct policy_result *res, const struct rule *r, const struct s
         res->offset = c->offset;
 }
 
+/* The finding that ends a scan (@limit-exceeded, @parse-error), or NULL. */
+static const struct scmd *fatal_finding(const struct scan *sc)
+{
+        for (size_t k = sc->n; sc->failed && k-- > 0;)
+                if (sc->cmds[k].argv.n && (!strcmp(sc->cmds[k].argv.v[0], "@limit-exceeded") ||
+                                           !strcmp(sc->cmds[k].argv.v[0], "@parse-error")))
+                        return &sc->cmds[k];
+        return NULL;
+}
+
 static void decide(const struct policy *p, struct scan *sc, const struct policy_ctx *ctx,
                    struct policy_result *res)
 {
         int worst = -1;
+        /* Matching is bounded by the commands and the bytes a scan may hold; a scan that
+         * already failed is a refusal anyway, so it gets the time only to name a more
+         * useful rule than its limit, not more. */
+        int64_t stop = mono_us() + POL_MAX_US;
         for (size_t k = 0; k < sc->n; k++) {
+                if (sc->failed && mono_us() > stop) {
+                        const struct scmd *f = fatal_finding(sc);
+                        fill(res, match_cmd(p, f, ctx), f);
+                        return;
+                }
                 const struct rule *r = match_cmd(p, &sc->cmds[k], ctx);
                 if (r && severity(r->decision) > worst) {
                         worst = severity(r->decision);

@@ -25,7 +25,7 @@
 #define POL_MAX_FUNCS 1024         /* functions defined in one string */
 #define POL_MAX_FLAG 64            /* bytes of a flag a rule can name, with its NUL */
 /* Bytes the parser copies beyond its input (expanded values, function bodies ...). */
-#define POL_MAX_COPIED (8 * 1024 * 1024)
+#define POL_MAX_COPIED (1024 * 1024)
 
 /* One simple command that would run (after wrappers were peeled off, each layer is its own
  * scmd).  Programs starting with '@' are synthetic findings (download piped to a shell, a
