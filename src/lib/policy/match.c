@@ -683,9 +683,9 @@ static void decide(const struct policy *p, struct scan *sc, const struct policy_
 {
         int worst = -1;
         /* Matching is bounded by the commands and the bytes a scan may hold; a scan that
-         * already failed is a refusal anyway, so it gets the time only to name a more
-         * useful rule than its limit, not more. */
-        int64_t stop = mono_us() + POL_MAX_US;
+         * already failed is a refusal anyway, so it gets a fifth of a scan's time to name
+         * a more useful rule than its limit, not more. */
+        int64_t stop = mono_us() + POL_MAX_US / 5;
         for (size_t k = 0; k < sc->n; k++) {
                 if (sc->failed && mono_us() > stop) {
                         const struct scmd *f = fatal_finding(sc);
