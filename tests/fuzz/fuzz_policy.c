@@ -44,9 +44,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 /* libfyaml 0.7 leaks the buffer it grows to format a quoted scalar full of escapes
  * (fy_atom_iter_grow_chunk, reached from fy_node_get_scalar0): the library's, not
  * txbox's, and at most once per policy load in a real run.  Kept quiet here so that the
- * target finds leaks of ours.  (Read by LeakSanitizer, gcc's and clang's.) */
-const char *__lsan_default_suppressions(void);
-const char *__lsan_default_suppressions(void)
+ * target finds leaks of ours.  (Read by LeakSanitizer, gcc's and clang's: exported, as
+ * gcc's runtime is a shared library looking for it in the program.) */
+__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void);
+__attribute__((visibility("default"))) const char *__lsan_default_suppressions(void)
 {
         return "leak:fy_atom_iter_grow_chunk\n";
 }

@@ -30,7 +30,8 @@ static char current[512]; /* the input being run, named when it crashes */
 static void say_current(void)
 {
         char line[600];
-        int n = snprintf(line, sizeof(line), "not ok - crashed on %s\n", current);
+        int n = current[0] ? snprintf(line, sizeof(line), "not ok - crashed on %s\n", current)
+                           : snprintf(line, sizeof(line), "not ok - failed after the inputs (see the report above)\n");
         if (n > 0 && write(STDOUT_FILENO, line, (size_t)n) < 0) {
                 /* nothing more to do */
         }
@@ -66,6 +67,7 @@ static int run_file(int dirfd, const char *name, const char *shown)
         snprintf(current, sizeof(current), "%s", shown);
         double t0 = now();
         LLVMFuzzerTestOneInput(buf, len);
+        current[0] = 0;
         double dt = now() - t0;
         if (dt > slowest) {
                 slowest = dt;
