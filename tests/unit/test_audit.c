@@ -10,7 +10,7 @@
 #include "record.h"
 #include "tap.h"
 
-static char tmpdir[] = "/tmp/txbox-test-audit-XXXXXX";
+static char tmpdir[200];
 
 static char *tmp_path(const char *name) { return xasprintf("%s/%s", tmpdir, name); }
 
@@ -587,6 +587,9 @@ static void test_bad_files(void)
 static void test_busy(void)
 {
         _cleanup_free_ char *p = tmp_path("busy.db");
+        /* The timeout comes from TXBOX_DB_BUSY_MS when set (10 s otherwise): 1.5 s keeps the
+         * unit run short and still shows the wait is the configured one. */
+        setenv("TXBOX_DB_BUSY_MS", "1500", 1);
         struct audit *a = open_db("busy.db");
         struct txbox_error err = { 0 };
         struct txbox_record r;
@@ -596,20 +599,25 @@ static void test_busy(void)
            sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) == SQLITE_OK,
            "another connection holds the write lock");
         mkrec(&r, "busy0000", TXBOX_RUNNING, 0, NULL);
-        time_t t0 = time(NULL);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         is_int(audit_insert(a, &r, &err), -EBUSY, "insert under a held lock gives -EBUSY");
-        ok(time(NULL) - t0 >= 9, "after waiting the busy timeout (%lld s)", (long long)(time(NULL) - t0));
-        ok(strstr(err.msg, p) && strstr(err.msg, "locked"), "busy message names the file: %s", err.msg);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        ok(ms >= 1400, "after waiting the busy timeout (%ld ms of 1500)", ms);
+        ok(strstr(err.msg, p) && strstr(err.msg, "locked") && strstr(err.msg, "for 2 s"),
+           "busy message names the file and the wait: %s", err.msg);
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(db);
         is_int(audit_insert(a, &r, &err), 0, "insert works once the lock is gone");
         txbox_record_clear(&r);
         audit_close(a);
+        unsetenv("TXBOX_DB_BUSY_MS");
 }
 
 int main(void)
 {
-        if (!mkdtemp(tmpdir)) {
+        if (!tap_mkdtemp(tmpdir, sizeof(tmpdir), "txbox-test-audit")) {
                 perror("mkdtemp");
                 return 1;
         }
