@@ -46,7 +46,10 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-HEADERS  := include/txbox.h $(wildcard src/lib/*.h src/lib/policy/*.h src/cli/*.h tests/unit/*.h tests/fuzz/*.h)
+# Each object and test binary depends on the headers it includes, as the compiler saw them
+# (-MMD writes BUILD/....d beside it; -MP keeps a deleted header from stopping the build).
+# Objects also depend on this Makefile, which holds the flags.
+DEPFLAGS  = -MMD -MP -MF $@.d
 # Fuzz targets (tests/fuzz/fuzz_NAME.c): each builds twice, as a libFuzzer binary with clang
 # (make fuzz) and with a plain main() that replays its corpus (make check, any compiler).
 FUZZ_TARGETS := shell argv policy hook mcp
@@ -57,9 +60,9 @@ FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/common.o
 .PHONY: all deps check unit integration demo bench install clean stress fuzz fuzz-bins
 all: $(BUILD)/txbox $(UNIT_BIN) $(REPLAY_BIN)
 
-$(BUILD)/%.o: %.c $(HEADERS)
+$(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c -o $@ $<
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/libtxbox.a: $(LIB_OBJ)
 	@rm -f $@
@@ -68,19 +71,19 @@ $(BUILD)/libtxbox.a: $(LIB_OBJ)
 $(BUILD)/txbox: $(CLI_OBJ) $(BUILD)/libtxbox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtxbox.a $(HEADERS)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtxbox.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtxbox.a $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtxbox.a $(LDLIBS)
 
 .SECONDEXPANSION:
-$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a $(HEADERS)
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c \
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c \
 		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox.a $(LDLIBS)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a $(HEADERS)
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c \
+	$(CC) $(CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c \
 		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox.a $(LDLIBS)
 
 fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
@@ -131,3 +134,6 @@ install: $(BUILD)/txbox
 
 clean:
 	rm -rf build build-san build-fuzz build-clang
+
+-include $(wildcard $(BUILD)/src/lib/*.o.d $(BUILD)/src/lib/policy/*.o.d $(BUILD)/src/cli/*.o.d \
+		   $(BUILD)/tests/*.d $(BUILD)/fuzz/*.d)
