@@ -3,14 +3,14 @@
 # client, one long-lived server), one-shot `txbox run`, and bare execution, in the same run.
 # Prints the median (and p90) milliseconds per command of each.  Runs only `true`, in a
 # throwaway workspace under /var/tmp.  The SDK column needs node and npm (tests/mcp/setup.sh
-# installs the SDK into /var/tmp/txbox-mcp-sdk-cache); a raw JSON-RPC pipe column does not.
+# installs the SDK into ${TMPDIR:-/var/tmp}/txbox-mcp-sdk-cache); a raw JSON-RPC pipe column does not.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 BUILD=${BUILD:-build}
 N=${1:-200}
 TXBOX="$PWD/$BUILD/txbox"
 [ -x "$TXBOX" ] || { echo "mcp_bench: build $TXBOX first (make)" >&2; exit 1; }
-D=$(mktemp -d /var/tmp/txbox-mcpbench.XXXXXX) || exit 1
+D=$(mktemp -d "${TMPDIR:-/var/tmp}/txbox-mcpbench.XXXXXX") || exit 1
 trap 'rm -rf "$D"' EXIT
 mkdir -p "$D/ws" "$D/state"
 for i in $(seq 1 50); do echo "file $i" >"$D/ws/f$i.txt"; done
@@ -57,7 +57,7 @@ ok=$(grep -c '"status": *0' "$D/resp")
 awk -v a="${t0/./}" -v b="${t1/./}" -v n="$N" -v ok="$ok" \
         'BEGIN { printf "%-34s mean   %8.3f ms   (%d/%d committed)\n", "mcp: raw JSON-RPC pipe", (b - a) / 1000 / n, ok, n }'
 
-SDK=/var/tmp/txbox-mcp-sdk-cache
+SDK=${TMPDIR:-/var/tmp}/txbox-mcp-sdk-cache
 if why=$(tests/mcp/setup.sh "$SDK" 2>&1); then
         fresh
         (cd "$D" && node "$SDK/client.mjs" bench "$N" "${TX[@]}" mcp 2>/dev/null) | stats "mcp: SDK client callTool"

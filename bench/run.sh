@@ -8,8 +8,8 @@
 #   BENCH_QUICK=1     smoke run: few runs, trees and changes ten times smaller
 #   BENCH_SECTIONS="exec mcp"  only these sections (of: exec disk wssize change memory build mcp)
 #   BENCH_PLOT_OUT=F  write the plot to F (e.g. docs/benchmarks.png) instead of the kept
-#                     results directory /var/tmp/txbox-bench-out.XXXXXX
-# Everything runs in throwaway directories under /var/tmp, removed at exit (but the results
+#                     results directory $TMPDIR/txbox-bench-out.XXXXXX
+# Everything runs in throwaway directories under $TMPDIR (else /var/tmp), removed at exit (but the results
 # directory, which holds the plot and the raw medians).
 set -eu
 PLOT_OUT=${BENCH_PLOT_OUT:-}
@@ -29,9 +29,9 @@ TX="$ROOT/$BUILD/txbox"
 MK="$ROOT/bench/mkfiles.sh"
 [ -x "$TX" ] || { echo "bench: build $TX first (make)" >&2; exit 1; }
 
-T=$(mktemp -d /var/tmp/txbox-bench.XXXXXX)
+T=$(mktemp -d "${TMPDIR:-/var/tmp}/txbox-bench.XXXXXX")
 trap 'umount "$T/mem" 2>/dev/null || true; chmod -R u+rwX "$T"; rm -rf "$T"' EXIT
-OUT=$(mktemp -d /var/tmp/txbox-bench-out.XXXXXX)
+OUT=$(mktemp -d "${TMPDIR:-/var/tmp}/txbox-bench-out.XXXXXX")
 cc -O2 -o "$T/abrun" bench/abrun.c
 cc -O2 -shared -fPIC -o "$T/peakrss.so" bench/peakrss.c
 ABRUN="$T/abrun"

@@ -44,9 +44,10 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
                 [ -x "$t" ] || continue
                 run_one "unit/$(basename "$t")" "$t"
                 if [ "$(id -u)" -eq 0 ] && grep -q "as-user" "tests/unit/$(basename "$t").c" 2>/dev/null; then
-                        d=$(mktemp -d /var/tmp/txbox-unit.XXXXXX); cp "$t" "$d/"; chmod 755 "$d" "$d/$(basename "$t")"
+                        d=$(mktemp -d "${TMPDIR:-/var/tmp}/txbox-unit.XXXXXX"); cp "$t" "$d/"; mkdir "$d/tmp"
+                        chmod 755 "$d" "$d/$(basename "$t")"; chown 54321:54321 "$d/tmp"
                         run_one "unit/$(basename "$t") (uid 54321)" setpriv --reuid=54321 --regid=54321 --clear-groups \
-                                env TMPDIR=/var/tmp "$d/$(basename "$t")"
+                                env TMPDIR="$d/tmp" "$d/$(basename "$t")"
                         rm -rf "$d"
                 fi
         done

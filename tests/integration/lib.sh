@@ -1,6 +1,6 @@
 # Integration test library: sourced by tests/integration/t_*.sh.
 #
-# Outside the jail it makes a throwaway dir T under /var/tmp, copies the txbox binary and the
+# Outside the jail it makes a throwaway dir T under $TMPDIR (else /var/tmp), copies the txbox binary and the
 # test scripts into it, and re-runs the test inside tests/jail.sh (only T writable; as root,
 # the mode JAIL_MODE=user runs it as uid 54321).  Inside, it offers TAP helpers.  Every test
 # that runs a destructive command runs it through txbox, inside this jail, against paths
@@ -10,7 +10,16 @@ set -u
 if [ -z "${TXBOX_IN_JAIL:-}" ]; then
         BUILD=${BUILD:-build}
         JAIL_MODE=${JAIL_MODE:-user}
-        T=$(mktemp -d /var/tmp/txbox-it.XXXXXX) || exit 1
+        # Not under /tmp or /dev/shm: the sandbox gives the program its own empty ones, which
+        # would hide the fixtures the tests leave in T beside the workspace.
+        base=${TMPDIR:-/var/tmp}
+        case $(realpath -m "$base")/ in
+        /tmp/* | /dev/shm/*)
+                echo "Bail out! TMPDIR=$base lies under /tmp or /dev/shm, which txbox's sandbox replaces;" \
+                        "point TMPDIR elsewhere (default /var/tmp)"
+                exit 1 ;;
+        esac
+        T=$(mktemp -d "$base/txbox-it.XXXXXX") || exit 1
         mkdir -p "$T/bin" "$T/tests" "$T/home" "$T/tmp"
         cp "$BUILD/txbox" "$T/bin/txbox"
         cp tests/integration/*.sh "$T/tests/"
@@ -23,7 +32,7 @@ if [ -z "${TXBOX_IN_JAIL:-}" ]; then
                 chown 54321:54321 "$T/unmapped" && chown 54321:0 "$T/unmapped/grpfile" && chmod 664 "$T/unmapped/grpfile"
         fi
         tests/jail.sh "$JAIL_MODE" "$T" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$T/home" TMPDIR="$T/tmp" \
-                TXBOX_IN_JAIL=1 T="$T" JAIL_MODE="$JAIL_MODE" TXBOX_STRESS="${TXBOX_STRESS:-}" LANG=C.UTF-8 \
+                TXBOX_IN_JAIL=1 TXBOX_HOST_TMP="${TMPDIR:-/var/tmp}" T="$T" JAIL_MODE="$JAIL_MODE" TXBOX_STRESS="${TXBOX_STRESS:-}" LANG=C.UTF-8 \
                 bash "$T/tests/$(basename "$0")"
         rc=$?
         chmod -R u+rwX "$T" 2>/dev/null

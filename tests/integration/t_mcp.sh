@@ -1,9 +1,9 @@
 #!/bin/bash
 # txbox mcp: driven by the official MCP TypeScript SDK client (tests/mcp/client.mjs) and by
 # raw JSON-RPC lines.  The SDK is installed with npm outside the jail (which has no network)
-# into a cache under /var/tmp; without node or npm or the registry, the SDK part is skipped
+# into a cache under $TMPDIR (else /var/tmp); without node or npm or the registry, the SDK part is skipped
 # with the reason and the raw protocol checks still run.
-SDK=/var/tmp/txbox-mcp-sdk-cache
+SDK=${TXBOX_HOST_TMP:-${TMPDIR:-/var/tmp}}/txbox-mcp-sdk-cache # the same path inside the jail
 if [ -z "${TXBOX_IN_JAIL:-}" ]; then
         why=$(tests/mcp/setup.sh "$SDK" 2>&1) || { mkdir -p "$SDK" 2>/dev/null; }
         printf '%s\n' "$why" >"$SDK.status" 2>/dev/null

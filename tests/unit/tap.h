@@ -54,4 +54,19 @@ static inline int tap_done(void)
         printf("1..%d\n", tap_n);
         return tap_failed ? 1 : 0;
 }
+/* tap_mkdtemp(buf, size, name): a fresh directory $TMPDIR/name.XXXXXX, or under /var/tmp when
+ * TMPDIR is unset (usually on disk: an overlay's upper layer needs user xattrs, which tmpfs
+ * has only since Linux 6.6).  NULL when it cannot be made. */
+static inline char *tap_mkdtemp(char *buf, size_t size, const char *name)
+{
+        const char *t = getenv("TMPDIR");
+
+        if (!t || !*t)
+                t = "/var/tmp";
+        int n = snprintf(buf, size, "%s/%s.XXXXXX", t, name);
+        if (n < 0 || (size_t)n >= size)
+                return NULL;
+        return mkdtemp(buf);
+}
+
 #endif

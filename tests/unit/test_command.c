@@ -10,7 +10,7 @@
 #include "tap.h"
 #include "txbox.h"
 
-static char dir[] = "/var/tmp/txbox-cmd.XXXXXX";
+static char dir[200];
 
 static int run(struct txbox_ws *ws, const char *shell, size_t cap, struct txbox_command_result *res)
 {
@@ -29,7 +29,7 @@ int main(void)
         struct txbox_command_result res;
         char ws_path[256], home[256], path[300];
 
-        if (!mkdtemp(dir))
+        if (!tap_mkdtemp(dir, sizeof(dir), "txbox-cmd"))
                 return 1;
         snprintf(ws_path, sizeof(ws_path), "%s/ws", dir);
         snprintf(home, sizeof(home), "%s/home", dir);

@@ -94,11 +94,11 @@ static int run(const char *dir, const char *script, struct seen *s, struct txbox
 
 static void test_exec_checks(void)
 {
-        char dir[] = "/var/tmp/txbox-guard.XXXXXX";
+        char dir[200];
         struct txbox_run_result res;
         struct seen s = {0};
 
-        if (!mkdtemp(dir) || chmod(dir, 0755) < 0) {
+        if (!tap_mkdtemp(dir, sizeof(dir), "txbox-guard") || chmod(dir, 0755) < 0) {
                 ok(0, "mkdtemp");
                 return;
         }

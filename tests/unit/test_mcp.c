@@ -16,7 +16,7 @@
 #include "tap.h"
 #include "txbox.h"
 
-static char dir[] = "/var/tmp/txbox-mcp.XXXXXX";
+static char dir[200];
 
 /* Send one message; return the parsed reply (NULL when none). */
 static json_t *call(struct mcp_server *s, const char *msg)
@@ -385,7 +385,7 @@ int main(void)
         mcp_server_free(s);
         test_serve();
 
-        if (!mkdtemp(dir))
+        if (!tap_mkdtemp(dir, sizeof(dir), "txbox-mcp"))
                 return 1;
         snprintf(ws_path, sizeof(ws_path), "%s/ws", dir);
         snprintf(home, sizeof(home), "%s/home", dir);

@@ -861,8 +861,8 @@ static bool has_violation(const struct changeset *cs, const char *rule, const ch
 
 static void test_effects(void)
 {
-        char live[] = "/tmp/txbox-live-XXXXXX", upper[] = "/tmp/txbox-upper-XXXXXX";
-        if (!mkdtemp(live) || !mkdtemp(upper))
+        char live[200], upper[200];
+        if (!tap_mkdtemp(live, sizeof(live), "txbox-live") || !tap_mkdtemp(upper, sizeof(upper), "txbox-upper"))
                 abort();
         int lfd = open(live, O_RDONLY | O_DIRECTORY | O_CLOEXEC), ufd = open(upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         for (int k = 0; k < 40; k++) {
@@ -935,7 +935,7 @@ static void test_effects(void)
         policy_free(p);
         close(lfd);
         close(ufd);
-        char cmd[256];
+        char cmd[512];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", live, upper); /* the test's own temp dirs */
         if (system(cmd) != 0)
                 diag_note("could not remove temp dirs");

@@ -1,7 +1,7 @@
 /* rm_rf_at / rm_children (util.c): what the trash sweeper and every rollback use to remove
  * a transaction's layers, which a program shaped as it liked: wide, deep past the levels
  * whose descriptors are kept, unreadable, read-only, and with symlinks out of the tree.
- * Everything happens in a fresh directory under /var/tmp; the symlinks point at a sibling
+ * Everything happens in a fresh directory under $TMPDIR; the symlinks point at a sibling
  * "victim" directory inside it, so a removal that followed one harms only this test. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -171,9 +171,9 @@ static void test_human(void)
 
 int main(void)
 {
-        char dir[] = "/var/tmp/txbox-test-util.XXXXXX";
+        char dir[200];
 
-        if (!mkdtemp(dir)) {
+        if (!tap_mkdtemp(dir, sizeof(dir), "txbox-test-util")) {
                 printf("1..0 # SKIP cannot make a temp dir\n");
                 return 0;
         }
