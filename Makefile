@@ -126,10 +126,11 @@ fuzz: all
 	FUZZ_BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
 	TXBOX_FUZZ_N=$${TXBOX_FUZZ_N:-200000} $(BUILD)/tests/test_mcp
 
+# The command, its man page and completion; not include/txbox.h, the library's internal API
+# (no shared library is built, and its structs carry no version or size: no ABI to promise).
 install: $(BUILD)/txbox
 	install -D -m 0755 $(BUILD)/txbox $(DESTDIR)$(PREFIX)/bin/txbox
 	install -D -m 0644 docs/txbox.1 $(DESTDIR)$(PREFIX)/share/man/man1/txbox.1
-	install -D -m 0644 include/txbox.h $(DESTDIR)$(PREFIX)/include/txbox.h
 	install -D -m 0644 completions/txbox.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/txbox
 
 clean:
