@@ -160,7 +160,7 @@ TXBOX_API void txbox_command_prepare(struct txbox_ws *ws, const struct txbox_run
 
 struct txbox_command_result {
         struct txbox_record rec; /* the transaction's record (clear with txbox_record_clear) */
-        int status;              /* the exit status txbox run would return (CONTRACT.md) */
+        int status;              /* the exit status txbox run would return (docs/CONTRACT.md) */
         char *why;               /* the "txbox:" line for a non-zero outcome, or NULL */
         char *out, *err;         /* captured stdout and stderr, NUL-terminated */
         bool out_truncated, err_truncated;
@@ -251,7 +251,7 @@ TXBOX_API int txbox_tx_abort(struct txbox_tx *tx, const char *message, struct tx
 TXBOX_API int txbox_tx_keep(struct txbox_tx *tx, struct txbox_error *err);
 /* Record the program's exit status before commit/rollback/keep. */
 TXBOX_API void txbox_tx_set_result(struct txbox_tx *tx, const struct txbox_run_result *res);
-/* The whole decision after a run, as CONTRACT.md says: evaluate, then commit (auto and the
+/* The whole decision after a run, as docs/CONTRACT.md says: evaluate, then commit (auto and the
  * program exited 0 with no violation), keep, or roll back.  *status receives the exit status
  * txbox run must return (the program's, 122-126, or 128+N).  When txbox decided a non-zero
  * outcome, *why (may be NULL) points at a one-line reason owned by the record. */
@@ -317,7 +317,7 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec);
 TXBOX_API void txbox_records_free(struct txbox_record *recs, size_t n);
 TXBOX_API const char *txbox_outcome_name(enum txbox_outcome o);
 TXBOX_API const char *txbox_change_name(enum txbox_change c);
-/* The record as one JSON object (CONTRACT.md), malloc'd, no trailing newline. */
+/* The record as one JSON object (docs/CONTRACT.md), malloc'd, no trailing newline. */
 TXBOX_API char *txbox_record_json(const struct txbox_record *rec);
 /* An array of records as JSON. */
 TXBOX_API char *txbox_records_json(const struct txbox_record *recs, size_t n);

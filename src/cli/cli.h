@@ -7,7 +7,7 @@
 
 #include "txbox.h"
 
-/* Exit statuses (CONTRACT.md for run/sh; the other verbs use 0, 1 and 2). */
+/* Exit statuses (docs/CONTRACT.md for run/sh; the other verbs use 0, 1 and 2). */
 enum {
         EXIT_REFUSED = 1, /* the verb could not do what was asked (nothing to undo, conflict) */
         EXIT_USAGE = 2,

@@ -21,7 +21,7 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
 /* Free what option parsing allocated (also after an error). */
 void run_cli_free(struct run_cli *o);
 void run_options_help(FILE *f);
-/* Run argv as one transaction and return the exit status CONTRACT.md gives. */
+/* Run argv as one transaction and return the exit status docs/CONTRACT.md gives. */
 int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g);
 
 #endif

@@ -1,5 +1,5 @@
 /* The Model Context Protocol server (txbox mcp): JSON-RPC 2.0 over newline-delimited stdio,
- * with the tools of CONTRACT.md ("MCP tools").  One process serves one workspace, opened
+ * with the tools of docs/CONTRACT.md ("MCP tools").  One process serves one workspace, opened
  * once; every run_command is one transaction (txbox_command_run), its output captured so
  * that nothing but protocol messages ever reaches the protocol channel.
  *

@@ -201,7 +201,7 @@ void json_arr_add(json_t *arr, json_t *val)
 
 char *json_dump_compact(json_t *j)
 {
-        /* One line with the separators CONTRACT.md shows (", " and ": "). */
+        /* One line with the separators docs/CONTRACT.md shows (", " and ": "). */
         char *s = json_dumps(j, JSON_PRESERVE_ORDER);
         json_decref(j);
         if (!s)
@@ -284,7 +284,7 @@ json_t *record_to_json(const struct txbox_record *rec)
         json_obj_set(o, "changes", changes_json(rec));
         json_obj_set(o, "violations", violations_json(rec));
         json_obj_set(o, "duration_ms", json_int_or_null(rec->duration_ms, false));
-        /* Extras beyond CONTRACT.md, which allows adding fields. */
+        /* Extras beyond docs/CONTRACT.md, which allows adding fields. */
         json_obj_set(o, "cwd", json_text(rec->cwd));
         json_obj_set(o, "started_ms", json_int_or_null(rec->started_ms, false));
         json_obj_set(o, "message", json_text(rec->message));

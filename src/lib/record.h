@@ -1,4 +1,4 @@
-/* Transaction records: names of enum values, deep copies and the JSON form (CONTRACT.md,
+/* Transaction records: names of enum values, deep copies and the JSON form (docs/CONTRACT.md,
  * "JSON records").  The public half (txbox_record_clear, txbox_record_json, ...) is declared
  * in txbox.h; these are the helpers other modules (audit store, MCP server) share. */
 #ifndef TXBOX_RECORD_H
@@ -13,7 +13,7 @@ int txbox_outcome_parse(const char *s);
 /* The enum value for a name from txbox_change_name(); -1 when unknown or NULL. */
 int txbox_change_parse(const char *s);
 
-/* The record as a new JSON object (the CONTRACT.md fields, then cwd, started_ms, message,
+/* The record as a new JSON object (the docs/CONTRACT.md fields, then cwd, started_ms, message,
  * commit_seq).  Never NULL (aborts on out-of-memory, like xmalloc). */
 json_t *record_to_json(const struct txbox_record *rec);
 
