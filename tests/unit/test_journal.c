@@ -226,7 +226,8 @@ static void walk(const struct fixture *fx, int dirfd, const char *prefix, unsign
                 names[n++] = xstrdup(de->d_name);
         }
         closedir(d);
-        qsort(names, n, sizeof(*names), cmp_name);
+        if (n)
+                qsort(names, n, sizeof(*names), cmp_name);
         for (size_t i = 0; i < n; i++) {
                 struct stat st;
                 char *raw = *prefix ? xasprintf_("%s/%s", prefix, names[i]) : xstrdup(names[i]);
@@ -262,7 +263,8 @@ static char *snap_str(struct snap *s)
         size_t len = 0;
         FILE *f = open_memstream(&out, &len);
 
-        qsort(s->e, s->n, sizeof(*s->e), cmp_ent);
+        if (s->n)
+                qsort(s->e, s->n, sizeof(*s->e), cmp_ent);
         for (size_t i = 0; i < s->n; i++)
                 fprintf(f, "%s %c %04o %s %s\n", s->e[i].path, s->e[i].type, s->e[i].mode, s->e[i].label,
                         s->e[i].data);
@@ -947,6 +949,16 @@ static bool cut_in_escape(const char *data, size_t len)
         return len >= 2 && data[len - 2] == '%' && data[len - 1] && strchr("0123456789abcdef", data[len - 1]);
 }
 
+/* Does data hold a %x escape with one hex digit before the end of its line (the known bug)? */
+static bool has_one_digit_escape(const char *data, size_t len)
+{
+        for (size_t i = 0; i + 1 < len; i++)
+                if (data[i] == '%' && data[i + 1] && strchr("0123456789abcdefABCDEF", data[i + 1]) &&
+                    (i + 2 == len || data[i + 2] == '\n' || data[i + 2] == '\0'))
+                        return true;
+        return false;
+}
+
 #define BUG_ONE_DIGIT "unescape_path steps past the NUL after a one-digit escape (heap overflow)"
 
 static void sweep_truncations(int dir, const char *what, const char *full, size_t len, bool manifest)
@@ -1013,15 +1025,18 @@ static void test_damaged(int dir)
                         full[i] = saved;
                 }
         read_inputs(&in, dir, false);
-        size_t crashes = 0, other = 0;
+        size_t crashes = 0, bug = 0, other = 0;
         for (size_t i = 0; i < in.n; i++) {
                 int r = in.res[i];
-                crashes += r >= CRASHED(0);
+                bool known = has_one_digit_escape(in.data[i], in.len[i]);
+                crashes += r >= CRASHED(0) && !known;
+                bug += r >= CRASHED(0) && known;
                 other += r != 0 && r != -EBADMSG && r < CRASHED(0);
-                if (r != 0 && r != -EBADMSG && crashes + other <= 3)
+                if (r != 0 && r != -EBADMSG && !known && crashes + other <= 3)
                         printf("#   change %zu: %d\n", i, r);
         }
         is_int(crashes, 0, "journal: no one-byte change makes the reader crash (%zu changes)", in.n);
+        known_bug(bug == 0, BUG_ONE_DIGIT, "journal: nor one that leaves a one-digit escape (%zu crashed)", bug);
         is_int(other, 0, "journal: every one-byte change reads or gives -EBADMSG with the error filled");
         inputs_free(&in);
 
@@ -1076,13 +1091,15 @@ static void test_damaged(int dir)
                 input_add(&in, b, (size_t)m + n);
         }
         read_inputs(&in, dir, false);
-        size_t rcrash = 0, rother = 0;
+        size_t rcrash = 0, rbug = 0, rother = 0;
         for (size_t i = 0; i < in.n; i++) {
-                rcrash += in.res[i] >= CRASHED(0);
+                bool known = has_one_digit_escape(in.data[i], in.len[i]);
+                rcrash += in.res[i] >= CRASHED(0) && !known;
+                rbug += in.res[i] >= CRASHED(0) && known;
                 rother += in.res[i] != 0 && in.res[i] != -EBADMSG && in.res[i] < CRASHED(0);
         }
-        known_bug(rcrash == 0, BUG_ONE_DIGIT, "journal: %zu random bodies after the magic never crash the reader "
-                  "(%zu did)", in.n, rcrash);
+        is_int(rcrash, 0, "journal: %zu random bodies after the magic never crash the reader", in.n);
+        known_bug(rbug == 0, BUG_ONE_DIGIT, "journal: nor those with a one-digit escape (%zu crashed)", rbug);
         is_int(rother, 0, "journal: random bodies read or give -EBADMSG");
         inputs_free(&in);
         free(full);
