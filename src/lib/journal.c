@@ -21,22 +21,34 @@ static void escape_path(FILE *f, const char *p)
         }
 }
 
+static int hex_digit(char c)
+{
+        if (c >= '0' && c <= '9')
+                return c - '0';
+        if (c >= 'a' && c <= 'f')
+                return c - 'a' + 10;
+        return c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* Exactly two hex digits after each '%': one digit before the end of the line must not
+ * step past it (the next line would be copied into this one's buffer), and a blank or a
+ * sign is no digit. */
 static int unescape_path(const char *in, char **out)
 {
         size_t n = strlen(in);
         char *r = xmalloc(n + 1), *w = r;
 
         for (const char *p = in; *p; p++) {
-                unsigned v;
                 if (*p != '%') {
                         *w++ = *p;
                         continue;
                 }
-                if (sscanf(p + 1, "%2x", &v) != 1 || v == 0) {
+                int hi = hex_digit(p[1]), lo = hi < 0 ? -1 : hex_digit(p[2]);
+                if (lo < 0 || (hi | lo) == 0) {
                         free(r);
                         return -EBADMSG;
                 }
-                *w++ = (char)v;
+                *w++ = (char)(hi << 4 | lo);
                 p += 2;
         }
         *w = '\0';
@@ -496,15 +508,16 @@ static size_t *chmod_order(const struct cs_op *ops, size_t n, size_t *m)
 }
 
 /* Round one: each directory gets its modes before and after together, and our own write
- * and search permission for the moves beneath it, parents first.  Nothing to do where
- * that adds nothing. */
-static int widen_modes(int live_fd, const struct cs_op *ops, const size_t *idx, size_t m, const char *fp,
-                       const char **bad)
+ * and search permission for the moves beneath it, parents first.  Unless always, nothing
+ * to do where that adds nothing to old_mode (a directory not yet past round two). */
+static int widen_modes(int live_fd, const struct cs_op *ops, const size_t *idx, size_t m, bool always,
+                       const char *fp, const char **bad)
 {
         for (size_t i = 0; i < m; i++) {
                 const struct cs_op *o = &ops[idx[i]];
                 mode_t both = (o->old_mode | o->new_mode | S_IWUSR | S_IXUSR) & 07777;
-                int r = both == (o->old_mode & 07777) ? 0 : failpoint(fp) ?: chmod_beneath(live_fd, o->path, both);
+                int r = !always && both == (o->old_mode & 07777) ? 0
+                                                                  : failpoint(fp) ?: chmod_beneath(live_fd, o->path, both);
                 if (r < 0) {
                         *bad = o->path;
                         return r;
@@ -554,7 +567,7 @@ int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops
         size_t done = 0, m;
         const char *bad = NULL;
         _cleanup_free_ size_t *modes = chmod_order(ops, n, &m);
-        int r = widen_modes(live_fd, ops, modes, m, fp, &bad);
+        int r = widen_modes(live_fd, ops, modes, m, false, fp, &bad);
 
         if (r < 0)
                 return apply_failed(err, bad, r);
@@ -584,7 +597,9 @@ int journal_revert(int live_fd, int src_fd, int aside_fd, const struct cs_op *op
         size_t m;
         const char *bad = NULL;
         _cleanup_free_ size_t *modes = chmod_order(ops, n, &m);
-        int r = widen_modes(live_fd, ops, modes, m, "revert", &bad);
+        /* Always: the apply may have reached its final round, leaving a directory at a
+         * new_mode that the skip in widen_modes (which assumes old_mode) would leave closed. */
+        int r = widen_modes(live_fd, ops, modes, m, true, "revert", &bad);
 
         for (size_t k = n; r >= 0 && k-- > 0;) {
                 if (ops[k].kind == CS_OP_CHMOD)
