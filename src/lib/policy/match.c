@@ -413,6 +413,8 @@ static const struct prog_opts prog_opts[] = {
         {"terraform", "", NULL},
         {"sudo", "ugpCDhrtUT", (const char *const[]){"user", "group", "prompt", "chdir", "host", "role", "type", "other-user", NULL}, true},
         {"doas", "uC", NULL, true},
+        {"sed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
+        {"gsed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
 };
 
 /* Longer flags are cut to POL_MAX_FLAG - 1 bytes: none of a rule's flags is that long (the
@@ -487,6 +489,15 @@ static void norm_build(struct norm *nm, const struct scmd *c)
                 if (!strcmp(prog_opts[k].prog, nm->prog))
                         po = &prog_opts[k];
         bool opts = true;
+        /* sed's first operand is its script unless -e or -f gave one: a regex (/^#/d) is no
+         * path */
+        bool sed_script = !strcmp(nm->prog, "sed") || !strcmp(nm->prog, "gsed");
+        for (size_t k = 1; sed_script && k < nm->argc && strcmp(nm->argv[k], "--"); k++) {
+                const char *a = nm->argv[k];
+                if (!strncmp(a, "--expression", 12) || !strncmp(a, "--file", 6) ||
+                    (a[0] == '-' && a[1] != '-' && strpbrk(a + 1, "ef")))
+                        sed_script = false;
+        }
         for (size_t k = 1; k < nm->argc; k++) {
                 const char *a = nm->argv[k];
                 if (opts && !strcmp(a, "--")) {
@@ -497,7 +508,10 @@ static void norm_build(struct norm *nm, const struct scmd *c)
                         if (po && po->stop)
                                 opts = false;
                         nm->pos[nm->npos++] = a;
-                        cand_value(nm, a);
+                        if (sed_script)
+                                sed_script = false;
+                        else
+                                cand_value(nm, a);
                         continue;
                 }
                 if (a[1] == '-') {
