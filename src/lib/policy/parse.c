@@ -101,6 +101,7 @@ struct word {
 struct redirs {
         struct strvec writes, reads, clobbers;
         char *stdin_text;
+        bool dl; /* it reads a download (sh < <(curl URL)) */
 };
 
 static void parse_list(struct psh *P, char term);
@@ -1382,6 +1383,7 @@ static void parse_redir(struct psh *P, struct redirs *r)
                 return;
         }
         char *t = word_str(&w);
+        r->dl |= in && w.dl;
         if (!strcmp(op, "<<<")) {
                 free(r->stdin_text);
                 r->stdin_text = has_unk(t) || has_alt(t) ? NULL : xasprintf("%s\n", t);
@@ -2116,7 +2118,7 @@ static void emit_one(struct psh *P, struct strvec *argv, struct redirs *r, bool 
         c->reads = r->reads;
         c->clobbers = r->clobbers;
         c->stdin_text = r->stdin_text;
-        c->dl_word = dl;
+        c->dl_word = dl || r->dl;
         c->cwd = cwd_of(P);
         memset(r, 0, sizeof(*r));
         size_t idx = sc->n - 1;
@@ -2153,6 +2155,7 @@ static struct redirs redirs_copy(const struct redirs *r)
         for (size_t k = 0; k < r->clobbers.n; k++)
                 strvec_push(&c.clobbers, xstrdup(r->clobbers.v[k]));
         c.stdin_text = xstrdup_or_null(r->stdin_text);
+        c.dl = r->dl;
         return c;
 }
 
@@ -2372,6 +2375,26 @@ static bool always(const char *s, size_t n, bool until)
         return false;
 }
 
+/* for (( init; cond; step )): endless when cond is empty or a nonzero constant. */
+static bool arith_for_endless(const char *s, size_t n)
+{
+        if (n < 4 || strncmp(s, "((", 2))
+                return false;
+        const char *end = s + n, *a = memchr(s + 2, ';', (size_t)(end - s - 2));
+        const char *b = a ? memchr(a + 1, ';', (size_t)(end - a - 1)) : NULL;
+        if (!b)
+                return false;
+        bool digit = false;
+        for (const char *p = a + 1; p < b; p++) {
+                if (isspace((unsigned char)*p))
+                        continue;
+                if (!isdigit((unsigned char)*p))
+                        return false;
+                digit |= *p != '0';
+        }
+        return digit || strspn(a + 1, " \t") == (size_t)(b - a - 1);
+}
+
 static struct frame *push_loop(struct psh *P)
 {
         struct frame *f = frame_push(P->vars, FR_LOOP, P);
@@ -2390,7 +2413,7 @@ static void for_loop(struct psh *P)
                 size_t s = P->i;
                 skip_arith(P, true);
                 f = frame_top(P->vars);
-                f->infinite = always(P->s + s, P->i - s, false);
+                f->infinite = arith_for_endless(P->s + s, P->i - s);
                 f->start = P->i;
                 f->cond_done = true;
                 return;
@@ -2882,9 +2905,13 @@ void parse_script(struct scan *sc, const char *s, size_t n, struct srcpos pos, i
                 scan_finding(sc, "@limit-exceeded", "nesting too deep", "", pos.outer_off);
         else if (memchr(s, 0, n))
                 scan_finding(sc, "@parse-error", "NUL byte in input", "", pos.base);
-        else if (ctl)
-                scan_finding(sc, "@parse-error", "control character in input", "", pos.direct ? pos.base : pos.outer_off);
-        else
+        else if (ctl) {
+                /* the input itself is quoted (its first bytes; printers escape it) */
+                char *quote = pos.direct ? strndup(s, n < 200 ? n : 200) : NULL;
+                scan_finding(sc, "@parse-error", "control character in input", quote ? quote : "",
+                             pos.direct ? pos.base : pos.outer_off);
+                free(quote);
+        } else
                 parse_list(&P, 0);
         frame_close_to(vars, 0);
         if (vars->over && !sc->failed)

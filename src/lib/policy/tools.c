@@ -724,7 +724,7 @@ static void h_tmux(struct scan *sc, size_t idx, int depth)
                 const char *c = a[k];
                 size_t j = k + 1;
                 while (j < end && a[j][0] == '-' && a[j][1]) {
-                        bool val = strchr("cetnsFxylwhSTbd", a[j][1]) && !a[j][2];
+                        bool val = strchr("cetnsFxylwST", a[j][1]) && !a[j][2];
                         if (!strcmp(c, "send-keys") || !strcmp(c, "send"))
                                 val = strchr("tN", a[j][1]) && !a[j][2];
                         j += val ? 2 : 1;
@@ -797,9 +797,17 @@ static void h_script(struct scan *sc, size_t idx, int depth)
                         cmd = a[++k];
                 else if (!strncmp(a[k], "--command=", 10))
                         cmd = a[k] + 10;
-                else if (strchr("EIOBTmo", a[k][1]) && a[k][0] == '-' && !a[k][2] && k + 1 < n)
-                        k++;
-                else if (a[k][0] != '-')
+                else if (a[k][0] == '-' && a[k][1] && a[k][1] != '-') {
+                        /* a cluster (-qc CMD, -qfcCMD): its first option with a value ends it */
+                        for (const char *c = a[k] + 1; *c; c++) {
+                                if (!strchr("cEIOBTmo", *c))
+                                        continue;
+                                const char *v = c[1] ? c + 1 : k + 1 < n ? a[++k] : NULL;
+                                if (*c == 'c')
+                                        cmd = v;
+                                break;
+                        }
+                } else if (a[k][0] != '-')
                         write_at(sc, idx, a[k], depth);
         }
         a = argv_of(sc, idx);

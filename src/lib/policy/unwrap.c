@@ -463,6 +463,8 @@ static enum stdin_kind stdin_of(struct scan *sc, size_t idx, char **text)
                 *text = xstrdup(me->stdin_text);
                 return IN_TEXT;
         }
+        if (me->reads.n && me->dl_word) /* sh < <(curl URL) */
+                return IN_DOWNLOAD;
         if (me->reads.n) { /* sh < file */
                 *text = xstrdup(me->reads.v[me->reads.n - 1]);
                 return IN_FILE;
@@ -590,6 +592,27 @@ static char *url_name(const char *url)
 }
 
 /* Where a downloader puts what it fetched (curl -o/-O, wget -O, wget's default name). */
+/* Short options that take an argument, for clusters such as curl -fsSLo FILE. */
+#define CURL_ARGS "AbcCdDeEFHKmoPQrtTuUwxXyYz"
+#define WGET_ARGS "aABDeiIlOoPQtTUwXY"
+
+/* The argument of option opt in a cluster of short options at a[*k] (-fsSLo FILE,
+ * -qOFILE), or NULL when opt is not in it before another option that takes one; *k moves
+ * past a separate argument. */
+static const char *cluster_arg(char *const *a, size_t n, size_t *k, char opt, const char *with_arg)
+{
+        for (const char *c = a[*k] + 1; *c; c++) {
+                if (!strchr(with_arg, *c))
+                        continue;
+                if (*c != opt)
+                        return NULL;
+                if (c[1])
+                        return c + 1;
+                return *k + 1 < n ? a[++*k] : NULL;
+        }
+        return NULL;
+}
+
 static void record_download(struct scan *sc, size_t idx)
 {
         struct scmd *c = &sc->cmds[idx];
@@ -609,6 +632,8 @@ static void record_download(struct scan *sc, size_t idx)
                                 v = o + 9;
                         else if (!strncmp(o, "-o", 2) && o[2] && o[1] != '-')
                                 v = o + 2;
+                        else if (o[0] == '-' && o[1] != '-' && (v = cluster_arg(a, n, &k, 'o', CURL_ARGS)))
+                                ;
                         else if (!strcmp(o, "--output-dir") && k + 1 < n)
                                 dir = a[++k];
                         else if (o[0] == '-' && o[1] != '-' && strchr(o, 'O'))
@@ -622,6 +647,8 @@ static void record_download(struct scan *sc, size_t idx)
                                 v = o + 18;
                         else if (!strncmp(o, "-O", 2) && o[2])
                                 v = o + 2;
+                        else if (o[0] == '-' && o[1] != '-' && (v = cluster_arg(a, n, &k, 'O', WGET_ARGS)))
+                                ;
                         else if ((!strcmp(o, "-P") || !strcmp(o, "--directory-prefix")) && k + 1 < n)
                                 dir = a[++k];
                         else if (!strncmp(o, "--directory-prefix=", 19))
