@@ -204,6 +204,7 @@ struct effects_cfg {
         long mass_delete_min;     /* fewer deletions never do */
         double mass_delete_share; /* share of the workspace's files */
         int64_t max_file_size;
+        long lost_work_min;       /* files git cannot give back, deleted or emptied at once */
         const char *const *protect; /* workspace-relative globs */
 };
 

@@ -345,6 +345,7 @@ const struct effects_cfg default_effects = {
         .mass_delete_min = 20,
         .mass_delete_share = 0.5,
         .max_file_size = 256LL * 1024 * 1024,
+        .lost_work_min = 5,
         .protect = NULL,
 };
 
