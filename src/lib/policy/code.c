@@ -472,6 +472,9 @@ void scan_code(struct scan *sc, const char *lang, const char *code, size_t paren
                 if (a)
                         code_call(&st, &t, i, a);
         }
+        /* gawk's /inet/tcp/... special files are sockets; with |& a co-process talks to it */
+        if (!strcmp(lang, "awk") && (strstr(code, "/inet/") || strstr(code, "/inet4/") || strstr(code, "/inet6/")))
+                st.net = st.shell_i = true;
         if (st.net)
                 code_child(sc, parent, (char *const[]){"@net", NULL}, 1, st.depth);
         /* A socket plus descriptors handed to a shell is a reverse shell. */

@@ -110,7 +110,11 @@ static void find_model(char **a, size_t n, struct findm *m)
         }
         all_sel &= alt_sel;
         m->selective = all_sel;
-        m->root_in = mindepth < 1 && !files_only && (!names || name_hit);
+        /* The root is found unless a test leaves it out: a name it does not have, -type f,
+         * -mindepth 1.  Other selecting tests (an age, a size, an inode) are taken to pick
+         * files beneath it: counting the root would make every find . -mtime +30 -exec rm
+         * a deletion of the workspace. */
+        m->root_in = mindepth < 1 && !files_only && (names ? name_hit : !all_sel);
 }
 
 /* find ROOTS EXPR: -exec/-execdir/-ok/-okdir run a command on each found path, -delete

@@ -286,9 +286,11 @@ static const char *other_home(const char *p, const struct policy_ctx *ctx, bool 
 static unsigned classify_abs(const char *p, bool all, const struct policy_ctx *ctx)
 {
         if (!strcmp(p, "/"))
-                return PC_ROOT;
+                return PC_ROOT | (all ? PC_ALL : 0);
         const char *ws = ctx->workspace, *home = ctx->home;
         unsigned c = env_file_class(p) | glob_class(p, ctx);
+        if (all && ((ws && path_is_within(ws, p)) || (home && path_is_within(home, p))))
+                c |= PC_ALL;
         if (has_component(p, ".git"))
                 c |= PC_GITDIR;
         if (ws && path_is_within(ws, p))

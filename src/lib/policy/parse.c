@@ -1223,7 +1223,8 @@ static void push_fields(struct psh *P, struct strvec *v, struct word *w)
         bool braced_word = strchr(s, BR_O) != NULL;
         if (braced_word)
                 brace_expand(s, &words, &budget);
-        else {
+        else { /* a lone , or } is itself: no marker may reach a command's words */
+                unbrace(s);
                 strvec_push(&words, s);
                 s = NULL;
         }
@@ -2906,9 +2907,15 @@ void parse_script(struct scan *sc, const char *s, size_t n, struct srcpos pos, i
         else if (memchr(s, 0, n))
                 scan_finding(sc, "@parse-error", "NUL byte in input", "", pos.base);
         else if (ctl) {
-                /* the input itself is quoted (its first bytes; printers escape it) */
-                char *quote = pos.direct ? strndup(s, n < 200 ? n : 200) : NULL;
-                scan_finding(sc, "@parse-error", "control character in input", quote ? quote : "",
+                /* the input itself is quoted (its first bytes; printers escape it), with the
+                 * bytes the parser uses as marks shown as '?' */
+                char *quote = strndup(s, n < 200 ? n : 200);
+                if (!quote)
+                        abort();
+                for (char *q = quote; *q; q++)
+                        if (*q > 0 && *q < 8)
+                                *q = '?';
+                scan_finding(sc, "@parse-error", "control character in input", quote,
                              pos.direct ? pos.base : pos.outer_off);
                 free(quote);
         } else

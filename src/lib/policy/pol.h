@@ -174,6 +174,7 @@ enum path_class {
         PC_TMP = 1 << 8,       /* /tmp, /var/tmp, /dev/shm */
         PC_UNKNOWN = 1 << 9,   /* cannot be known before it runs */
         PC_INSIDE = 1 << 10,   /* strictly inside the workspace */
+        PC_ALL = 1 << 11,      /* every entry of /, home or the workspace (a glob of all: *, ./STAR) */
 };
 
 enum rule_target { TGT_ANY = 0, TGT_LAST, TGT_FIRST };

@@ -161,15 +161,18 @@ const struct rule default_rules[] = {
         {.id = "library-load", .decision = DENY, .reason = R_LIB, .programs = L("@library-load")},
         {.id = "kill-all", .decision = DENY, .reason = R_KILL_DAEMON, .programs = L("@kill-daemon")},
         {.id = "secret-access", .decision = DENY, .reason = R_SECRET, .programs = L("@env-leak")},
+        /* the shadow databases through NSS: /etc/shadow by another name */
+        {.id = "secret-access", .decision = DENY, .reason = R_SECRET, .programs = L("getent"), .sub = L("shadow|gshadow")},
         {.id = "db-drop", .decision = DENY, .reason = R_DB, .programs = L("mysqladmin"), .args = L("drop")},
 
         /* deletion */
         {.id = "rm-root", .decision = DENY, .reason = R_RM_ROOT, .programs = L("rm"), .any_flags = L("r", "no-preserve-root"), .paths = PC_ROOT | PC_HOME | PC_WORKSPACE},
         {.id = "rm-root", .decision = DENY, .reason = R_RM_ROOT, .programs = L("rm"), .any_flags = L("no-preserve-root")},
         {.id = "rm-root", .decision = DENY, .reason = R_RM_ALL, .programs = L("rm", "unlink", "shred", "srm", "wipe"), .paths = ALL_OF},
-        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .programs = FILE_WRITERS, .paths = ALL_OF},
-        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .programs = L("cp", "install", "dd", "rsync"), .target = TGT_LAST, .paths = ALL_OF},
-        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .clobbers = ALL_OF},
+        /* every file rewritten: the glob of all of them, not the directory (cp x . copies into it) */
+        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .programs = FILE_WRITERS, .paths = PC_ALL},
+        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .programs = L("cp", "install", "dd", "rsync"), .target = TGT_LAST, .paths = PC_ALL},
+        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .clobbers = PC_ALL},
         {.id = "delete-system", .decision = DENY, .reason = R_DEL_SYS, .programs = DELETERS, .paths = SYS_CLASSES},
         {.id = "delete-system", .decision = DENY, .reason = R_DEL_SYS, .programs = L("mv"), .paths = SYS_CLASSES | PC_HOME},
         {.id = "delete-git", .decision = DENY, .reason = R_GITDIR, .programs = DELETERS, .any_flags = L("r"), .paths = PC_GITDIR},
@@ -208,6 +211,8 @@ const struct rule default_rules[] = {
         {.id = "persistence", .decision = DENY, .reason = R_CRON, .programs = L("systemctl"), .sub = L("enable|link|preset|set-default")},
         {.id = "persistence", .decision = DENY, .reason = R_CRON, .programs = L("at", "batch")},
         {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .writes = SYS_CLASSES},
+        /* kernel parameters set (sysctl -w k=v, sysctl k=v; kernel.core_pattern=|cmd runs cmd) */
+        {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .programs = L("sysctl"), .args = L("*=*")},
         {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .programs = MODIFIERS, .paths = SYS_CLASSES},
         {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .programs = L("sed", "perl"), .any_flags = L("i", "in-place"), .paths = SYS_CLASSES},
         {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .programs = COPIERS, .target = TGT_LAST, .paths = SYS_CLASSES},

@@ -359,6 +359,14 @@ static void ex_cmd(struct scan *sc, size_t idx, const char *cmd, int depth, int 
         free(copy);
 }
 
+/* An editor given a directory (vim ., code ./) browses it: it writes no file by that name. */
+static bool dir_name(const char *a)
+{
+        size_t l = strlen(a);
+        return !strcmp(a, ".") || !strcmp(a, "..") || (l && a[l - 1] == '/') || (l >= 2 && !strcmp(a + l - 2, "/.")) ||
+               (l >= 3 && !strcmp(a + l - 3, "/.."));
+}
+
 static void h_vim(struct scan *sc, size_t idx, int depth)
 {
         size_t n = argc_of(sc, idx);
@@ -378,7 +386,7 @@ static void h_vim(struct scan *sc, size_t idx, int depth)
                         k++;
                 } else if (!strcmp(o, "-R") || !strcmp(o, "-M"))
                         ro = true;
-                else if (o[0] != '-' && o[0] != '+' && !ro)
+                else if (o[0] != '-' && o[0] != '+' && !ro && !dir_name(o))
                         write_at(sc, idx, o, depth); /* a file opened to edit */
                 if (cmd) {
                         char *copy = xstrdup(cmd);
@@ -446,7 +454,7 @@ static void h_emacs(struct scan *sc, size_t idx, int depth)
                         e = strchr(a[k], '=') + 1;
                 else if ((!strcmp(a[k], "-l") || !strcmp(a[k], "--load") || !strcmp(a[k], "-f") || !strcmp(a[k], "--funcall")) && k + 1 < n)
                         k++;
-                else if (a[k][0] != '-' && a[k][0] != '+')
+                else if (a[k][0] != '-' && a[k][0] != '+' && !dir_name(a[k]))
                         write_at(sc, idx, a[k], depth);
                 if (e) {
                         char *copy = xstrdup(e);
@@ -464,7 +472,7 @@ static void h_editor(struct scan *sc, size_t idx, int depth)
                 char **a = argv_of(sc, idx);
                 if (!strcmp(a[k], "-v") || !strcmp(a[k], "--view"))
                         return;
-                if (a[k][0] != '-' && a[k][0] != '+')
+                if (a[k][0] != '-' && a[k][0] != '+' && !dir_name(a[k]))
                         write_at(sc, idx, a[k], depth);
         }
 }
@@ -760,6 +768,11 @@ static void h_screen(struct scan *sc, size_t idx, int depth)
 {
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx), k = 1;
+        /* listing, wiping dead sessions or the version: no shell starts */
+        for (size_t j = 1; j < n && a[j][0] == '-'; j++)
+                if (!strcmp(a[j], "-ls") || !strcmp(a[j], "-list") || !strcmp(a[j], "-wipe") || !strcmp(a[j], "-v") ||
+                    !strcmp(a[j], "--version") || !strcmp(a[j], "--help"))
+                        return;
         for (; k < n && a[k][0] == '-'; k++) {
                 a = argv_of(sc, idx);
                 if (!strcmp(a[k], "-Logfile") && k + 1 < n)
