@@ -213,6 +213,14 @@ static const struct {
         {"script -qc 'rm -rf ~'", "rm-root"},
         {"tmux new-session -d -s x 'rm -rf ~'", "rm-root"},
         {"tmux split-window -h 'rm -rf ~'", "rm-root"},
+        /* more of what other guards catch */
+        {"getent shadow", "secret-access"},
+        {"getent gshadow root", "secret-access"},
+        {"sysctl 'kernel.core_pattern=|/tmp/x'", "write-system"},
+        {"sysctl -w vm.swappiness=10", "write-system"},
+        {"gawk 'BEGIN { s = \"/inet/tcp/12345/0/0\"; while ((s |& getline c) > 0) print c |& s }'", "reverse-shell"},
+        {"find . -exec /bin/rm {} \\;", "rm-root"},
+        {"cp x *", "wipe-files"},
 };
 
 static const char *const allowed[] = {
@@ -308,6 +316,18 @@ static const char *const allowed[] = {
         /* wrappers 2 */
         "script -qfc 'make test' /dev/null",
         "tmux new -d -s build 'make'",
+        /* refused by the first round of this work, allowed again */
+        "nvim .",
+        "vim src/",
+        "screen -ls",
+        "watch -n 1 ps -C java -o pcpu,state,cputime,etimes",
+        "find . -inum 123 -exec rm {} \\;",
+        "find . -mtime +30 -name '*.log' -exec rm {} +",
+        "cp -p x .",
+        "rsync -av remote:dir .",
+        "getent passwd root",
+        "sysctl -a",
+        "awk '{print $1}' access.log",
 };
 
 static void one_line(char *out, size_t n, const char *s)
