@@ -91,32 +91,41 @@ static void mass_deletion(struct eff *e, int live_fd)
 #define LOST_NAMED 20     /* paths named one by one; the rest are counted */
 #define LOST_JUDGED 20000 /* candidates looked at; beyond, the mass-deletion rule has fired */
 
+/* A path the transaction deletes or empties that held data: a regular file of some bytes
+ * in the workspace, gone or left as a regular file of none. */
+static bool loses_data(const struct eff *e, int live_fd, const struct txbox_path *tp)
+{
+        struct stat live, up;
+        if (tp->change == TXBOX_ADDED || path_is_within(tp->path, ".git"))
+                return false;
+        if (tp->change == TXBOX_MODIFIED &&
+            (e->upper_fd < 0 || lstat_beneath(e->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode) || up.st_size))
+                return false;
+        return lstat_beneath(live_fd, tp->path, &live) >= 0 && S_ISREG(live.st_mode) && live.st_size;
+}
+
 static void lost_work(struct eff *e, int live_fd)
 {
         long min = e->p->eff.lost_work_min;
-        size_t cand = 0;
-        for (size_t k = 0; k < e->cs->npaths; k++)
-                cand += e->cs->paths[k].change != TXBOX_ADDED;
-        if (min <= 0 || cand < (size_t)min)
+        if (min <= 0)
                 return;
-        struct gitwork *g = gitwork_open(live_fd);
-        if (!g)
+        /* the repository is read only when enough data is lost to matter */
+        size_t *cand = NULL, ncand = 0;
+        for (size_t k = 0; k < e->cs->npaths && ncand < LOST_JUDGED; k++)
+                if (loses_data(e, live_fd, &e->cs->paths[k])) {
+                        cand = xrealloc(cand, (ncand + 1) * sizeof(*cand));
+                        cand[ncand++] = k;
+                }
+        struct gitwork *g = ncand >= (size_t)min ? gitwork_open(live_fd) : NULL;
+        if (!g) {
+                free(cand);
                 return;
+        }
         size_t *lost = xcalloc(LOST_NAMED, sizeof(*lost)); /* indices into the changeset */
         long nlost = 0;
-        size_t judged = 0;
-        for (size_t k = 0; k < e->cs->npaths && judged < LOST_JUDGED; k++) {
+        for (size_t c = 0; c < ncand; c++) {
+                size_t k = cand[c];
                 const struct txbox_path *tp = &e->cs->paths[k];
-                struct stat live, up;
-                if (tp->change == TXBOX_ADDED || path_is_within(tp->path, ".git"))
-                        continue;
-                if (lstat_beneath(live_fd, tp->path, &live) < 0 || !S_ISREG(live.st_mode) || !live.st_size)
-                        continue;
-                /* emptied: the file the transaction leaves is a regular file of no bytes */
-                if (tp->change == TXBOX_MODIFIED &&
-                    (e->upper_fd < 0 || lstat_beneath(e->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode) || up.st_size))
-                        continue;
-                judged++;
                 enum git_state s = gitwork_state(g, live_fd, tp->path);
                 if (s == GIT_CLEAN || s == GIT_IGNORED)
                         continue;
@@ -136,6 +145,7 @@ static void lost_work(struct eff *e, int live_fd)
                 }
         }
         free(lost);
+        free(cand);
         gitwork_free(g);
 }
 
