@@ -221,6 +221,15 @@ static const struct {
         {"gawk 'BEGIN { s = \"/inet/tcp/12345/0/0\"; while ((s |& getline c) > 0) print c |& s }'", "reverse-shell"},
         {"find . -exec /bin/rm {} \\;", "rm-root"},
         {"cp x *", "wipe-files"},
+        /* variable scoping (issue 17's hand-over): every value a variable may have counts */
+        {"d=~; (d=build); rm -rf \"$d\"", "rm-root"},
+        {"if true; then d=build; else d=~; fi; rm -rf \"$d\"", "rm-root"},
+        {"d=build; f() { d=~; }; f; rm -rf \"$d\"", "rm-root"},
+        {"d=build; { d=~; }; rm -rf $d", "rm-root"},
+        {"d=build; while read x; do d=~; done < f; rm -rf \"$d\"", "rm-root"},
+        {"d=build; export d=~; rm -rf \"$d\"", "rm-root"},
+        {"d=~; d=build true; rm -rf \"$d\"", "rm-root"},
+        {"for d in build ~; do :; done; rm -rf \"$d\"", "unknown-path"},
 };
 
 static const char *const allowed[] = {
@@ -328,6 +337,9 @@ static const char *const allowed[] = {
         "getent passwd root",
         "sysctl -a",
         "awk '{print $1}' access.log",
+        /* a subshell's assignment is undone; a prefix assignment lasts one command */
+        "d=build; (d=~); rm -rf \"$d\"",
+        "d=build; d=~ true; rm -rf \"$d\"",
 };
 
 static void one_line(char *out, size_t n, const char *s)
