@@ -423,7 +423,7 @@ static bool blob_matches(int live_fd, const char *path, const struct entry *en)
 enum git_state gitwork_state(struct gitwork *g, int live_fd, const char *path)
 {
         struct entry key = {.path = (char *)path};
-        const struct entry *en = bsearch(&key, g->e, g->n, sizeof(*g->e), cmp_entry);
+        const struct entry *en = g->n ? bsearch(&key, g->e, g->n, sizeof(*g->e), cmp_entry) : NULL;
         if (!en)
                 return ignored(g, live_fd, path) ? GIT_IGNORED : GIT_UNTRACKED;
         if ((en->mode & 0170000) != 0100000)

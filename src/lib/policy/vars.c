@@ -423,7 +423,8 @@ static void propagate(struct vars *V, struct frame *f)
                 vals_free(&V->log[k].acc);
                 vals_free(&V->log[k].start);
         }
-        memmove(&V->log[f->log0], &V->log[n], moved * sizeof(*V->log));
+        if (moved) /* V->log may be NULL when nothing was ever logged */
+                memmove(&V->log[f->log0], &V->log[n], moved * sizeof(*V->log));
         V->nlog = f->log0 + moved;
 }
 
