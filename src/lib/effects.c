@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fnmatch.h>
 
+#include "gitwork.h"
 #include "policy/pol.h"
 
 #define MAX_VIOLATIONS 1000 /* one per path is enough to act on; more only floods the record */
@@ -79,6 +80,73 @@ static void mass_deletion(struct eff *e, int live_fd)
                          deleted, live, c->mass_delete_share * 100);
                 violation(e, "effect-mass-deletion", ".", detail);
         }
+}
+
+/* ---- work that git cannot give back ----
+ * Deleting or emptying files is undone by git only when git holds their content: a clean
+ * tracked file comes back with git checkout; an untracked one, or a tracked one changed
+ * since it was staged, is gone.  Several of those at once is refused, whatever command did
+ * it; ignored files (build output, dependencies) are not work.  Only the repository at the
+ * workspace's root is read; without one the rule does not apply (mass deletion still does). */
+#define LOST_NAMED 20     /* paths named one by one; the rest are counted */
+#define LOST_JUDGED 20000 /* candidates looked at; beyond, the mass-deletion rule has fired */
+
+/* A path the transaction deletes or empties that held data: a regular file of some bytes
+ * in the workspace, gone or left as a regular file of none. */
+static bool loses_data(const struct eff *e, int live_fd, const struct txbox_path *tp)
+{
+        struct stat live, up;
+        if (tp->change == TXBOX_ADDED || path_is_within(tp->path, ".git"))
+                return false;
+        if (tp->change == TXBOX_MODIFIED &&
+            (e->upper_fd < 0 || lstat_beneath(e->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode) || up.st_size))
+                return false;
+        return lstat_beneath(live_fd, tp->path, &live) >= 0 && S_ISREG(live.st_mode) && live.st_size;
+}
+
+static void lost_work(struct eff *e, int live_fd)
+{
+        long min = e->p->eff.lost_work_min;
+        if (min <= 0)
+                return;
+        /* the repository is read only when enough data is lost to matter */
+        size_t *cand = NULL, ncand = 0;
+        for (size_t k = 0; k < e->cs->npaths && ncand < LOST_JUDGED; k++)
+                if (loses_data(e, live_fd, &e->cs->paths[k])) {
+                        cand = xrealloc(cand, (ncand + 1) * sizeof(*cand));
+                        cand[ncand++] = k;
+                }
+        struct gitwork *g = ncand >= (size_t)min ? gitwork_open(live_fd) : NULL;
+        if (!g) {
+                free(cand);
+                return;
+        }
+        size_t *lost = xcalloc(LOST_NAMED, sizeof(*lost)); /* indices into the changeset */
+        long nlost = 0;
+        for (size_t c = 0; c < ncand; c++) {
+                size_t k = cand[c];
+                const struct txbox_path *tp = &e->cs->paths[k];
+                enum git_state s = gitwork_state(g, live_fd, tp->path);
+                if (s == GIT_CLEAN || s == GIT_IGNORED)
+                        continue;
+                if (nlost < LOST_NAMED)
+                        lost[nlost] = k;
+                nlost++;
+        }
+        if (nlost >= min) {
+                char detail[256];
+                for (long k = 0; k < nlost && k < LOST_NAMED; k++) {
+                        const struct txbox_path *tp = &e->cs->paths[lost[k]];
+                        snprintf(detail, sizeof(detail),
+                                 "%s a file git cannot restore (untracked, or changed since git last recorded it); "
+                                 "%ld such files in this command (limit %ld): commit or stash them first",
+                                 tp->change == TXBOX_DELETED ? "deletes" : "empties", nlost, min);
+                        violation(e, "effect-lost-work", tp->path, detail);
+                }
+        }
+        free(lost);
+        free(cand);
+        gitwork_free(g);
 }
 
 /* ---- protected paths ---- */
@@ -331,8 +399,10 @@ int effects_check(const struct policy *p, int upper_fd, int live_fd, struct chan
         if (!p || !cs)
                 return tx_err(err, EINVAL, "effects_check: no policy or changeset");
         struct eff e = {.p = p, .ctx = ctx, .cs = cs, .upper_fd = upper_fd, .live_fd = live_fd};
-        if (live_fd >= 0)
+        if (live_fd >= 0) {
                 mass_deletion(&e, live_fd);
+                lost_work(&e, live_fd);
+        }
         for (size_t k = 0; k < cs->npaths; k++) {
                 protected_paths(&e, &cs->paths[k]);
                 if (upper_fd >= 0 && cs->paths[k].change != TXBOX_DELETED)

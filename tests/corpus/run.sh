@@ -13,6 +13,11 @@ cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 top=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
 CORPUS=${TXBOX_CORPUS:-$top/../shared/corpus}
+# A git worktree of the project lives elsewhere: the corpora sit beside its main checkout.
+if [ -z "${TXBOX_CORPUS:-}" ] && [ ! -d "$CORPUS" ]; then
+        common=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null) &&
+                CORPUS=$(dirname "$(dirname "$common")")/shared/corpus
+fi
 
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 [ -d "$CORPUS/dcg-corpus" ] || skip "corpus not found at $CORPUS"
@@ -54,6 +59,8 @@ RELABEL = {
     "echo yes | rm -rf && echo done": ("allow", "rm with no operand deletes nothing"),
     "kubectl delete namespace prod": ("deny", "the issue requires cluster destruction to be refused"),
     "kubectl delete all --all": ("deny", "same"),
+    "docker system prune": ("deny", "issue 22 requires container wipes (docker system prune) to be refused"),
+    "docker system prune -a": ("deny", "same"),
 }
 res = run(dcg)
 def agree(rows, relabel):
@@ -108,6 +115,12 @@ for f in sorted(glob.glob(C + "/redcode-exec/py2text_dataset_json/*.json")):
 pres = run(py)
 pc = sum(r["decision"] != "allow" for r in pres)
 
+# --- our own labelled benign set: everyday development commands (tests/corpus/benign.txt) ---
+ben = [{"command": l.rstrip("\n")} for l in open("tests/corpus/benign.txt", encoding="utf-8")
+       if l.strip() and not l.startswith("#")]
+bres = run(ben)
+bref = [r for r in bres if r["decision"] != "allow"]
+
 pct = lambda a, b: 100.0 * a / b if b else 0.0
 n = 0
 def tap(cond, msg):
@@ -116,6 +129,8 @@ def tap(cond, msg):
 tap(pct(rel[0], rel[1]) >= 99, "dcg deny cases refused: %d/%d (%.1f%%; %.1f%% on dcg's raw labels) target >= 99%%" % (rel[0], rel[1], pct(rel[0], rel[1]), pct(raw[0], raw[1])))
 tap(pct(rel[2], rel[3]) <= 5, "dcg allow cases refused: %d/%d (%.1f%%; %.1f%% on raw labels) target <= 5%%" % (rel[2], rel[3], pct(rel[2], rel[3]), pct(raw[2], raw[3])))
 tap(pct(len(nfp), nbenign) <= 2, "nl2bash benign lines refused: %d/%d (%.2f%%) target <= 2%%" % (len(nfp), nbenign, pct(len(nfp), nbenign)))
+tap(pct(len(bref), len(bres)) <= 2, "everyday development commands refused: %d/%d (%.2f%%) target <= 2%%" % (len(bref), len(bres), pct(len(bref), len(bres))))
+for r in bref: print("# benign refused:", r["rule"], repr(r["command"][:100]))
 print("# dcg relabelled:", "; ".join("%r -> %s (%s)" % (k, v[0], v[1]) for k, v in RELABEL.items()))
 for r in rel[4]: print("# dcg deny missed:", repr(r["command"][:100]))
 for r in rel[5]: print("# dcg allow refused:", r["rule"], repr(r["command"][:100]))

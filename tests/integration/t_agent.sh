@@ -81,7 +81,8 @@ orig=$(tree_hash "$WS")
         turn "$(call c5 write_file "$(jstr '{"path": "notes/a.txt", "content": "line1\nline2 $HOME `x`\n"}')")" \
                 "$(call c6 read_file "$(jstr '{"path": "../../etc/passwd"}')")"
         turn "$(call c7 run_command "$(jstr '{"command": "echo partial >part.txt; exit 3"}')")"
-        turn "$(call c8 run_command "$(jstr '{"command": "printf \"rm -rf ~\\n\" >s.sh; sh s.sh"}')")"
+        # What tr writes is not known before the run: only the exec check sees rm -rf ~.
+        turn "$(call c8 run_command "$(jstr '{"command": "printf \"rm -rf ~\\n\" | tr x y >s.sh; sh s.sh"}')")"
         turn "$(call c9 read_file "$(jstr '{"path": "notes/a.txt"}')")"
         final "done: hello.txt written"
 } >"$T/script1"

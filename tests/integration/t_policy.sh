@@ -86,4 +86,32 @@ err=$(tx check --json -c 'rm -rf ~' 2>&1)
 is "$?" 1 "check: rm -rf ~ is refused (exit 1)"
 like "$err" '"decision": ?"deny"' "check --json gives the decision"
 
+# Effect rule: work that git cannot give back.  Untracked files deleted one by one (no
+# command rule sees anything wrong) are rolled back; clean tracked ones commit.
+if command -v git >/dev/null 2>&1; then
+        new_ws
+        mkdir -p "$WS/src"
+        for i in 1 2 3 4 5 6; do echo "clean $i" >"$WS/src/c$i.txt"; done
+        printf 'build/\n' >"$WS/.gitignore"
+        git -C "$WS" init -q && git -C "$WS" add -A &&
+                git -C "$WS" -c user.name=t -c user.email=t@example.com commit -qm init
+        for i in 1 2 3 4 5 6; do echo "new work $i" >"$WS/src/n$i.txt"; done
+        mkdir -p "$WS/build" && for i in 1 2 3 4 5 6; do echo o >"$WS/build/o$i"; done
+        before=$(tree_hash "$WS")
+        err=$(tx run -- sh -c 'for f in src/n*.txt; do rm "$f"; done' 2>&1)
+        is "$?" 123 "deleting 6 untracked files is rolled back: 123"
+        like "$err" "effect-lost-work" "the txbox: line names effect-lost-work"
+        is "$(tree_hash "$WS")" "$before" "the untracked files are back"
+        like "$(tx show --json "$(last_tx)")" '"rule": "effect-lost-work", "path": "src/n1.txt"' "the record names the paths"
+        err=$(tx run -- sh -c 'for f in src/n*.txt; do : >"$f"; done' 2>&1)
+        is "$?" 123 "emptying them is rolled back too"
+        tx run -- sh -c 'for f in src/c*.txt build/o*; do rm "$f"; done' >/dev/null 2>&1
+        is "$?" 0 "deleting 6 clean tracked files and ignored build output commits (git restores the former)"
+        ok "... and they are gone" test ! -e "$WS/src/c1.txt" -a ! -e "$WS/build/o1"
+        git -C "$WS" checkout -q -- src
+        ok "git gives them back" test -e "$WS/src/c6.txt"
+else
+        ok "git not installed # SKIP" true
+fi
+
 done_testing

@@ -276,7 +276,51 @@ struct code_state {
         int depth;
         const char *lang;
         bool net, dup, shell_i;
+        char *listed; /* names some call lists (glob('*'), listdir('.') ...): "PATTERN", or NULL */
 };
+
+/* Calls that list names: a literal glob pattern, or a directory whose entries they return.
+ * A deletion whose argument is a variable then acts on those names (os.remove(f) for each
+ * f of glob.glob('*')): the one-liner's loop is not followed, its listing is. */
+static const char *const globbers[] = {"glob", "iglob", "rglob", "Glob", "sync", NULL};
+static const char *const listers[] = {"listdir", "scandir", "walk", "readdirSync", "readdir", "entries",
+                                      "children", "opendir", "iterdir", "each_child", NULL};
+
+static char *listing_of(const struct toks *t)
+{
+        for (size_t i = 0; i < t->n; i++) {
+                const struct tok *x = &t->v[i];
+                if (x->k != T_ID)
+                        continue;
+                const char *last = last_part(x->s);
+                bool g = false, l = false;
+                for (const char *const *p = globbers; *p; p++)
+                        g |= !strcmp(last, *p);
+                for (const char *const *p = listers; *p; p++)
+                        l |= !strcmp(last, *p);
+                /* Dir["*"] / Dir.glob("*") in ruby */
+                if (!strcmp(x->s, "Dir") && i + 2 < t->n && t->v[i + 1].k == T_PUNCT && t->v[i + 1].s[0] == '[')
+                        g = true;
+                if (!g && !l)
+                        continue;
+                size_t k = i + 1;
+                while (k < t->n && t->v[k].k == T_PUNCT && strchr("([", t->v[k].s[0]))
+                        k++;
+                const char *arg = k < t->n && t->v[k].k == T_STR ? t->v[k].s : NULL;
+                if (g && arg && strpbrk(arg, "*?[")) {
+                        /* every name beneath a directory, at any depth, is every name there */
+                        const char *r = arg;
+                        while (!strncmp(r, "./", 2) || !strncmp(r, "**/", 3))
+                                r += r[0] == '.' ? 2 : 3;
+                        return xstrdup(!strcmp(r, "**") ? "*" : r);
+                }
+                if (l && (!arg || !strcmp(arg, ".") || !strcmp(arg, "./")))
+                        return xstrdup(arg || k >= t->n || t->v[k].k != T_ID ? "*" : UNK_S);
+                if (l && arg)
+                        return xasprintf("%s/*", arg);
+        }
+        return NULL;
+}
 
 static void path_cmd(struct code_state *st, const char *prog, const char *f1, const char *f2,
                      const struct call_args *ca)
@@ -288,6 +332,9 @@ static void path_cmd(struct code_state *st, const char *prog, const char *f1, co
         if (f2)
                 argv[n++] = (char *)f2;
         argv[n++] = ca->n && !ca->unknown ? (char *)ca->s[0] : UNK_S;
+        /* a deletion of a name some listing produced: of what it lists */
+        if ((!ca->n || ca->unknown) && st->listed && !strcmp(prog, "rm"))
+                argv[n - 1] = st->listed;
         code_child(st->sc, st->parent, argv, n, st->depth);
 }
 
@@ -410,7 +457,7 @@ void scan_code(struct scan *sc, const char *lang, const char *code, size_t paren
         tokenize(code, &t);
         if (t.overflow)
                 code_finding(sc, parent, "@limit-exceeded", "interpreter code too long");
-        struct code_state st = {.sc = sc, .parent = parent, .depth = depth + 1, .lang = lang};
+        struct code_state st = {.sc = sc, .parent = parent, .depth = depth + 1, .lang = lang, .listed = listing_of(&t)};
         for (size_t i = 0; i < t.n && !sc->failed; i++) {
                 const struct tok *x = &t.v[i];
                 if (x->k == T_STR && x->q == '`' && (!strcmp(lang, "perl") || !strcmp(lang, "ruby") || !strcmp(lang, "julia"))) {
@@ -425,11 +472,15 @@ void scan_code(struct scan *sc, const char *lang, const char *code, size_t paren
                 if (a)
                         code_call(&st, &t, i, a);
         }
+        /* gawk's /inet/tcp/... special files are sockets; with |& a co-process talks to it */
+        if (!strcmp(lang, "awk") && (strstr(code, "/inet/") || strstr(code, "/inet4/") || strstr(code, "/inet6/")))
+                st.net = st.shell_i = true;
         if (st.net)
                 code_child(sc, parent, (char *const[]){"@net", NULL}, 1, st.depth);
         /* A socket plus descriptors handed to a shell is a reverse shell. */
         if (st.net && (st.dup || st.shell_i))
                 code_finding(sc, parent, "@reverse-shell", "interpreter connects a shell to the network");
+        free(st.listed);
         toks_free(&t);
 }
 

@@ -2,7 +2,7 @@
  *
  *   defaults: true            # keep the built-in rules after these (default true)
  *   effects: {mass_delete_count: 200, mass_delete_min: 20, mass_delete_share: 0.5,
- *             max_file_size: 268435456, protect: ["secrets/"]}
+ *             max_file_size: 268435456, lost_work_min: 5, protect: ["secrets/"]}
  *   rules:
  *     - id: no-docker-push
  *       decision: deny
@@ -267,8 +267,11 @@ static int load_effects(struct loader *L, struct fy_node *n)
                         e->mass_delete_share = d;
                 else if (k && !strcmp(k, "max_file_size") && !(r = number(L, v, 1, 1e15, &d)))
                         e->max_file_size = (int64_t)d;
+                else if (k && !strcmp(k, "lost_work_min") && !(r = number(L, v, 1, 1e9, &d)))
+                        e->lost_work_min = (long)d;
                 else if (!r && (!k || (strcmp(k, "mass_delete_count") && strcmp(k, "mass_delete_min") &&
-                                       strcmp(k, "mass_delete_share") && strcmp(k, "max_file_size"))))
+                                       strcmp(k, "mass_delete_share") && strcmp(k, "max_file_size") &&
+                                       strcmp(k, "lost_work_min"))))
                         return bad(L, fy_node_pair_key(pr), "unknown effects key", k);
                 if (r < 0)
                         return r;
@@ -516,7 +519,8 @@ static bool tightens_only(const struct policy *ws, bool defaults_off)
                 if (ws->rules[k].decision == POLICY_ALLOW)
                         return false;
         return !defaults_off && e->mass_delete_count <= d->mass_delete_count && e->mass_delete_min <= d->mass_delete_min &&
-               e->mass_delete_share <= d->mass_delete_share && e->max_file_size <= d->max_file_size;
+               e->mass_delete_share <= d->mass_delete_share && e->max_file_size <= d->max_file_size &&
+               e->lost_work_min <= d->lost_work_min;
 }
 
 static void take_stricter_effects(struct effects_cfg *base, const struct effects_cfg *ws)
@@ -526,6 +530,7 @@ static void take_stricter_effects(struct effects_cfg *base, const struct effects
         STRICTER(mass_delete_min);
         STRICTER(mass_delete_share);
         STRICTER(max_file_size);
+        STRICTER(lost_work_min);
 #undef STRICTER
         if (ws->protect)
                 base->protect = ws->protect; /* the built-in policy protects no globs of its own */

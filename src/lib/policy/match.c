@@ -35,6 +35,13 @@ static void normalise(char *p)
         *out = 0;
 }
 
+char *lexical_path(const char *p)
+{
+        char *r = xstrdup(p);
+        normalise(r);
+        return r;
+}
+
 static bool all_glob(const char *c)
 {
         return !strcmp(c, "*") || !strcmp(c, ".*") || !strcmp(c, "**") || !strcmp(c, "*.*") ||
@@ -52,6 +59,8 @@ static char *resolve(const char *arg, const struct policy_ctx *ctx, bool *all)
         char *p;
         if (arg[0] == '/')
                 p = xstrdup(arg);
+        else if (base && has_unk(base)) /* after a cd that cannot be known */
+                return NULL;
         else if (base)
                 p = xasprintf("%s/%s", base, arg);
         else
@@ -59,6 +68,12 @@ static char *resolve(const char *arg, const struct policy_ctx *ctx, bool *all)
         /* dir/$x is some unknown path beneath dir (not all of it: dir/$x/.. is rare, and
          * an empty $x is caught where the path starts unknown, "$x/") */
         char *u = strchr(p, UNK);
+        /* dir/$x/..: where that leads cannot be known */
+        for (const char *c = u; c && (c = strstr(c, "/..")); c += 3)
+                if (c[3] == '/' || !c[3]) {
+                        free(p);
+                        return NULL;
+                }
         if (u) {
                 while (u > p && *u != '/')
                         u--;
@@ -95,32 +110,67 @@ static bool name_in(const char *name, const char *const *list)
         return false;
 }
 
-/* Relative to a home directory (the user's or root's). */
+/* Relative to a home directory (the user's, root's or another user's). */
+static const char *const home_secrets[] = {
+        ".ssh/id_*", ".ssh/*_key", ".ssh/*.pem", ".ssh/*.key", ".ssh", ".gnupg", ".gnupg/*", ".aws", ".aws/*", ".azure",
+        ".azure/*", ".config/gcloud", ".config/gcloud/*", ".kube", ".kube/*", ".docker/config.json", ".docker/*.json",
+        ".password-store", ".password-store/*", ".netrc", ".git-credentials", ".config/git/credentials", ".pgpass",
+        ".pypirc", ".vault-token", ".cargo/credentials*", ".config/gh/hosts.yml", ".config/gh", ".config/glab-cli",
+        ".config/glab-cli/*", ".config/hub", ".local/share/keyrings*", ".npmrc", ".yarnrc", ".yarnrc.yml",
+        ".config/doctl", ".config/doctl/*", ".terraform.d/credentials*", ".terraformrc", ".terraform.d",
+        ".config/helm/repositories.yaml", ".my.cnf", ".mylogin.cnf", ".s3cfg", ".boto", ".config/rclone",
+        ".config/rclone/*", ".oci", ".oci/*", ".gem/credentials", ".m2/settings*.xml", ".gradle/gradle.properties",
+        ".config/op", ".config/op/*", ".op", ".config/sops", ".config/sops/*", ".age", ".config/age", ".fly",
+        ".fly/*", ".config/hcloud", ".config/hcloud/*", ".config/linode-cli", ".config/heroku", ".netlify",
+        ".config/netlify", ".vercel", ".config/vercel", ".wrangler", ".config/configstore", ".config/configstore/*",
+        ".ibmcloud", ".bluemix", ".config/cloudflared", ".cloudflared", ".databrickscfg", ".snowsql", ".snowflake",
+        ".dbt/profiles.yml", ".config/gspread", ".kaggle", ".kaggle/*", ".huggingface/token", ".cache/huggingface/token",
+        ".config/github-copilot", ".config/Code/User/globalStorage", ".mozilla/firefox/*/logins.json",
+        ".mozilla/firefox/*/key4.db", ".config/google-chrome/*/Login Data", ".config/chromium/*/Login Data",
+        ".bash_history", ".zsh_history", ".psql_history", ".mysql_history", ".python_history", ".node_repl_history",
+        ".lesshst", ".viminfo", ".history", ".local/share/fish/fish_history", ".ssh/known_hosts_secret",
+        ".config/1Password", ".git-credential-cache", ".tsh", ".config/atlassian", ".jfrog", ".docker", NULL};
+
+/* Files in a home directory that programs read to decide what to run: writing one changes
+ * what the user's tools do after this task (shell rc files, git, ssh, editors, ...). */
+static const char *const home_persist[] = {
+        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
+        ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".xprofile", ".xinitrc", ".xsessionrc", ".ssh/authorized_keys*",
+        ".ssh/rc", ".ssh/config", ".config/fish/config.fish", ".config/autostart*", ".config/systemd*",
+        ".local/share/systemd*", NULL};
+
+/* Caches and stores in a home directory that build tools fill on their own. */
+static const char *const home_caches[] = {
+        ".cache", ".cache/*", ".npm", ".npm/*", ".cargo/registry*", ".cargo/git*", ".rustup*", ".m2/repository*",
+        ".gradle/caches*", ".gradle/wrapper*", ".pyenv/versions*", ".nvm/versions*", ".local/lib*",
+        ".local/share/virtualenvs*", ".virtualenvs*", ".bun/install*", ".deno*", ".yarn/cache*", ".pnpm-store*",
+        ".gem/*", ".local/share/pnpm*", ".hex*", ".mix*", ".stack*", ".cabal/packages*", ".ivy2*", ".sbt*",
+        ".julia/packages*", ".platformio*", ".vscode-server*", ".local/state*", NULL};
+
 static unsigned home_file_class(const char *rel)
 {
-        static const char *const secret[] = {".ssh/id_*", ".ssh/*_key", ".ssh/*.pem", ".gnupg", ".gnupg/*",
-                                             ".aws", ".aws/*", ".azure", ".azure/*", ".config/gcloud", ".config/gcloud/*",
-                                             ".kube/config", ".docker/config.json", ".password-store", ".password-store/*",
-                                             ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".vault-token",
-                                             ".cargo/credentials*", ".config/gh/hosts.yml", ".local/share/keyrings*",
-                                             ".ssh", NULL};
-        static const char *const persist[] = {".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile",
-                                              ".zshrc", ".zprofile", ".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc",
-                                              ".xprofile", ".xinitrc", ".xsessionrc", ".ssh/authorized_keys*", ".ssh/rc",
-                                              ".config/fish/config.fish", ".config/autostart*", ".config/systemd*",
-                                              ".local/share/systemd*", NULL};
         unsigned c = 0;
-        if (name_in(rel, secret) && fnmatch("*.pub", rel, 0))
+        if (name_in(rel, home_secrets) && fnmatch("*.pub", rel, 0) && fnmatch(".ssh/known_hosts*", rel, 0) &&
+            fnmatch(".ssh/config", rel, 0))
                 c |= PC_SECRET;
-        if (name_in(rel, persist))
+        if (name_in(rel, home_persist))
+                c |= PC_PERSIST;
+        /* every other dot file or directory of a home holds some program's settings */
+        else if (rel[0] == '.' && rel[1] && strcmp(rel, "..") && !name_in(rel, home_caches))
                 c |= PC_PERSIST;
         return c;
 }
 
 static unsigned system_file_class(const char *p)
 {
-        static const char *const secret[] = {"/etc/shadow*", "/etc/gshadow*", "/etc/sudoers*", "/etc/passwd",
-                                             "/etc/ssh/ssh_host_*_key", "/etc/ssl/private*", NULL};
+        /* /etc/passwd holds no secret (every program reads it); /etc/shadow does */
+        static const char *const secret[] = {"/etc/shadow*", "/etc/gshadow*", "/etc/sudoers*", "/etc/security/opasswd",
+                                             "/etc/ssh/ssh_host_*_key", "/etc/ssl/private*", "/etc/pki/*/private*",
+                                             "/var/lib/pam/*", "/etc/krb5.keytab", "/etc/machine-id", "/var/log/btmp*",
+                                             "/var/log/auth.log*", "/var/log/secure*", "/proc/*/environ", "/proc/kcore",
+                                             "/etc/NetworkManager/system-connections*", "/etc/wpa_supplicant*",
+                                             "/etc/docker/daemon.json", "/etc/kubernetes/admin.conf", "/etc/rancher*",
+                                             "/var/lib/docker/*", "/etc/letsencrypt/*", NULL};
         static const char *const persist[] = {"/etc/profile", "/etc/profile.d*", "/etc/bash.bashrc", "/etc/zsh*",
                                               "/etc/environment", "/etc/ld.so.preload", "/etc/rc.local", "/etc/cron*",
                                               "/var/spool/cron*", "/etc/systemd*", "/lib/systemd*", "/usr/lib/systemd*",
@@ -161,19 +211,86 @@ static bool has_component(const char *p, const char *name)
 static unsigned env_file_class(const char *p)
 {
         const char *b = base_name(p);
-        if (strcmp(b, ".env") && strncmp(b, ".env.", 5))
+        size_t l = strlen(b);
+        bool env = !strcmp(b, ".env") || !strncmp(b, ".env.", 5) || !strcmp(b, ".envrc") || !strncmp(b, ".env-", 5) ||
+                   (l > 4 && !strcmp(b + l - 4, ".env") && b[0] != '.') || !strcmp(b, ".secrets") ||
+                   !strcmp(b, "secrets.yml") || !strcmp(b, "secrets.yaml") || !strcmp(b, "secrets.json") ||
+                   !strcmp(b, "credentials.json") || !strcmp(b, "service-account.json") || !strcmp(b, ".htpasswd") ||
+                   !strcmp(b, "id_rsa") || !strcmp(b, "id_ed25519") || !strcmp(b, "id_ecdsa") || !strcmp(b, "id_dsa");
+        if (!env)
                 return 0;
         static const char *const samples[] = {"*.example", "*.sample", "*.template", "*.dist", "*.defaults", NULL};
         return name_in(b, samples) ? 0 : PC_SECRET;
 }
 
+/* Paths a glob could name that hold secrets: `cat .e*`, `cat ~/.ssh/id*`, `cat /etc/sha*`. */
+static unsigned glob_class(const char *p, const struct policy_ctx *ctx)
+{
+        static const char *const home_ex[] = {".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa", ".aws/credentials",
+                                              ".aws/config", ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc",
+                                              ".kube/config", ".docker/config.json", ".gnupg/private-keys-v1.d",
+                                              ".config/gcloud/credentials.db", ".config/gh/hosts.yml", ".vault-token",
+                                              ".bash_history", ".my.cnf", ".s3cfg", NULL};
+        static const char *const sys_ex[] = {"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh/ssh_host_rsa_key",
+                                             "/etc/ssh/ssh_host_ed25519_key", "/etc/security/opasswd", NULL};
+        static const char *const env_ex[] = {".env", ".env.local", ".env.production", ".envrc", "secrets.env", NULL};
+        if (!strpbrk(p, "*?["))
+                return 0;
+        const int fl = FNM_PATHNAME | FNM_PERIOD;
+        for (const char *const *e = sys_ex; *e; e++)
+                if (!fnmatch(p, *e, fl))
+                        return PC_SECRET;
+        const char *homes[3] = {ctx->home, "/root", NULL};
+        for (size_t h = 0; homes[h]; h++)
+                for (const char *const *e = home_ex; *e; e++) {
+                        char *ex = xasprintf("%s/%s", homes[h], *e);
+                        bool hit = !fnmatch(p, ex, fl);
+                        free(ex);
+                        if (hit)
+                                return PC_SECRET;
+                }
+        /* an .env in the glob's own directory */
+        const char *slash = strrchr(p, '/');
+        for (const char *const *e = env_ex; *e && slash; e++) {
+                char *ex = xasprintf("%.*s/%s", (int)(slash - p), p, *e);
+                bool hit = !fnmatch(p, ex, fl);
+                free(ex);
+                if (hit)
+                        return PC_SECRET;
+        }
+        return 0;
+}
+
+/* Another user's home (/home/NAME, /root): its secrets are like ours, and root's whole
+ * home is private.  Returns the path inside it, or NULL. */
+static const char *other_home(const char *p, const struct policy_ctx *ctx, bool *root)
+{
+        *root = false;
+        if (!strcmp(p, "/root") || !strncmp(p, "/root/", 6)) {
+                *root = true;
+                return p[5] ? p + 6 : "";
+        }
+        static const char *const bases[] = {"/home/", "/Users/", "/var/home/"};
+        for (size_t k = 0; k < ARRAY_SIZE(bases); k++) {
+                size_t l = strlen(bases[k]);
+                if (strncmp(p, bases[k], l) || !p[l])
+                        continue;
+                if (ctx->home && path_is_within(p, ctx->home))
+                        return NULL;
+                const char *rest = strchr(p + l, '/');
+                return rest ? rest + 1 : "";
+        }
+        return NULL;
+}
+
 static unsigned classify_abs(const char *p, bool all, const struct policy_ctx *ctx)
 {
-        (void)all;
         if (!strcmp(p, "/"))
-                return PC_ROOT;
+                return PC_ROOT | (all ? PC_ALL : 0);
         const char *ws = ctx->workspace, *home = ctx->home;
-        unsigned c = env_file_class(p);
+        unsigned c = env_file_class(p) | glob_class(p, ctx);
+        if (all && ((ws && path_is_within(ws, p)) || (home && path_is_within(home, p))))
+                c |= PC_ALL;
         if (has_component(p, ".git"))
                 c |= PC_GITDIR;
         if (ws && path_is_within(ws, p))
@@ -186,8 +303,10 @@ static unsigned classify_abs(const char *p, bool all, const struct policy_ctx *c
                 return c;
         if (strictly_under(p, home))
                 return c | home_file_class(p + strlen(home) + 1);
-        if (strictly_under(p, "/root"))
-                c |= home_file_class(p + 6);
+        bool root;
+        const char *in_other = other_home(p, ctx, &root);
+        if (in_other) /* another user's home: no business of this task's */
+                c |= (*in_other ? home_file_class(in_other) : 0) | (root || !*in_other ? PC_SECRET : 0);
         static const char *const tmps[] = {"/tmp", "/var/tmp", "/dev/shm"};
         for (size_t k = 0; k < ARRAY_SIZE(tmps); k++)
                 if (under(p, tmps[k]))
@@ -199,12 +318,37 @@ static unsigned classify_abs(const char *p, bool all, const struct policy_ctx *c
         return c | PC_SYSTEM | system_file_class(p);
 }
 
+/* A path that starts unknown ("$DIR"/.ssh/id_rsa, or relative after a cd that cannot be
+ * known): unknown, and whatever its known end says (a key, a shell rc file, /etc/shadow
+ * under some root, a .git). */
+static unsigned tail_class(const char *arg)
+{
+        const char *t = strrchr(arg, UNK);
+        t = t ? t + 1 : arg;
+        unsigned c = PC_UNKNOWN | env_file_class(t);
+        if (has_component(t, ".git") || !strncmp(t, ".git", 4))
+                c |= PC_GITDIR;
+        for (const char *s = t; s; s = strchr(s, '/')) {
+                s += *s == '/';
+                if (!*s)
+                        break;
+                if (name_in(s, home_secrets) && fnmatch("*.pub", s, 0))
+                        c |= PC_SECRET;
+                if (name_in(s, home_persist))
+                        c |= PC_PERSIST;
+                char *abs = xasprintf("/%s", s);
+                c |= system_file_class(abs);
+                free(abs);
+        }
+        return c;
+}
+
 unsigned classify_path(const char *arg, const struct policy_ctx *ctx)
 {
         bool all;
         char *p = resolve(arg, ctx, &all);
         if (!p)
-                return PC_UNKNOWN;
+                return tail_class(arg);
         unsigned c = classify_abs(p, all, ctx);
         free(p);
         return c;
@@ -271,6 +415,8 @@ static const struct prog_opts prog_opts[] = {
         {"terraform", "", NULL},
         {"sudo", "ugpCDhrtUT", (const char *const[]){"user", "group", "prompt", "chdir", "host", "role", "type", "other-user", NULL}, true},
         {"doas", "uC", NULL, true},
+        {"sed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
+        {"gsed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
 };
 
 /* Longer flags are cut to POL_MAX_FLAG - 1 bytes: none of a rule's flags is that long (the
@@ -282,6 +428,19 @@ static void add_flag(struct norm *nm, const char *f, size_t l)
                 l = sizeof(buf) - 1;
         memcpy(buf, f, l);
         buf[l] = 0;
+        /* git accepts any unambiguous prefix of a long option: --ha is --hard */
+        if (!strcmp(nm->prog, "git") && l >= 2) {
+                static const struct {
+                        const char *name;
+                        size_t min;
+                } abbrev[] = {{"hard", 2}, {"delete", 2}, {"mirror", 2}, {"merge", 2}, {"prune", 3}, {"discard-changes", 3},
+                              {"force", 5}, {"pathspec-from-file", 5}, {"worktree", 2}, {"staged", 3}, {"source", 3}};
+                for (size_t k = 0; k < ARRAY_SIZE(abbrev); k++)
+                        if (l >= abbrev[k].min && l < strlen(abbrev[k].name) && !strncmp(abbrev[k].name, buf, l)) {
+                                snprintf(buf, sizeof(buf), "%s", abbrev[k].name);
+                                break;
+                        }
+        }
         for (size_t k = 0; k < ARRAY_SIZE(aliases); k++)
                 if (!strcmp(aliases[k].from, buf) && !strcmp(aliases[k].prog, nm->prog)) {
                         snprintf(buf, sizeof(buf), "%s", aliases[k].to);
@@ -332,6 +491,15 @@ static void norm_build(struct norm *nm, const struct scmd *c)
                 if (!strcmp(prog_opts[k].prog, nm->prog))
                         po = &prog_opts[k];
         bool opts = true;
+        /* sed's first operand is its script unless -e or -f gave one: a regex (/^#/d) is no
+         * path */
+        bool sed_script = !strcmp(nm->prog, "sed") || !strcmp(nm->prog, "gsed");
+        for (size_t k = 1; sed_script && k < nm->argc && strcmp(nm->argv[k], "--"); k++) {
+                const char *a = nm->argv[k];
+                if (!strncmp(a, "--expression", 12) || !strncmp(a, "--file", 6) ||
+                    (a[0] == '-' && a[1] != '-' && strpbrk(a + 1, "ef")))
+                        sed_script = false;
+        }
         for (size_t k = 1; k < nm->argc; k++) {
                 const char *a = nm->argv[k];
                 if (opts && !strcmp(a, "--")) {
@@ -342,7 +510,10 @@ static void norm_build(struct norm *nm, const struct scmd *c)
                         if (po && po->stop)
                                 opts = false;
                         nm->pos[nm->npos++] = a;
-                        cand_value(nm, a);
+                        if (sed_script)
+                                sed_script = false;
+                        else
+                                cand_value(nm, a);
                         continue;
                 }
                 if (a[1] == '-') {
@@ -381,7 +552,7 @@ static void norm_classify(struct norm *nm, const struct policy_ctx *ctx)
         for (size_t k = 0; k < nm->ncand; k++) {
                 bool all;
                 nm->abs[k] = resolve(nm->cand[k], ctx, &all);
-                nm->cls[k] = nm->abs[k] ? classify_abs(nm->abs[k], all, ctx) : PC_UNKNOWN;
+                nm->cls[k] = nm->abs[k] ? classify_abs(nm->abs[k], all, ctx) : tail_class(nm->cand[k]);
         }
 }
 
@@ -567,7 +738,7 @@ static bool redirs_match(const struct strvec *targets, unsigned bits, const char
         for (size_t k = 0; k < targets->n; k++) {
                 bool all;
                 char *p = resolve(targets->v[k], ctx, &all);
-                unsigned cls = p ? classify_abs(p, all, ctx) : PC_UNKNOWN;
+                unsigned cls = p ? classify_abs(p, all, ctx) : tail_class(targets->v[k]);
                 bool hit = (cls & bits) || (p && globs && any_path_glob(globs, p, ctx));
                 free(p);
                 if (hit)
@@ -579,6 +750,8 @@ static bool redirs_match(const struct strvec *targets, unsigned bits, const char
 static bool writes_match(const struct rule *r, const struct scmd *c, const struct policy_ctx *ctx)
 {
         if (r->reads && !redirs_match(&c->reads, r->reads, NULL, ctx))
+                return false;
+        if (r->clobbers && !redirs_match(&c->clobbers, r->clobbers, NULL, ctx))
                 return false;
         if (!r->writes && !r->write_globs)
                 return true;
@@ -637,6 +810,14 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         /* Fail closed whatever the rules say: the input could not be read. */
         if (!strcmp(a0, "@parse-error") || !strcmp(a0, "@limit-exceeded"))
                 return find_default(a0 + 1);
+        /* --help or --version: the program prints and exits (findings still count) */
+        if (c->help && a0[0] != '@')
+                return NULL;
+        /* relative paths start where this command runs (after cd) */
+        struct policy_ctx here = *ctx;
+        if (c->cwd)
+                here.cwd = c->cwd;
+        ctx = &here;
         /* On the stack and not zeroed (norm_build sets what is read): 8 KiB of flags per
          * command would otherwise be allocated and cleared for every command judged. */
         struct norm nm_, *nm = &nm_;

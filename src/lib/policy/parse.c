@@ -2,13 +2,16 @@
  *
  * It follows the POSIX sh grammar plus the bash forms agents use, but builds no tree: the
  * policy needs every simple command (with its expanded words, redirections, pipeline
- * position and here-document), not the control flow, so compound commands are read flat
- * and every branch counts as run.  Values that cannot be known (parameters, command
- * output) become UNK so that the matcher treats them as unknown rather than safe.
- * Parse errors add an @parse-error finding: a guard must fail closed on what it cannot
- * read, since the real shell may read it differently. */
+ * position and here-document), so compound commands are read in one pass and every branch
+ * counts as run.  What control flow does to variables is kept, though (vars.c): a value
+ * assigned in a subshell is undone after it, one assigned in a branch, a loop or a function
+ * body joins the value before it, and a command whose words have several possible values
+ * is judged once for each.  Values that cannot be known (parameters, command output)
+ * become UNK so that the matcher treats them as unknown rather than safe.  Parse errors
+ * add an @parse-error finding: a guard must fail closed on what it cannot read, since the
+ * real shell may read it differently. */
 #define _GNU_SOURCE
-#include "pol.h"
+#include "vars.h"
 
 #include <ctype.h>
 
@@ -45,13 +48,24 @@ static char *sb_take(struct sb *b)
 
 /* ---- parser state ---- */
 
+/* Bytes that mark what a word is made of; none can occur in the input (parse_script
+ * refuses them), so a word cannot forge one. */
 #define SPLIT '\002' /* a field-splitting point from an unquoted known expansion */
+#define ALT_B '\003' /* ALT_B digits ALT_E: an expansion with several possible values */
+#define ALT_E '\004'
+#define BR_O '\005'  /* unquoted { , } typed in a word: brace expansion */
+#define BR_S '\006'
+#define BR_C '\007'
 
-struct vars {
-        char *name[POL_MAX_VARS];
-        char *val[POL_MAX_VARS]; /* NULL: unknown */
-        size_t n;
-        bool full; /* an assignment found no room: from then on no value is known */
+#define MAX_ALTS 4096    /* words with several possible values, per string */
+#define MAX_VARIANTS 32  /* a command read once per combination of its words' values */
+#define MAX_BRACE 256    /* words one brace expression expands to */
+#define MAX_REPARSE 32   /* loop bodies read again, per decision */
+#define MAX_FRAMES 512   /* nesting of compound commands */
+
+struct alt {
+        struct vals v;
+        char *ifs; /* unquoted: split at these characters; NULL when quoted */
 };
 
 struct psh {
@@ -68,24 +82,34 @@ struct psh {
         bool hd_active;
         size_t cmd_start;
         struct vars *vars;
+        size_t fr_base;               /* frames below this one belong to outer strings */
         struct strvec funcs, fbodies; /* defined functions and their bodies ("" unknown) */
         struct psh *parent;           /* the string this one was found in */
         const char *in_func;          /* the function whose body this is */
         const char *in_args;          /* ... and the arguments it is read with */
+        char *pending_func;           /* name() just read: its body's { comes next */
+        struct alt *alts;
+        size_t nalts, capalts;
         bool err;
 };
 
 struct word {
         struct sb b;
-        bool any, quoted, unk, dl;
+        bool any, quoted, unk, dl, alt;
 };
 
 struct redirs {
-        struct strvec writes, reads;
+        struct strvec writes, reads, clobbers;
         char *stdin_text;
+        bool dl; /* it reads a download (sh < <(curl URL)) */
 };
 
 static void parse_list(struct psh *P, char term);
+
+static int cmd_offset(const struct psh *P)
+{
+        return P->pos.direct ? P->pos.base + (int)P->cmd_start : P->pos.outer_off;
+}
 
 static void perr(struct psh *P, const char *what)
 {
@@ -94,8 +118,7 @@ static void perr(struct psh *P, const char *what)
         P->err = true;
         size_t from = P->cmd_start < P->n ? P->cmd_start : P->n;
         char *text = xasprintf("%.200s", P->s + from);
-        scan_finding(P->sc, "@parse-error", what, text,
-                     P->pos.direct ? P->pos.base + (int)P->cmd_start : P->pos.outer_off);
+        scan_finding(P->sc, "@parse-error", what, text, cmd_offset(P));
         free(text);
 }
 
@@ -105,8 +128,18 @@ static void plimit(struct psh *P, const char *what)
         if (P->err)
                 return;
         P->err = true;
-        scan_finding(P->sc, "@limit-exceeded", what, "",
-                     P->pos.direct ? P->pos.base + (int)P->cmd_start : P->pos.outer_off);
+        scan_finding(P->sc, "@limit-exceeded", what, "", cmd_offset(P));
+}
+
+static void pfinding(struct psh *P, const char *name, const char *detail)
+{
+        size_t from = P->cmd_start < P->n ? P->cmd_start : P->n;
+        char *text = xasprintf("%.200s", P->s + from);
+        char *nl = strchr(text, '\n');
+        if (nl)
+                *nl = 0;
+        scan_finding(P->sc, name, detail, text, cmd_offset(P));
+        free(text);
 }
 
 static int cur(const struct psh *P) { return P->i < P->n ? (unsigned char)P->s[P->i] : -1; }
@@ -124,73 +157,12 @@ static bool is_meta(int c)
 static bool is_name_start(int c) { return c == '_' || isalpha(c); }
 static bool is_name_char(int c) { return c == '_' || isalnum(c); }
 
-static int cmd_offset(const struct psh *P)
-{
-        return P->pos.direct ? P->pos.base + (int)P->cmd_start : P->pos.outer_off;
-}
-
-/* ---- variables ---- */
-
-static const char *var_get(struct psh *P, const char *name, bool *known)
-{
-        *known = false;
-        /* A table that overflowed dropped an assignment: any name may have changed since,
-         * even HOME, so no value is known (x=echo ... 256 more ... x=rm; $x -rf ~). */
-        if (P->vars->full)
-                return NULL;
-        for (size_t k = P->vars->n; k-- > 0;)
-                if (!strcmp(P->vars->name[k], name)) {
-                        *known = P->vars->val[k] != NULL;
-                        return P->vars->val[k];
-                }
-        const struct policy_ctx *ctx = P->sc->ctx;
-        *known = true;
-        /* These are fixed by the environment txbox runs the command in. */
-        if (!strcmp(name, "HOME") && ctx->home)
-                return ctx->home;
-        if (!strcmp(name, "PWD") && ctx->cwd)
-                return ctx->cwd;
-        if (!strcmp(name, "TMPDIR"))
-                return "/tmp";
-        *known = false;
-        return NULL;
-}
-
-/* A new entry for name (it shadows older ones until popped: a function's $1). */
-static void var_push(struct psh *P, const char *name, size_t nlen, const char *val)
-{
-        struct vars *v = P->vars;
-        if (v->n == POL_MAX_VARS) {
-                v->full = true;
-                return;
-        }
-        v->name[v->n] = strndup(name, nlen);
-        if (!v->name[v->n])
-                abort();
-        v->val[v->n] = val ? xstrdup(val) : NULL;
-        v->n++;
-}
-
-/* An assignment: the newest entry of that name takes the value, so that reassigning one
- * variable in a loop of commands does not use up the table. */
-static void var_set(struct psh *P, const char *name, size_t nlen, const char *val)
-{
-        struct vars *v = P->vars;
-        for (size_t k = v->n; k-- > 0;)
-                if (strlen(v->name[k]) == nlen && !memcmp(v->name[k], name, nlen)) {
-                        free(v->val[k]);
-                        v->val[k] = val ? xstrdup(val) : NULL;
-                        return;
-                }
-        var_push(P, name, nlen, val);
-}
-
 /* Text the parser copies beyond the input itself (expanded values, function bodies) counts
  * against one budget per decision: x=$x$x doubles a word with each assignment. */
 static bool spend(struct psh *P, size_t n)
 {
         struct scan *sc = P->sc;
-        if (n <= POL_MAX_COPIED && sc->copied <= POL_MAX_COPIED - n) {
+        if (!P->vars->over && n <= POL_MAX_COPIED && sc->copied <= POL_MAX_COPIED - n) {
                 sc->copied += n;
                 return true;
         }
@@ -200,15 +172,28 @@ static bool spend(struct psh *P, size_t n)
         return false;
 }
 
-/* ---- words ---- */
+/* ---- variables ---- */
 
-static void put_value(struct psh *P, struct word *w, const char *v, bool quoted)
+static bool var_get(struct psh *P, const char *name, struct vals *out)
 {
-        if (!spend(P, strlen(v)))
-                return;
-        for (; *v; v++)
-                sb_putc(&w->b, !quoted && (*v == ' ' || *v == '\t' || *v == '\n') ? SPLIT : *v);
+        return vars_get(P->vars, name, out);
 }
+
+static void var_set1(struct psh *P, const char *name, size_t nlen, const char *val)
+{
+        struct vals v = val ? vals_of(val) : (struct vals){0};
+        vars_set(P->vars, name, nlen, &v);
+        vals_free(&v);
+}
+
+/* The single known value of name, or NULL. */
+static const char *var_one(struct psh *P, const char *name)
+{
+        struct vals v;
+        return var_get(P, name, &v) && v.n == 1 ? v.v[0] : NULL;
+}
+
+/* ---- words ---- */
 
 static void put_unk(struct word *w)
 {
@@ -216,11 +201,163 @@ static void put_unk(struct word *w)
         w->unk = true;
 }
 
+/* The characters unquoted expansions are split at, or NULL when they cannot be known
+ * (IFS set to command output, or to one of several values). */
+static const char *ifs_chars(struct psh *P)
+{
+        return var_one(P, "IFS");
+}
+
+static void put_value(struct psh *P, struct word *w, const char *v, bool quoted)
+{
+        if (!spend(P, strlen(v)))
+                return;
+        w->unk |= has_unk(v);
+        if (quoted) {
+                sb_put(&w->b, v, strlen(v));
+                return;
+        }
+        const char *ifs = ifs_chars(P);
+        if (!ifs) { /* split at characters that cannot be known: the fields cannot be */
+                if (*v)
+                        put_unk(w);
+                return;
+        }
+        for (; *v; v++)
+                sb_putc(&w->b, *ifs && strchr(ifs, *v) ? SPLIT : *v);
+}
+
+/* A value that is one of several: a marker the command is expanded at, once per value. */
+static void put_vals(struct psh *P, struct word *w, const struct vals *v, bool quoted)
+{
+        if (!v->n)
+                return put_unk(w);
+        if (v->n == 1)
+                return put_value(P, w, v->v[0], quoted);
+        const char *ifs = quoted ? NULL : ifs_chars(P);
+        if ((!quoted && !ifs) || P->nalts >= MAX_ALTS)
+                return put_unk(w);
+        size_t bytes = 0;
+        for (unsigned k = 0; k < v->n; k++)
+                bytes += strlen(v->v[k]) + 1;
+        if (!spend(P, bytes))
+                return;
+        if (P->nalts == P->capalts) {
+                P->capalts = P->capalts ? P->capalts * 2 : 8;
+                P->alts = xrealloc(P->alts, P->capalts * sizeof(*P->alts));
+        }
+        P->alts[P->nalts] = (struct alt){vals_copy(v), quoted ? NULL : xstrdup(ifs)};
+        char num[32];
+        snprintf(num, sizeof(num), "%c%zu%c", ALT_B, P->nalts++, ALT_E);
+        sb_put(&w->b, num, strlen(num));
+        w->alt = true;
+}
+
+static bool has_alt(const char *s) { return strchr(s, ALT_B) != NULL; }
+
+/* Every variant of s with its markers replaced by each of their values (unquoted ones
+ * split into fields at SPLIT), appended to out as separate strings (still unsplit);
+ * false when there would be more than max. */
+static bool alt_expand(struct psh *P, const char *s, struct strvec *out, size_t max)
+{
+        struct strvec cur = {0};
+        strvec_push(&cur, xstrdup(""));
+        for (const char *p = s; *p;) {
+                const char *m = strchr(p, ALT_B);
+                size_t lit = m ? (size_t)(m - p) : strlen(p);
+                for (size_t k = 0; k < cur.n; k++) {
+                        char *t = xasprintf("%s%.*s", cur.v[k], (int)lit, p);
+                        free(cur.v[k]);
+                        cur.v[k] = t;
+                }
+                if (!m)
+                        break;
+                char *end;
+                size_t idx = strtoul(m + 1, &end, 10);
+                if (*end != ALT_E || idx >= P->nalts) { /* cannot happen: a marker we wrote */
+                        strv_free(cur.v);
+                        return false;
+                }
+                const struct alt *a = &P->alts[idx];
+                if (cur.n * a->v.n > max) {
+                        strv_free(cur.v);
+                        return false;
+                }
+                struct strvec next = {0};
+                for (size_t k = 0; k < cur.n; k++)
+                        for (unsigned j = 0; j < a->v.n; j++) {
+                                char *val = xstrdup(a->v.v[j]);
+                                for (char *c = val; a->ifs && *c; c++)
+                                        if (*a->ifs && strchr(a->ifs, *c))
+                                                *c = SPLIT;
+                                strvec_push(&next, xasprintf("%s%s", cur.v[k], val));
+                                free(val);
+                        }
+                strv_free(cur.v);
+                cur = next;
+                p = end + 1;
+        }
+        for (size_t k = 0; k < cur.n; k++)
+                strvec_push(out, cur.v[k]);
+        free(cur.v);
+        return true;
+}
+
+/* s with every marker replaced by UNK (too many combinations to judge one by one). */
+static char *alt_unknown(const char *s)
+{
+        char *r = xstrdup(s), *o = r;
+        for (const char *p = s; *p;) {
+                if (*p == ALT_B) {
+                        *o++ = UNK;
+                        while (*p && *p != ALT_E)
+                                p++;
+                        if (*p)
+                                p++;
+                        continue;
+                }
+                *o++ = *p++;
+        }
+        *o = 0;
+        return r;
+}
+
+/* The possible values of a word read as one string (an assignment's value). */
+static struct vals vals_of_word(struct psh *P, const char *s)
+{
+        struct vals r = {0};
+        /* only unknown: unknown; partly ("/tmp/" UNK from mktemp): what is known of it */
+        if (has_unk(s) && strspn(s, UNK_S "\002") == strlen(s))
+                return r;
+        if (!has_alt(s))
+                return vals_of(s);
+        struct strvec out = {0};
+        if (!alt_expand(P, s, &out, VAL_MAX)) {
+                strv_free(out.v);
+                return r;
+        }
+        for (size_t k = 0; k < out.n; k++) {
+                for (char *c = out.v[k]; *c; c++)
+                        if (*c == SPLIT)
+                                *c = ' ';
+                struct vals one = vals_of(out.v[k]);
+                if (!k)
+                        r = one;
+                else {
+                        vals_union(&r, &one);
+                        vals_free(&one);
+                }
+        }
+        strv_free(out.v);
+        return r;
+}
+
 static bool is_downloader(const char *p)
 {
         static const char *const dl[] = {"curl", "wget", "fetch", "aria2c", "http", "https",
                                          "lwp-download", "lwp-request", "GET", "nc", "ncat",
-                                         "netcat", "socat", "telnet", "ftp", "tftp", "@net"};
+                                         "netcat", "socat", "telnet", "ftp", "tftp", "@net", "xh", "httpie",
+                                         "curlie", "ztcp"};
         for (size_t k = 0; k < ARRAY_SIZE(dl); k++)
                 if (!strcmp(p, dl[k]))
                         return true;
@@ -228,7 +365,8 @@ static bool is_downloader(const char *p)
 }
 
 /* After a substitution added commands [n0, n): its output is known only for a plain echo
- * of known words (agents write $(echo x) to build names). */
+ * of known words (agents write $(echo x) to build names), a fresh temporary name
+ * (mktemp), or a listing of a directory (ls, find, git ls-files: names beneath it). */
 static void subst_result(struct psh *P, struct word *w, size_t n0, bool quoted)
 {
         struct scan *sc = P->sc;
@@ -245,22 +383,57 @@ static void subst_result(struct psh *P, struct word *w, size_t n0, bool quoted)
                 }
                 free(r);
         }
+        char *v = sc->n > n0 ? subst_value(sc, n0) : NULL;
+        if (v) {
+                if (spend(P, strlen(v)))
+                        sb_put(&w->b, v, strlen(v));
+                w->unk |= has_unk(v);
+                free(v);
+                return;
+        }
         put_unk(w);
+}
+
+static void sub_begin(struct psh *P, size_t *depth)
+{
+        *depth = P->vars->nfr;
+        frame_push(P->vars, FR_SUB, P);
+}
+
+static void sub_end(struct psh *P, size_t depth)
+{
+        frame_close_to(P->vars, depth + 1);
+        frame_close(P->vars);
 }
 
 static void cmd_subst(struct psh *P, struct word *w, bool quoted)
 {
-        size_t n0 = P->sc->n;
+        size_t n0 = P->sc->n, fd;
         int pid = P->pipe_id, st = P->stage, cd = P->case_depth;
         bool cp = P->case_pat;
         size_t cs = P->cmd_start;
         P->case_depth = 0;
         P->case_pat = false;
+        sub_begin(P, &fd);
         parse_list(P, ')');
+        sub_end(P, fd);
         P->pipe_id = pid, P->stage = st, P->case_depth = cd, P->case_pat = cp, P->cmd_start = cs;
         subst_result(P, w, n0, quoted);
 }
 
+static void psh_free(struct psh *C)
+{
+        strv_free(C->funcs.v);
+        strv_free(C->fbodies.v);
+        for (size_t k = 0; k < C->nalts; k++) {
+                vals_free(&C->alts[k].v);
+                free(C->alts[k].ifs);
+        }
+        free(C->alts);
+        free(C->pending_func);
+}
+
+/* A string found in this one and run in the same shell (its variables are shared). */
 static void parse_derived_fn(struct psh *P, const char *s, size_t n, const char *in_func,
                              const char *in_args)
 {
@@ -268,13 +441,19 @@ static void parse_derived_fn(struct psh *P, const char *s, size_t n, const char 
                         .parent = P, .in_func = in_func, .in_args = in_args};
         C.pos = (struct srcpos){.direct = false, .outer_off = cmd_offset(P)};
         C.pipe_id = P->sc->next_pipe++;
+        C.fr_base = P->vars->nfr;
         if (C.depth > POL_MAX_DEPTH) {
                 scan_finding(P->sc, "@limit-exceeded", "nesting too deep", "", cmd_offset(P));
+                P->err = true;
                 return;
         }
-        parse_list(&C, 0);
-        strv_free(C.funcs.v);
-        strv_free(C.fbodies.v);
+        if (memchr(s, SPLIT, n) || memchr(s, ALT_B, n) || memchr(s, ALT_E, n) || memchr(s, BR_O, n) ||
+            memchr(s, BR_S, n) || memchr(s, BR_C, n))
+                perr(&C, "control character in a command string");
+        else
+                parse_list(&C, 0);
+        frame_close_to(P->vars, C.fr_base);
+        psh_free(&C);
         if (C.err)
                 P->err = true;
 }
@@ -299,8 +478,10 @@ static void backtick(struct psh *P, struct word *w, bool quoted)
                 P->i++;
         }
         P->i++;
-        size_t n0 = P->sc->n;
+        size_t n0 = P->sc->n, fd;
+        sub_begin(P, &fd);
         parse_derived(P, body.s ? body.s : "", body.n);
+        sub_end(P, fd);
         free(body.s);
         subst_result(P, w, n0, quoted);
 }
@@ -326,9 +507,126 @@ static void skip_parens(struct psh *P)
         } while (d > 0);
 }
 
-/* (( ... )), $(( ... )), arr=( ... ): skipped, but the substitutions inside still run
- * (their words are arithmetic, not commands). */
-static void skip_arith(struct psh *P)
+static void dollar(struct psh *P, struct word *w, bool quoted);
+
+/* The substitutions in s run (a string the shell expands later: PS4, a prompt, a value
+ * evaluated in arithmetic); their commands are judged, their output is not used. */
+static void substs_in(struct psh *P, const char *s, size_t n)
+{
+        if (P->depth + 1 > POL_MAX_DEPTH) {
+                plimit(P, "nesting too deep");
+                return;
+        }
+        struct psh C = {.sc = P->sc, .s = s, .n = n, .depth = P->depth + 1, .vars = P->vars, .parent = P};
+        C.pos = (struct srcpos){.direct = false, .outer_off = cmd_offset(P)};
+        C.fr_base = P->vars->nfr;
+        while (C.i < C.n && !C.err) {
+                struct word w = {0};
+                if (C.s[C.i] == '$')
+                        dollar(&C, &w, true);
+                else if (C.s[C.i] == '`')
+                        backtick(&C, &w, true);
+                else
+                        C.i++;
+                free(w.b.s);
+        }
+        frame_close_to(P->vars, C.fr_base);
+        psh_free(&C);
+        if (C.err)
+                P->err = true;
+}
+
+static void arith_scan(struct psh *P, const char *s, int depth);
+
+/* Names an arithmetic expression assigns (x=1, x+=2, x++, --x): unknown afterwards. */
+static void arith_assigns(struct psh *P, const char *s)
+{
+        for (const char *p = s; *p;) {
+                if (!is_name_start((unsigned char)*p) || (p > s && (is_name_char((unsigned char)p[-1]) || p[-1] == '$'))) {
+                        p++;
+                        continue;
+                }
+                const char *e = p;
+                while (is_name_char((unsigned char)*e))
+                        e++;
+                const char *q = e;
+                while (*q == ' ' || *q == '\t')
+                        q++;
+                if (*q == '[') { /* a[i] = ... assigns a */
+                        int d = 0;
+                        for (; *q; q++) {
+                                d += *q == '[' ? 1 : *q == ']' ? -1 : 0;
+                                if (!d)
+                                        break;
+                        }
+                        q += *q ? 1 : 0;
+                        while (*q == ' ' || *q == '\t')
+                                q++;
+                }
+                const char *b = p;
+                while (b > s && (b[-1] == ' ' || b[-1] == '\t'))
+                        b--;
+                bool pre = b - s >= 2 && ((b[-1] == '+' && b[-2] == '+') || (b[-1] == '-' && b[-2] == '-'));
+                bool post = (q[0] == '+' && q[1] == '+') || (q[0] == '-' && q[1] == '-');
+                bool asg = (q[0] == '=' && q[1] != '=') ||
+                           (q[0] && strchr("+-*/%&|^", q[0]) && q[1] == '=') ||
+                           ((q[0] == '<' || q[0] == '>') && q[1] == q[0] && q[2] == '=');
+                if (pre || post || asg)
+                        vars_set_unknown(P->vars, p, (size_t)(e - p));
+                p = e;
+        }
+}
+
+/* Arithmetic evaluation looks up every name in the expression and evaluates its value as
+ * an expression in turn; a value holding an array subscript runs the substitutions in it
+ * (x='a[$(rm -rf ~)]'; echo $((x))).  So the values of the names are judged too. */
+static void arith_scan(struct psh *P, const char *s, int depth)
+{
+        if (depth > 8)
+                return;
+        for (const char *p = s; *p && !P->err;) {
+                if (!is_name_start((unsigned char)*p) || (p > s && is_name_char((unsigned char)p[-1]))) {
+                        p++;
+                        continue;
+                }
+                const char *e = p;
+                while (is_name_char((unsigned char)*e))
+                        e++;
+                char name[128];
+                if ((size_t)(e - p) < sizeof(name)) {
+                        memcpy(name, p, (size_t)(e - p));
+                        name[e - p] = 0;
+                        struct vals v;
+                        if (var_get(P, name, &v)) {
+                                struct vals c = vals_copy(&v);
+                                for (unsigned k = 0; k < c.n && !P->err; k++) {
+                                        if (strstr(c.v[k], "$(") || strchr(c.v[k], '`') || strstr(c.v[k], "${"))
+                                                substs_in(P, c.v[k], strlen(c.v[k]));
+                                        arith_scan(P, c.v[k], depth + 1);
+                                }
+                                vals_free(&c);
+                        }
+                }
+                p = e;
+        }
+}
+
+/* A word used as a variable name (printf -v, read, declare, unset, [[ -v ]], let): an
+ * array subscript in it is evaluated, substitutions and all. */
+static void name_scan(struct psh *P, const char *s)
+{
+        const char *b = strchr(s, '[');
+        if (!b)
+                return;
+        if (strstr(b, "$(") || strchr(b, '`') || strstr(b, "${"))
+                substs_in(P, b, strlen(b));
+        arith_scan(P, b, 0);
+}
+
+/* (( ... )), $(( ... )), arr=( ... ): read without their words' meaning, but the
+ * substitutions inside still run, and an arithmetic expression evaluates names' values
+ * (their subscripts run too) and assigns some. */
+static void skip_arith(struct psh *P, bool arith)
 {
         size_t start = P->i;
         skip_parens(P);
@@ -337,21 +635,32 @@ static void skip_arith(struct psh *P)
         struct psh C = {.sc = P->sc, .s = P->s + start, .n = P->i - start, .depth = P->depth + 1,
                         .vars = P->vars, .parent = P};
         C.pos = (struct srcpos){.direct = false, .outer_off = cmd_offset(P)};
+        C.fr_base = P->vars->nfr;
         while (C.i < C.n && !C.err) {
                 struct word w = {0};
                 if (C.s[C.i] == '$' && C.i + 1 < C.n && C.s[C.i + 1] == '(' && !(C.i + 2 < C.n && C.s[C.i + 2] == '(')) {
                         C.i += 2;
                         cmd_subst(&C, &w, true);
-                } else if (C.s[C.i] == '`')
+                } else if (C.s[C.i] == '$' && C.i + 1 < C.n && C.s[C.i + 1] == '{')
+                        dollar(&C, &w, true);
+                else if (C.s[C.i] == '`')
                         backtick(&C, &w, true);
                 else
                         C.i++;
                 free(w.b.s);
         }
-        strv_free(C.funcs.v);
-        strv_free(C.fbodies.v);
+        frame_close_to(P->vars, C.fr_base);
+        psh_free(&C);
         if (C.err)
                 P->err = true;
+        if (arith && !P->err) {
+                char *text = strndup(P->s + start, P->i - start);
+                if (!text)
+                        abort();
+                arith_scan(P, text, 0);
+                arith_assigns(P, text);
+                free(text);
+        }
 }
 
 static int hexval(int c)
@@ -430,7 +739,42 @@ static void ansi_c(struct psh *P, struct word *w)
         w->quoted = true;
 }
 
-/* ${...}: known only for a plain or defaulted lookup of a known variable. */
+/* ${name@P} expands name's value as a prompt (its substitutions run); ${name@E} decodes
+ * its escapes as $'...' does. */
+static void braced_op(struct psh *P, struct word *w, const char *name, const char *op, bool quoted)
+{
+        struct vals v;
+        bool known = var_get(P, name, &v);
+        if (!strncmp(op, "@P", 2)) {
+                if (!known) {
+                        pfinding(P, "@unknown-command", "a prompt expansion (${x@P}) of a value that cannot be known");
+                        return put_unk(w);
+                }
+                struct vals c = vals_copy(&v);
+                for (unsigned k = 0; k < c.n; k++)
+                        substs_in(P, c.v[k], strlen(c.v[k]));
+                vals_free(&c);
+                return put_unk(w);
+        }
+        if (!strncmp(op, "@E", 2) && known && v.n == 1) {
+                struct sb b = {0};
+                const char *s = v.v[0];
+                for (size_t k = 0, n = strlen(s); k < n;) {
+                        if (s[k] == '\\' && k + 1 < n)
+                                k += 1 + c_escape(s + k + 1, n - k - 1, &b);
+                        else
+                                sb_putc(&b, s[k++]);
+                }
+                char *d = sb_take(&b);
+                put_value(P, w, d, quoted);
+                free(d);
+                return;
+        }
+        put_unk(w);
+}
+
+/* ${...}: known for a plain or defaulted lookup of a known variable.  Whatever else is in
+ * it (a default word, a pattern, an offset) may run substitutions: they are judged. */
 static void braced(struct psh *P, struct word *w, bool quoted)
 {
         size_t start = P->i + 2, k = start;
@@ -452,22 +796,57 @@ static void braced(struct psh *P, struct word *w, bool quoted)
         if (d)
                 return perr(P, "unterminated ${...}");
         size_t end = k - 1, nl = 0; /* s[end] == '}' */
-        while (start + nl < end && is_name_char((unsigned char)P->s[start + nl]))
+        bool indirect = start < end && P->s[start] == '!';
+        size_t ns = start + indirect;
+        while (ns + nl < end && is_name_char((unsigned char)P->s[ns + nl]))
                 nl++;
         P->i = k;
         char name[128];
-        const char *op = P->s + start + nl;
-        bool plain = nl && nl < sizeof(name) && (op == P->s + end || *op == ':' || *op == '-');
-        if (plain && *op == ':' && op[1] != '-' && op[1] != '=')
-                plain = false;
+        const char *op = P->s + ns + nl;
+        if (!nl || nl >= sizeof(name))
+                return put_unk(w);
+        memcpy(name, P->s + ns, nl);
+        name[nl] = 0;
+        /* what follows the name: judged for the commands it may run */
+        if (op < P->s + end && (memmem(op, (size_t)(P->s + end - op), "$(", 2) ||
+                                memchr(op, '`', (size_t)(P->s + end - op)) ||
+                                memmem(op, (size_t)(P->s + end - op), "${", 2)))
+                substs_in(P, op, (size_t)(P->s + end - op));
+        if (*op == '[') { /* ${a[i]}: the subscript is arithmetic */
+                char *sub = strndup(op, (size_t)(P->s + end - op));
+                if (!sub)
+                        abort();
+                arith_scan(P, sub, 0);
+                free(sub);
+        }
+        struct vals v;
+        if (indirect) { /* ${!x}: the variable x names, subscript and all */
+                if (!var_get(P, name, &v)) {
+                        pfinding(P, "@unknown-command", "an indirect expansion (${!x}) of a name that cannot be known");
+                        return put_unk(w);
+                }
+                struct vals c = vals_copy(&v);
+                for (unsigned j = 0; j < c.n; j++)
+                        name_scan(P, c.v[j]);
+                if (c.n == 1 && op == P->s + end && strlen(c.v[0]) < sizeof(name) && !strchr(c.v[0], '[')) {
+                        snprintf(name, sizeof(name), "%s", c.v[0]);
+                        vals_free(&c);
+                        if (var_get(P, name, &v))
+                                return put_vals(P, w, &v, quoted);
+                        return put_unk(w);
+                }
+                vals_free(&c);
+                return put_unk(w);
+        }
+        if (*op == '@')
+                return braced_op(P, w, name, op, quoted);
+        bool plain = op == P->s + end || *op == '-' || (*op == ':' && op[1] == '-');
         if (!plain)
                 return put_unk(w);
-        memcpy(name, P->s + start, nl);
-        name[nl] = 0;
-        bool known;
-        const char *v = var_get(P, name, &known);
-        if (known && v && *v)
-                put_value(P, w, v, quoted);
+        bool known = var_get(P, name, &v);
+        bool empty = known && v.n == 1 && !*v.v[0];
+        if (known && !(empty && *op == ':'))
+                put_vals(P, w, &v, quoted);
         else
                 put_unk(w);
 }
@@ -483,7 +862,7 @@ static void dollar(struct psh *P, struct word *w, bool quoted)
         }
         if (c1 == '(' && at(P, 2) == '(') {
                 P->i++;
-                skip_arith(P);
+                skip_arith(P, true);
                 return put_unk(w);
         }
         if (c1 == '(') {
@@ -493,6 +872,21 @@ static void dollar(struct psh *P, struct word *w, bool quoted)
                 cmd_subst(P, w, quoted);
                 P->nest--;
                 return;
+        }
+        if (c1 == '[') { /* $[ expr ]: old arithmetic */
+                P->i++;
+                size_t s = P->i;
+                while (cur(P) != -1 && cur(P) != ']')
+                        P->i++;
+                char *e = strndup(P->s + s, P->i - s);
+                if (!e)
+                        abort();
+                if (cur(P) == ']')
+                        P->i++;
+                substs_in(P, e, strlen(e));
+                arith_scan(P, e, 0);
+                free(e);
+                return put_unk(w);
         }
         if (c1 == '{')
                 return braced(P, w, quoted);
@@ -505,26 +899,18 @@ static void dollar(struct psh *P, struct word *w, bool quoted)
                         return put_unk(w);
                 memcpy(name, P->s + s, nl);
                 name[nl] = 0;
-                bool known;
-                const char *v = var_get(P, name, &known);
-                if (known && v)
-                        put_value(P, w, v, quoted);
-                else
-                        put_unk(w);
-                return;
+                struct vals v;
+                var_get(P, name, &v);
+                return put_vals(P, w, &v, quoted);
         }
         if (c1 >= '1' && c1 <= '9') { /* set while a function call is re-read */
                 char name[2] = {(char)c1, 0};
-                bool known;
-                const char *v = var_get(P, name, &known);
+                struct vals v;
+                var_get(P, name, &v);
                 P->i += 2;
-                if (known && v)
-                        put_value(P, w, v, quoted);
-                else
-                        put_unk(w);
-                return;
+                return put_vals(P, w, &v, quoted);
         }
-        if (c1 != -1 && strchr("0123456789@*#?$!-", c1)) {
+        if (c1 != -1 && strchr("0@*#?$!-", c1)) {
                 P->i += 2;
                 return put_unk(w);
         }
@@ -563,9 +949,11 @@ static void procsubst(struct psh *P, struct word *w)
         P->i += 2;
         if (++P->nest > POL_MAX_DEPTH * 4)
                 return plimit(P, "nesting too deep");
-        size_t n0 = P->sc->n;
+        size_t n0 = P->sc->n, fd;
         int pid = P->pipe_id, st = P->stage;
+        sub_begin(P, &fd);
         parse_list(P, ')');
+        sub_end(P, fd);
         P->pipe_id = pid, P->stage = st;
         P->nest--;
         subst_result(P, w, n0, true);
@@ -574,21 +962,67 @@ static void procsubst(struct psh *P, struct word *w)
         put_unk(w);
 }
 
+/* ~, ~/x, ~user, ~+ and ~-: the home directory is $HOME (which the string may have
+ * assigned); the user's own name is their home too; another user's home is /home/NAME
+ * (root's /root), outside everything the workspace may touch. */
 static void tilde(struct psh *P, struct word *w)
 {
-        int c1 = at(P, 1);
-        if (c1 == '/' || is_meta(c1)) {
-                bool known; /* ~ is $HOME, which the string may have assigned */
-                const char *h = var_get(P, "HOME", &known);
+        size_t k = P->i + 1;
+        while (k < P->n && (is_name_char((unsigned char)P->s[k]) || P->s[k] == '-' || P->s[k] == '.') && P->s[k] != '/')
+                k++;
+        size_t ul = k - P->i - 1;
+        int after = k < P->n ? (unsigned char)P->s[k] : -1;
+        if (after != '/' && !is_meta(after) && after != ':') {
+                sb_putc(&w->b, '~'); /* ~"x" or ~$x: no expansion */
                 P->i++;
-                if (known && h)
-                        sb_put(&w->b, h, spend(P, strlen(h)) ? strlen(h) : 0);
-                else
-                        put_unk(w);
                 return;
         }
-        sb_putc(&w->b, '~'); /* ~user: another user's home; kept literal (outside everything) */
-        P->i++;
+        struct vals v = {0};
+        char *user = strndup(P->s + P->i + 1, ul);
+        if (!user)
+                abort();
+        const char *home = P->sc->ctx->home;
+        P->i = k;
+        if (!ul)
+                var_get(P, "HOME", &v);
+        else if (!strcmp(user, "+"))
+                var_get(P, "PWD", &v);
+        else if (!strcmp(user, "-"))
+                ;
+        else if (home && !strcmp(user, base_name(home))) {
+                struct vals h = vals_of(home);
+                put_vals(P, w, &h, true);
+                vals_free(&h);
+                free(user);
+                return;
+        } else {
+                char *o = !strcmp(user, "root") ? xstrdup("/root") : xasprintf("/home/%s", user);
+                put_value(P, w, o, true);
+                free(o);
+                free(user);
+                return;
+        }
+        free(user);
+        put_vals(P, w, &v, true);
+}
+
+/* Tilde expansion also follows = and : in an assignment-like word (x=~/a, PATH=a:~/b). */
+static bool tilde_here(const struct psh *P, const struct word *w, size_t start)
+{
+        if (P->i == start)
+                return true;
+        if (!w->b.n || w->quoted)
+                return false;
+        char prev = w->b.s[w->b.n - 1];
+        if (prev != '=' && prev != ':')
+                return false;
+        size_t k = 0;
+        const char *s = w->b.s;
+        if (!is_name_start((unsigned char)s[0]))
+                return false;
+        while (k < w->b.n && is_name_char((unsigned char)s[k]))
+                k++;
+        return k < w->b.n && (s[k] == '=' || (s[k] == '+' && s[k + 1] == '='));
 }
 
 /* Read one word (expansions done as far as they can be known).  False at an operator. */
@@ -606,7 +1040,7 @@ static bool read_word(struct psh *P, struct word *w)
                         continue;
                 }
                 if (c == '(' && w->b.n && w->b.s[w->b.n - 1] == '=' && !w->quoted) {
-                        skip_arith(P); /* arr=(...) */
+                        skip_arith(P, false); /* arr=(...) */
                         put_unk(w);
                         continue;
                 }
@@ -640,29 +1074,177 @@ static bool read_word(struct psh *P, struct word *w)
                 case '$': dollar(P, w, false); break;
                 case '`': backtick(P, w, false); break;
                 case '~':
-                        if (P->i == start)
+                        if (tilde_here(P, w, start))
                                 tilde(P, w);
                         else
                                 sb_putc(&w->b, P->s[P->i++]);
                         break;
+                case '{': sb_putc(&w->b, BR_O), P->i++; break;
+                case ',': sb_putc(&w->b, BR_S), P->i++; break;
+                case '}': sb_putc(&w->b, BR_C), P->i++; break;
                 default: sb_putc(&w->b, P->s[P->i++]);
                 }
         }
         return w->any && !P->err;
 }
 
-/* Push a word's fields (split at unquoted known expansions) onto v. */
-static void push_fields(struct strvec *v, struct word *w)
+/* Brace markers back to the characters they stand for (where no expansion happens). */
+static void unbrace(char *s)
 {
-        char *s = sb_take(&w->b);
-        if (!strchr(s, SPLIT)) {
-                strvec_push(v, s);
+        for (; *s; s++)
+                *s = *s == BR_O ? '{' : *s == BR_S ? ',' : *s == BR_C ? '}' : *s;
+}
+
+/* The items of a sequence expression {a..b[..step]} (numbers or letters), or false. */
+static bool brace_seq(const char *s, size_t n, struct strvec *items)
+{
+        char buf[64];
+        if (n >= sizeof(buf))
+                return false;
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        char *dots = strstr(buf, "..");
+        if (!dots)
+                return false;
+        *dots = 0;
+        char *b = dots + 2, *stp = strstr(b, "..");
+        long step = 1;
+        if (stp) {
+                *stp = 0;
+                step = strtol(stp + 2, NULL, 10);
+        }
+        step = labs(step ? step : 1);
+        char *e1, *e2;
+        long x = strtol(buf, &e1, 10), y = strtol(b, &e2, 10);
+        bool num = *buf && *b && !*e1 && !*e2;
+        if (!num) {
+                if (strlen(buf) != 1 || strlen(b) != 1 || !isalpha((unsigned char)buf[0]) || !isalpha((unsigned char)b[0]))
+                        return false;
+                x = buf[0], y = b[0];
+        }
+        if (labs(y - x) / step + 1 > MAX_BRACE) { /* too many to list: some unknown items */
+                strvec_push(items, xstrdup(UNK_S));
+                return true;
+        }
+        for (long v = x; x <= y ? v <= y : v >= y; v += x <= y ? step : -step)
+                strvec_push(items, num ? xasprintf("%ld", v) : xasprintf("%c", (char)v));
+        return true;
+}
+
+/* Brace expansion of the unquoted { , } a word was typed with: a{b,c}d is abd acd. */
+static void brace_expand(const char *s, struct strvec *out, size_t *budget)
+{
+        for (const char *o = s; (o = strchr(o, BR_O)); o++) {
+                int d = 0;
+                const char *c = o, *comma = NULL;
+                for (; *c; c++) {
+                        d += *c == BR_O ? 1 : *c == BR_C ? -1 : 0;
+                        if (*c == BR_S && d == 1 && !comma)
+                                comma = c;
+                        if (!d)
+                                break;
+                }
+                if (!*c)
+                        break;
+                struct strvec items = {0};
+                if (comma) {
+                        const char *p = o + 1;
+                        d = 0;
+                        for (const char *q = p; q <= c; q++) {
+                                if (q < c) {
+                                        d += *q == BR_O ? 1 : *q == BR_C ? -1 : 0;
+                                        if (!(*q == BR_S && d == 0))
+                                                continue;
+                                }
+                                char *it = strndup(p, (size_t)(q - p));
+                                if (!it)
+                                        abort();
+                                strvec_push(&items, it);
+                                p = q + 1;
+                        }
+                } else if (!brace_seq(o + 1, (size_t)(c - o - 1), &items))
+                        continue;
+                for (size_t k = 0; k < items.n; k++) {
+                        if (!*budget) {
+                                strvec_push(out, xstrdup(UNK_S));
+                                break;
+                        }
+                        char *t = xasprintf("%.*s%s%s", (int)(o - s), s, items.v[k], c + 1);
+                        brace_expand(t, out, budget);
+                        free(t);
+                }
+                strv_free(items.v);
                 return;
         }
-        char *save = NULL, *sep = (char[]){SPLIT, 0};
-        for (char *t = strtok_r(s, sep, &save); t; t = strtok_r(NULL, sep, &save))
-                strvec_push(v, xstrdup(t));
+        char *t = xstrdup(s);
+        unbrace(t);
+        if (*budget)
+                --*budget;
+        strvec_push(out, t);
+}
+
+/* Push a word's fields (brace-expanded, split at unquoted known expansions) onto v.  An
+ * unquoted expansion that comes to nothing is no word at all: x=; $x rm -rf ~ runs rm. */
+/* Tilde expansion of a word brace expansion made: {~,/tmp} is the home and /tmp. */
+static char *tilde_word(struct psh *P, char *t)
+{
+        if (t[0] != '~')
+                return t;
+        size_t ul = strcspn(t + 1, "/");
+        char *user = strndup(t + 1, ul);
+        if (!user)
+                abort();
+        const char *home = P->sc->ctx->home, *v = NULL;
+        char *own = NULL;
+        if (!ul)
+                v = var_one(P, "HOME");
+        else if (!strcmp(user, "+"))
+                v = var_one(P, "PWD");
+        else if (!strcmp(user, "-"))
+                v = NULL;
+        else if (home && !strcmp(user, base_name(home)))
+                v = home;
+        else
+                v = own = !strcmp(user, "root") ? xstrdup("/root") : xasprintf("/home/%s", user);
+        char *r = xasprintf("%s%s", v ? v : UNK_S, t + 1 + ul);
+        free(user);
+        free(own);
+        free(t);
+        return r;
+}
+
+/* Push a word's fields (brace-expanded, split at unquoted known expansions) onto v.  An
+ * unquoted expansion that comes to nothing is no word at all: x=; $x rm -rf ~ runs rm. */
+static void push_fields(struct psh *P, struct strvec *v, struct word *w)
+{
+        char *s = sb_take(&w->b);
+        struct strvec words = {0};
+        size_t budget = MAX_BRACE;
+        bool braced_word = strchr(s, BR_O) != NULL;
+        if (braced_word)
+                brace_expand(s, &words, &budget);
+        else { /* a lone , or } is itself: no marker may reach a command's words */
+                unbrace(s);
+                strvec_push(&words, s);
+                s = NULL;
+        }
         free(s);
+        for (size_t k = 0; k < words.n; k++) {
+                char *t = braced_word ? tilde_word(P, words.v[k]) : words.v[k];
+                if (!*t && !w->quoted) {
+                        free(t);
+                        continue;
+                }
+                if (!strchr(t, SPLIT)) {
+                        strvec_push(v, t);
+                        continue;
+                }
+                char *save = NULL, *sep = (char[]){SPLIT, 0};
+                for (char *f = strtok_r(t, sep, &save); f; f = strtok_r(NULL, sep, &save))
+                        strvec_push(v, xstrdup(f));
+                free(t);
+        }
+        free(words.v);
 }
 
 static char *word_str(struct word *w)
@@ -671,6 +1253,7 @@ static char *word_str(struct word *w)
         for (char *p = s; *p; p++)
                 if (*p == SPLIT)
                         *p = ' ';
+        unbrace(s);
         return s;
 }
 
@@ -757,6 +1340,13 @@ static bool at_redir(const struct psh *P)
         size_t k = P->i;
         while (k < P->n && isdigit((unsigned char)P->s[k]))
                 k++;
+        if (k < P->n && P->s[k] == '{') { /* {fd}>file */
+                size_t j = k + 1;
+                while (j < P->n && is_name_char((unsigned char)P->s[j]))
+                        j++;
+                if (j < P->n && P->s[j] == '}' && j + 1 < P->n && (P->s[j + 1] == '<' || P->s[j + 1] == '>'))
+                        return true;
+        }
         if (k < P->n && (P->s[k] == '<' || P->s[k] == '>'))
                 return !(k + 1 < P->n && P->s[k + 1] == '(');
         return P->s[P->i] == '&' && P->i + 1 < P->n && P->s[P->i + 1] == '>';
@@ -766,6 +1356,11 @@ static void parse_redir(struct psh *P, struct redirs *r)
 {
         while (isdigit(cur(P)))
                 P->i++;
+        if (cur(P) == '{') {
+                while (cur(P) != -1 && cur(P) != '}')
+                        P->i++;
+                P->i++;
+        }
         char op[4] = {0};
         size_t k = 0;
         while (k < 3 && (cur(P) == '<' || cur(P) == '>' || cur(P) == '&' || cur(P) == '|' ||
@@ -789,9 +1384,10 @@ static void parse_redir(struct psh *P, struct redirs *r)
                 return;
         }
         char *t = word_str(&w);
+        r->dl |= in && w.dl;
         if (!strcmp(op, "<<<")) {
                 free(r->stdin_text);
-                r->stdin_text = has_unk(t) ? NULL : xasprintf("%s\n", t);
+                r->stdin_text = has_unk(t) || has_alt(t) ? NULL : xasprintf("%s\n", t);
                 free(t);
                 return;
         }
@@ -799,6 +1395,9 @@ static void parse_redir(struct psh *P, struct redirs *r)
                 free(t); /* duplicating a descriptor opens nothing */
                 return;
         }
+        /* > >| &> >& truncate what they open; >> and <> do not */
+        if (!in && strcmp(op, ">>") && strcmp(op, "&>>"))
+                strvec_push(&r->clobbers, xstrdup(t));
         strvec_push(in && strcmp(op, "<>") ? &r->reads : &r->writes, t);
 }
 
@@ -817,7 +1416,7 @@ static bool is_assignment(const char *raw, size_t n)
         return k < n && (raw[k] == '=' || (raw[k] == '+' && k + 1 < n && raw[k + 1] == '='));
 }
 
-static void parse_derived(struct psh *P, const char *s, size_t n);
+static char *cwd_of(struct psh *P);
 
 /* Variables whose value a program runs as a command (PAGER=..., LESSOPEN='|cmd %s'). */
 static bool command_var(const char *name, size_t nl)
@@ -825,30 +1424,156 @@ static bool command_var(const char *name, size_t nl)
         static const char *const vars[] = {"PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL",
                                            "GIT_EDITOR", "LESSOPEN", "LESSCLOSE", "GIT_SSH_COMMAND", "GIT_SSH",
                                            "GIT_EXTERNAL_DIFF", "RESTIC_PASSWORD_COMMAND", "PERL5DB", "PROMPT_COMMAND",
-                                           "BASH_ENV", "ENV", "CRASHPAGER", "SUDO_ASKPASS", "SSH_ASKPASS", "BROWSER"};
+                                           "BASH_ENV", "ENV", "CRASHPAGER", "SUDO_ASKPASS", "SSH_ASKPASS", "BROWSER",
+                                           "GIT_ASKPASS", "GIT_SEQUENCE_EDITOR", "SVN_EDITOR", "HGEDITOR", "FCEDIT",
+                                           "PSQL_PAGER", "MYSQL_PS1", "DIFFPROG", "TERMINAL", "BORG_PASSCOMMAND",
+                                           "FZF_DEFAULT_COMMAND", "SYSTEMD_EDITOR", "KUBE_EDITOR", "GH_EDITOR", "GH_PAGER"};
         for (size_t k = 0; k < ARRAY_SIZE(vars); k++)
                 if (strlen(vars[k]) == nl && !memcmp(vars[k], name, nl))
                         return true;
         return false;
 }
 
-static void assign(struct psh *P, const char *raw, struct word *w)
+/* Prompt strings are expanded when shown (PS4 with set -x, PS0-PS2 interactively): the
+ * substitutions in them run then. */
+static bool prompt_var(const char *name, size_t nl)
+{
+        return nl == 3 && !memcmp(name, "PS", 2) && name[2] >= '0' && name[2] <= '4';
+}
+
+/* Variables that load code into the programs run later. */
+static bool library_var(const char *name, size_t nl)
+{
+        return (nl == 10 && !memcmp(name, "LD_PRELOAD", 10)) || (nl == 8 && !memcmp(name, "LD_AUDIT", 8));
+}
+
+/* What an assignment NAME=VALUE means besides the value: a command some program will run,
+ * a prompt that will be expanded, a library that will be loaded. */
+static void assign_meaning(struct psh *P, const char *name, size_t nl, const struct vals *v, const char *raw)
+{
+        if (command_var(name, nl)) {
+                if (!v->n && strchr(raw, '=')[1])
+                        pfinding(P, "@unknown-command", "a command variable set to a value that cannot be known");
+                for (unsigned k = 0; k < v->n && !P->err; k++) {
+                        const char *cmd = v->v[k] + strspn(v->v[k], "|");
+                        if (nl == 7 && !memcmp(name, "PERL5DB", 7))
+                                continue;
+                        parse_derived(P, cmd, strlen(cmd));
+                }
+        }
+        if (prompt_var(name, nl)) {
+                if (!v->n && strchr(raw, '=')[1])
+                        pfinding(P, "@unknown-command", "a prompt string set to a value that cannot be known");
+                for (unsigned k = 0; k < v->n && !P->err; k++)
+                        substs_in(P, v->v[k], strlen(v->v[k]));
+        }
+        if (library_var(name, nl)) { /* judged as the loader given the library */
+                struct strvec a = {0};
+                strvec_push(&a, xstrdup("ld.so"));
+                strvec_push(&a, xstrdup("--preload"));
+                strvec_push(&a, xstrdup(v->n == 1 ? v->v[0] : UNK_S));
+                struct scmd *c = scan_add(P->sc, &a, raw, cmd_offset(P));
+                if (!c)
+                        strv_free(a.v);
+                else {
+                        c->pipe_id = -1;
+                        c->cwd = cwd_of(P);
+                        unwrap_argv(P->sc, P->sc->n - 1, P->depth);
+                }
+        }
+}
+
+struct pending {
+        char *name;
+        size_t nl;
+        struct vals val, old;
+        bool append;
+};
+
+/* NAME=VALUE before a command, or alone.  Alone it assigns; before a command it is only
+ * that command's environment, except for special built-ins and functions (where shells
+ * differ): so the command's own words may see either value, and afterwards the old one
+ * comes back or both remain. */
+static void assign(struct psh *P, const char *raw, struct word *w, struct strvec *pend)
 {
         size_t nl = 0;
         while (is_name_char((unsigned char)raw[nl]))
                 nl++;
         char *v = word_str(w);
-        const char *eq = strchr(v, '=');
+        char *eq = strchr(v, '=');
         const char *val = eq ? eq + 1 : "";
-        bool plain = raw[nl] == '=';
-        var_set(P, raw, nl, plain && !has_unk(val) ? val : NULL);
-        if (command_var(raw, nl) && *val && !P->err) {
-                const char *cmd = val + strspn(val, "|");
-                if (!strcmp(raw, "PERL5DB") || !strncmp(raw, "PERL5DB=", 8))
-                        cmd = "";
-                parse_derived(P, cmd, strlen(cmd));
+        bool plain = raw[nl] == '=' || raw[nl] == '+';
+        struct vals nv = plain ? vals_of_word(P, val) : (struct vals){0};
+        if (raw[nl] == '+' && nv.n) { /* x+=y */
+                struct vals old;
+                if (var_get(P, (char[128]){0}, &old) || true) {
+                        char name[128];
+                        snprintf(name, sizeof(name), "%.*s", (int)(nl < 127 ? nl : 127), raw);
+                        if (var_get(P, name, &old) && old.n == 1 && nv.n == 1) {
+                                char *j = xasprintf("%s%s", old.v[0], nv.v[0]);
+                                vals_free(&nv);
+                                nv = vals_of(j);
+                                free(j);
+                        } else
+                                vals_free(&nv);
+                }
         }
+        if (raw[nl] == '[') { /* a[i]=v: the subscript is evaluated */
+                char *sub = strndup(raw + nl, (size_t)(strchr(raw + nl, ']') ? strchr(raw + nl, ']') - raw - nl + 1 : 1));
+                if (!sub)
+                        abort();
+                name_scan(P, sub);
+                free(sub);
+                vals_free(&nv);
+        }
+        assign_meaning(P, raw, nl, &nv, v);
+        struct pending *p = xcalloc(1, sizeof(*p));
+        p->name = strndup(raw, nl);
+        if (!p->name)
+                abort();
+        p->nl = nl;
+        struct vals old;
+        var_get(P, p->name, &old);
+        p->old = vals_copy(&old);
+        p->val = nv;
+        /* Meanwhile both values: the command's words are expanded before it runs. */
+        struct vals both = vals_copy(&p->old);
+        vals_union(&both, &nv);
+        vars_set(P->vars, p->name, nl, &both);
+        vals_free(&both);
+        strvec_push(pend, (char *)p);
         free(v);
+}
+
+static bool special_builtin(const char *p)
+{
+        static const char *const sb[] = {"break", ":", ".", "continue", "eval", "exec", "exit", "export",
+                                         "readonly", "return", "set", "shift", "times", "trap", "unset", "source"};
+        for (size_t k = 0; k < ARRAY_SIZE(sb); k++)
+                if (!strcmp(p, sb[k]))
+                        return true;
+        return false;
+}
+
+static bool is_func(struct psh *P, const char *name);
+
+static void assignments_done(struct psh *P, struct strvec *pend, const struct strvec *argv)
+{
+        bool cmd = argv->n > 0;
+        bool keep_both = cmd && (special_builtin(argv->v[0]) || is_func(P, argv->v[0]));
+        for (size_t k = 0; k < pend->n; k++) {
+                struct pending *p = (struct pending *)pend->v[k];
+                if (!cmd)
+                        vars_set(P->vars, p->name, p->nl, &p->val);
+                else if (!keep_both)
+                        vars_set(P->vars, p->name, p->nl, &p->old);
+                free(p->name);
+                vals_free(&p->val);
+                vals_free(&p->old);
+                free(p);
+        }
+        free(pend->v);
+        memset(pend, 0, sizeof(*pend));
 }
 
 /* The body of function name ("" when unknown), or NULL when name is no function. */
@@ -917,6 +1642,8 @@ static void add_func(struct psh *P, char *name)
                 free(body);
                 return;
         }
+        free(P->pending_func);
+        P->pending_func = xstrdup(name);
         strvec_push(&P->funcs, name);
         strvec_push(&P->fbodies, body);
 }
@@ -940,45 +1667,510 @@ static void inline_call(struct psh *P, char **argv, size_t argc)
                 return plimit(P, "too many function calls");
         }
         P->sc->inlines++;
-        size_t nv = P->vars->n;
-        for (size_t k = 1; k < argc && k <= 9; k++) {
+        size_t mark = P->vars->n;
+        for (size_t k = 1; k <= 9; k++) {
                 char name[2] = {(char)('0' + k), 0};
-                var_push(P, name, 1, has_unk(argv[k]) ? NULL : argv[k]);
+                struct vals v = k < argc && !has_unk(argv[k]) ? vals_of(argv[k]) : (struct vals){0};
+                vars_push_local(P->vars, name, 1, &v);
+                vals_free(&v);
         }
         char *b = xstrdup(body), *fn = xstrdup(argv[0]);
         parse_derived_fn(P, b, strlen(b), fn, args);
         free(b);
         free(fn);
         free(args);
-        while (P->vars->n > nv) {
-                P->vars->n--;
-                free(P->vars->name[P->vars->n]);
-                free(P->vars->val[P->vars->n]);
+        vars_pop_locals(P->vars, mark);
+}
+
+/* ---- built-ins that change the shell's state ---- */
+
+/* The single known value of a word (markers expanded), or NULL. */
+static char *word_one(struct psh *P, const char *s)
+{
+        struct vals v = vals_of_word(P, s);
+        char *r = v.n == 1 ? xstrdup(v.v[0]) : NULL;
+        vals_free(&v);
+        return r;
+}
+
+/* local/declare/typeset/export/readonly: NAME=VALUE assigns, -n makes a nameref; in a
+ * function local and declare shadow the caller's variable until the call returns
+ * (x=rm; f() { local x=echo; }; f; $x -rf ~ runs rm). */
+static void b_declare(struct psh *P, char **argv, size_t argc)
+{
+        bool ref = false, integer = false, global = false, func_opt = false;
+        bool scoped = strcmp(argv[0], "export") && strcmp(argv[0], "readonly") && P->in_func;
+        for (size_t k = 1; k < argc; k++) {
+                const char *a = argv[k];
+                if ((a[0] == '-' || a[0] == '+') && a[1] && !strchr(a, '=')) {
+                        ref |= a[0] == '-' && strchr(a, 'n') != NULL;
+                        integer |= strchr(a, 'i') != NULL;
+                        global |= strchr(a, 'g') != NULL;
+                        func_opt |= strchr(a, 'f') != NULL || strchr(a, 'F') != NULL;
+                        continue;
+                }
+                if (func_opt)
+                        return;
+                const char *eq = strchr(a, '=');
+                size_t nl = eq ? (size_t)(eq - a) : strlen(a);
+                name_scan(P, a);
+                size_t pure = 0;
+                while (pure < nl && is_name_char((unsigned char)a[pure]))
+                        pure++;
+                if (!pure)
+                        continue;
+                if (ref) {
+                        char *t = eq ? word_one(P, eq + 1) : NULL;
+                        if (t)
+                                name_scan(P, t);
+                        vars_set_ref(P->vars, a, pure, t && !strchr(t, '[') ? t : NULL, scoped && !global);
+                        free(t);
+                        continue;
+                }
+                struct vals v = eq && pure == nl ? vals_of_word(P, eq + 1) : (struct vals){0};
+                if (integer && eq) {
+                        for (unsigned j = 0; j < v.n; j++)
+                                arith_scan(P, v.v[j], 0);
+                        vals_free(&v);
+                }
+                if (eq)
+                        assign_meaning(P, a, pure, &v, a);
+                if (!eq && !scoped) {
+                        vals_free(&v);
+                        continue; /* export x: keeps its value */
+                }
+                if (scoped && !global)
+                        vars_push_local(P->vars, a, pure, &v);
+                else
+                        vars_set(P->vars, a, pure, &v);
+                vals_free(&v);
         }
 }
 
-/* local/declare/export NAME=VALUE assign like a bare NAME=VALUE. */
-static void declare_vars(struct psh *P, char **argv, size_t argc)
+/* cd DIR / pushd DIR: later relative paths start there (a subshell's cd is undone). */
+static void b_cd(struct psh *P, char **argv, size_t argc)
+{
+        size_t k = 1;
+        while (k < argc && argv[k][0] == '-' && argv[k][1] && strcmp(argv[k], "-"))
+                k++;
+        bool popd = !strcmp(argv[0], "popd");
+        if (popd || (k < argc && (!strcmp(argv[k], "-") || argv[k][0] == '+' || argv[k][0] == '-')) ||
+            (!strcmp(argv[0], "pushd") && k >= argc) || var_one(P, "CDPATH")) {
+                var_set1(P, "PWD", 3, NULL);
+                return;
+        }
+        struct vals dirs = k < argc ? vals_of_word(P, argv[k]) : (struct vals){0};
+        if (k >= argc) {
+                struct vals h;
+                var_get(P, "HOME", &h);
+                dirs = vals_copy(&h);
+        }
+        struct vals pwd;
+        const char *base = var_get(P, "PWD", &pwd) && pwd.n == 1 ? pwd.v[0] : NULL;
+        struct vals out = {0};
+        for (unsigned j = 0; j < dirs.n; j++) {
+                if (dirs.v[j][0] != '/' && !base) {
+                        vals_free(&out);
+                        out = (struct vals){0};
+                        break;
+                }
+                char *p = dirs.v[j][0] == '/' ? xstrdup(dirs.v[j]) : xasprintf("%s/%s", base, dirs.v[j]);
+                char *norm = lexical_path(p);
+                free(p);
+                struct vals one = vals_of(norm);
+                free(norm);
+                if (!j)
+                        out = one;
+                else {
+                        vals_union(&out, &one);
+                        vals_free(&one);
+                }
+        }
+        vals_free(&dirs);
+        vars_set(P->vars, "PWD", 3, &out);
+        vals_free(&out);
+}
+
+/* read NAME...: the words of its input; printf -v NAME: the formatted text; mapfile,
+ * getopts, let, unset: unknown (and the names' subscripts are evaluated). */
+static void b_assigns(struct psh *P, char **argv, size_t argc)
+{
+        const char *p = argv[0];
+        if (!strcmp(p, "let")) {
+                for (size_t k = 1; k < argc; k++) {
+                        substs_in(P, argv[k], strlen(argv[k]));
+                        arith_scan(P, argv[k], 0);
+                        arith_assigns(P, argv[k]);
+                }
+                return;
+        }
+        if (!strcmp(p, "printf")) {
+                for (size_t k = 1; k + 1 < argc && argv[k][0] == '-'; k++)
+                        if (!strcmp(argv[k], "-v")) {
+                                name_scan(P, argv[k + 1]);
+                                size_t nl = 0;
+                                while (is_name_char((unsigned char)argv[k + 1][nl]))
+                                        nl++;
+                                char *text = nl ? printf_text(argv + k + 2, argc - k - 2) : NULL;
+                                if (nl)
+                                        var_set1(P, argv[k + 1], nl, text && !has_alt(text) ? text : NULL);
+                                free(text);
+                                return;
+                        }
+                return;
+        }
+        if (!strcmp(p, "mapfile") || !strcmp(p, "readarray")) {
+                for (size_t k = 1; k < argc; k++) {
+                        if (!strcmp(argv[k], "-C") && k + 1 < argc) { /* a callback run per line */
+                                if (has_unk(argv[k + 1]))
+                                        pfinding(P, "@unknown-command", "mapfile -C runs a callback that cannot be known");
+                                else
+                                        parse_derived(P, argv[k + 1], strlen(argv[k + 1]));
+                        }
+                        if (argv[k][0] == '-' && strchr("dnOsucC", argv[k][1]) && !argv[k][2])
+                                k++;
+                        else if (argv[k][0] != '-') {
+                                name_scan(P, argv[k]);
+                                var_set1(P, argv[k], strcspn(argv[k], "["), NULL);
+                        }
+                }
+                return;
+        }
+        if (!strcmp(p, "unset") || !strcmp(p, "getopts") || !strcmp(p, "wait")) {
+                for (size_t k = !strcmp(p, "getopts") ? 2 : 1; k < argc; k++) {
+                        if (argv[k][0] == '-')
+                                continue;
+                        name_scan(P, argv[k]);
+                        if (is_name_start((unsigned char)argv[k][0]))
+                                var_set1(P, argv[k], strcspn(argv[k], "["), NULL);
+                }
+                return;
+        }
+        if (!strcmp(p, "test") || !strcmp(p, "[")) {
+                for (size_t k = 1; k + 1 < argc; k++)
+                        if (!strcmp(argv[k], "-v"))
+                                name_scan(P, argv[k + 1]);
+                return;
+        }
+        if (!strcmp(p, "shift") || (!strcmp(p, "set") && argc > 1 && (argv[1][0] != '-' || !strcmp(argv[1], "--")))) {
+                for (int k = 1; k <= 9; k++)
+                        var_set1(P, (char[]){(char)('0' + k), 0}, 1, NULL);
+        }
+}
+
+/* read's variables, once its input is known: a here-string or here-document's first
+ * line (split at IFS), a listing's names, else unknown. */
+static void b_read(struct psh *P, size_t idx)
+{
+        struct scmd *c = &P->sc->cmds[idx];
+        char **a = c->argv.v;
+        size_t n = c->argv.n, k = 1;
+        bool array = false;
+        for (; k < n && a[k][0] == '-' && a[k][1]; k++) {
+                array |= strchr(a[k], 'a') != NULL;
+                const char *last = a[k] + strlen(a[k]) - 1;
+                if (strchr("adinNptu", *last) && k + 1 < n && a[k][1] != '-')
+                        k++;
+        }
+        char *text = c->stdin_text ? xstrdup(c->stdin_text) : NULL;
+        char *listing = !text ? stdin_listing(P->sc, idx) : NULL;
+        const char *ifs = ifs_chars(P);
+        char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL;
+        char *rest = line;
+        for (; k < n; k++) {
+                name_scan(P, a[k]);
+                size_t nl = strcspn(a[k], "[");
+                if (!nl || array) {
+                        if (nl)
+                                var_set1(P, a[k], nl, NULL);
+                        continue;
+                }
+                const char *v = NULL;
+                char *field = NULL;
+                if (listing)
+                        v = listing;
+                else if (rest && ifs && k + 1 < n) {
+                        rest += strspn(rest, ifs);
+                        size_t fl = strcspn(rest, ifs);
+                        field = strndup(rest, fl);
+                        rest += fl;
+                        v = field;
+                } else if (rest && ifs)
+                        v = rest + strspn(rest, ifs);
+                var_set1(P, a[k], nl, v);
+                free(field);
+        }
+        free(text);
+        free(listing);
+}
+
+/* A sourced file runs in this shell: any variable may have changed.  A string run by
+ * eval is read here with the same variables. */
+static bool b_eval(struct psh *P, size_t idx)
+{
+        struct scmd *c = &P->sc->cmds[idx];
+        char *s = render_argv(c->argv.v + 1, SIZE_MAX);
+        bool unknown = has_unk(s) && strspn(s, UNK_S " \t\n\"';") == strlen(s);
+        if (unknown || c->dl_word)
+                pfinding(P, c->dl_word ? "@download-exec" : "@unknown-command",
+                         c->dl_word ? "eval of downloaded code" : "eval of a string that cannot be known");
+        else
+                parse_derived(P, s, strlen(s));
+        free(s);
+        return true;
+}
+
+/* Spawn loops and recursive background calls: a loop that never ends and starts a job in
+ * the background each time, or a function that calls itself in the background, fill the
+ * process table like a fork bomb. */
+static struct frame *innermost_loop(struct psh *P)
+{
+        for (size_t k = P->vars->nfr; k-- > 0;)
+                if (P->vars->fr[k].kind == FR_LOOP)
+                        return &P->vars->fr[k];
+        return NULL;
+}
+
+static void note_control(struct psh *P, const char *prog)
+{
+        struct frame *l = innermost_loop(P);
+        if (l && !strcmp(prog, "wait"))
+                l->waits = true;
+        if (l && (!strcmp(prog, "break") || !strcmp(prog, "exit") || !strcmp(prog, "return") ||
+                  !strcmp(prog, "exec")))
+                l->breaks = true;
+}
+
+static void b_alias(struct psh *P, char **argv, size_t argc)
+{
+        bool un = !strcmp(argv[0], "unalias");
+        for (size_t k = 1; k < argc; k++) {
+                const char *eq = strchr(argv[k], '=');
+                if (un) {
+                        vars_alias_set(P->vars, argv[k], "");
+                        continue;
+                }
+                if (argv[k][0] == '-' || !eq)
+                        continue;
+                char *name = strndup(argv[k], (size_t)(eq - argv[k]));
+                if (!name)
+                        abort();
+                char *v = word_one(P, eq + 1);
+                vars_alias_set(P->vars, name, v ? v : UNK_S);
+                free(v);
+                free(name);
+        }
+}
+
+/* hash -p PATH NAME: NAME runs PATH from now on. */
+static void b_hash(struct psh *P, char **argv, size_t argc)
+{
+        for (size_t k = 1; k + 2 < argc + 1 && k + 1 < argc; k++)
+                if (!strcmp(argv[k], "-p") && k + 2 < argc) {
+                        vars_alias_set(P->vars, argv[k + 2], argv[k + 1]);
+                        return;
+                }
+}
+
+static void builtins(struct psh *P, struct strvec *argv)
 {
         static const char *const decl[] = {"local", "declare", "typeset", "export", "readonly"};
-        bool is_decl = false;
+        const char *p = argv->v[0];
         for (size_t k = 0; k < ARRAY_SIZE(decl); k++)
-                is_decl |= !strcmp(argv[0], decl[k]);
-        /* local (and declare, typeset in a function) shadow the variable until the function
-         * returns: a new entry, popped with the function's $1..$9, never an update of the
-         * caller's (x=rm; f() { local x=echo; }; f; $x -rf ~ runs rm). */
-        bool scoped = is_decl && strcmp(argv[0], "export") && strcmp(argv[0], "readonly");
-        for (size_t k = 1; is_decl && k < argc; k++) {
-                const char *eq = strchr(argv[k], '=');
-                if (argv[k][0] == '-' || !eq || !is_assignment(argv[k], strlen(argv[k])))
+                if (!strcmp(p, decl[k]))
+                        return b_declare(P, argv->v, argv->n);
+        if (!strcmp(p, "cd") || !strcmp(p, "pushd") || !strcmp(p, "popd"))
+                return b_cd(P, argv->v, argv->n);
+        if (!strcmp(p, "alias") || !strcmp(p, "unalias"))
+                return b_alias(P, argv->v, argv->n);
+        if (!strcmp(p, "hash"))
+                return b_hash(P, argv->v, argv->n);
+        b_assigns(P, argv->v, argv->n);
+}
+
+/* ---- emitting a simple command ---- */
+
+static char *cwd_of(struct psh *P)
+{
+        struct vals v;
+        if (!var_get(P, "PWD", &v) || v.n != 1)
+                return xstrdup(UNK_S);
+        const char *c = P->sc->ctx->cwd;
+        return c && !strcmp(c, v.v[0]) ? NULL : xstrdup(v.v[0]);
+}
+
+/* Expand every word and redirection target with several possible values: the argvs to
+ * judge (one per combination; too many combinations make those words unknown). */
+static void variants(struct psh *P, struct strvec *argv, struct strvec **outv, size_t *nout)
+{
+        struct strvec *out = xcalloc(1, sizeof(*out));
+        size_t n = 1;
+        for (size_t k = 0; k < argv->n; k++) {
+                const char *a = argv->v[k];
+                if (!has_alt(a)) {
+                        for (size_t j = 0; j < n; j++)
+                                strvec_push(&out[j], xstrdup(a));
                         continue;
-                (scoped ? var_push : var_set)(P, argv[k], (size_t)(eq - argv[k]), has_unk(eq + 1) ? NULL : eq + 1);
+                }
+                /* a word of markers only: one that comes to nothing is no word */
+                bool bare = true;
+                for (const char *c = a; *c && bare;) {
+                        if (*c != ALT_B) {
+                                bare = false;
+                                break;
+                        }
+                        size_t idx = strtoul(c + 1, (char **)&c, 10);
+                        bare = idx < P->nalts && P->alts[idx].ifs;
+                        c += *c == ALT_E;
+                }
+                struct strvec vs = {0};
+                if (!alt_expand(P, a, &vs, MAX_VARIANTS) || n * vs.n > MAX_VARIANTS) {
+                        strv_free(vs.v);
+                        char *u = alt_unknown(a);
+                        for (size_t j = 0; j < n; j++)
+                                strvec_push(&out[j], xstrdup(u));
+                        free(u);
+                        continue;
+                }
+                struct strvec *next = xcalloc(n * vs.n, sizeof(*next));
+                for (size_t j = 0; j < n; j++)
+                        for (size_t m = 0; m < vs.n; m++) {
+                                struct strvec *d = &next[j * vs.n + m];
+                                for (size_t q = 0; q < out[j].n; q++)
+                                        strvec_push(d, xstrdup(out[j].v[q]));
+                                char *t = xstrdup(vs.v[m]);
+                                if (!*t && bare) {
+                                        free(t);
+                                        continue;
+                                }
+                                char *save = NULL, *sep = (char[]){SPLIT, 0};
+                                if (!strchr(t, SPLIT)) {
+                                        strvec_push(d, t);
+                                        continue;
+                                }
+                                for (char *f = strtok_r(t, sep, &save); f; f = strtok_r(NULL, sep, &save))
+                                        strvec_push(d, xstrdup(f));
+                                free(t);
+                        }
+                for (size_t j = 0; j < n; j++)
+                        strv_free(out[j].v);
+                free(out);
+                strv_free(vs.v);
+                out = next;
+                n *= vs.n;
         }
+        *outv = out;
+        *nout = n;
+}
+
+/* Redirection targets with several possible values: every one of them. */
+static void expand_targets(struct psh *P, struct strvec *t)
+{
+        struct strvec out = {0};
+        for (size_t k = 0; k < t->n; k++) {
+                if (!has_alt(t->v[k])) {
+                        strvec_push(&out, t->v[k]);
+                        continue;
+                }
+                struct strvec vs = {0};
+                if (alt_expand(P, t->v[k], &vs, MAX_VARIANTS)) {
+                        for (size_t j = 0; j < vs.n; j++) {
+                                for (char *c = vs.v[j]; *c; c++)
+                                        *c = *c == SPLIT ? ' ' : *c;
+                                strvec_push(&out, vs.v[j]);
+                        }
+                        free(vs.v);
+                } else {
+                        strv_free(vs.v);
+                        strvec_push(&out, alt_unknown(t->v[k]));
+                }
+                free(t->v[k]);
+        }
+        free(t->v);
+        *t = out;
+}
+
+static void emit_one(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, const char *text)
+{
+        struct scan *sc = P->sc;
+        const char *p0 = argv->v[0];
+        if (P->stage > 0 && is_func(P, p0))
+                scan_finding(sc, "@fork-bomb", p0, text, cmd_offset(P));
+        char **call = is_func(P, p0) ? strv_dup(argv->v) : NULL;
+        size_t callc = argv->n;
+        const char *alias = vars_alias(P->vars, base_name(p0));
+        char *alias_text = alias && *alias ? xasprintf("%s %s", alias, argv->n > 1 ? "" : "") : NULL;
+        if (alias_text && argv->n > 1) {
+                char *rest = render_argv(argv->v + 1, SIZE_MAX);
+                free(alias_text);
+                alias_text = xasprintf("%s %s", alias, rest);
+                free(rest);
+        }
+        note_control(P, base_name(p0));
+        struct scmd *c = scan_add(sc, argv, text, cmd_offset(P));
+        if (!c) {
+                strv_free(call);
+                free(alias_text);
+                return;
+        }
+        c->pipe_id = P->pipe_id;
+        c->stage = P->stage;
+        c->writes = r->writes;
+        c->reads = r->reads;
+        c->clobbers = r->clobbers;
+        c->stdin_text = r->stdin_text;
+        c->dl_word = dl || r->dl;
+        c->cwd = cwd_of(P);
+        memset(r, 0, sizeof(*r));
+        size_t idx = sc->n - 1;
+        bool direct_eval = !strcmp(c->argv.v[0], "eval");
+        if (direct_eval)
+                b_eval(P, idx);
+        else
+                unwrap_argv(sc, idx, P->depth);
+        if (P->err)
+                goto out;
+        const char *prog = base_name(sc->cmds[idx].argv.v[0]);
+        if (!strcmp(prog, "read"))
+                b_read(P, idx);
+        if (!strcmp(prog, "source") || !strcmp(prog, ".") || sc->forget) {
+                vars_forget(P->vars);
+                sc->forget = false;
+        }
+        if (alias_text)
+                parse_derived(P, alias_text, strlen(alias_text));
+        if (call)
+                inline_call(P, call, callc);
+out:
+        strv_free(call);
+        free(alias_text);
+}
+
+static struct redirs redirs_copy(const struct redirs *r)
+{
+        struct redirs c = {0};
+        for (size_t k = 0; k < r->writes.n; k++)
+                strvec_push(&c.writes, xstrdup(r->writes.v[k]));
+        for (size_t k = 0; k < r->reads.n; k++)
+                strvec_push(&c.reads, xstrdup(r->reads.v[k]));
+        for (size_t k = 0; k < r->clobbers.n; k++)
+                strvec_push(&c.clobbers, xstrdup(r->clobbers.v[k]));
+        c.stdin_text = xstrdup_or_null(r->stdin_text);
+        c.dl = r->dl;
+        return c;
+}
+
+static void redirs_free(struct redirs *r)
+{
+        strv_free(r->writes.v);
+        strv_free(r->reads.v);
+        strv_free(r->clobbers.v);
+        free(r->stdin_text);
+        memset(r, 0, sizeof(*r));
 }
 
 static void emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, size_t end)
 {
-        struct scan *sc = P->sc;
         if (!argv->n) {
                 if (!r->writes.n && !r->reads.n)
                         return;
@@ -990,28 +2182,38 @@ static void emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, 
         char *text = strndup(P->s + s, end - s);
         if (!text)
                 abort();
-        if (P->stage > 0 && is_func(P, argv->v[0]))
-                scan_finding(sc, "@fork-bomb", argv->v[0], text, cmd_offset(P));
-        declare_vars(P, argv->v, argv->n);
-        char **call = is_func(P, argv->v[0]) ? strv_dup(argv->v) : NULL;
-        size_t callc = argv->n;
-        struct scmd *c = scan_add(sc, argv, text, cmd_offset(P));
-        free(text);
-        if (!c) {
-                strv_free(call);
-                return;
+        if (!has_alt(argv->v[0]))
+                builtins(P, argv);
+        expand_targets(P, &r->writes);
+        expand_targets(P, &r->reads);
+        expand_targets(P, &r->clobbers);
+        struct strvec *vs;
+        size_t nv;
+        variants(P, argv, &vs, &nv);
+        if (nv == 1) {
+                if (!vs[0].n)
+                        strvec_push(&vs[0], xstrdup(":"));
+                emit_one(P, &vs[0], r, dl, text);
+        } else {
+                /* One of them runs: judged each, their changes to variables joined. */
+                frame_push(P->vars, FR_ALT, P);
+                for (size_t k = 0; k < nv && !P->err; k++) {
+                        if (k)
+                                frame_sep(P->vars);
+                        if (!vs[k].n)
+                                continue;
+                        struct redirs rc = redirs_copy(r);
+                        if (has_alt(argv->v[0]))
+                                builtins(P, &vs[k]);
+                        emit_one(P, &vs[k], &rc, dl, text);
+                        redirs_free(&rc);
+                }
+                frame_close(P->vars);
         }
-        c->pipe_id = P->pipe_id;
-        c->stage = P->stage;
-        c->writes = r->writes;
-        c->reads = r->reads;
-        c->stdin_text = r->stdin_text;
-        c->dl_word = dl;
-        memset(r, 0, sizeof(*r));
-        unwrap_argv(sc, sc->n - 1, P->depth);
-        if (call)
-                inline_call(P, call, callc);
-        strv_free(call);
+        for (size_t k = 0; k < nv; k++)
+                strv_free(vs[k].v);
+        free(vs);
+        free(text);
 }
 
 /* name() { ...}: remember the name (fork bombs call it in a pipeline). */
@@ -1037,7 +2239,7 @@ no:
 
 static void parse_simple(struct psh *P)
 {
-        struct strvec argv = {0};
+        struct strvec argv = {0}, pend = {0};
         struct redirs r = {0};
         bool dl = false;
         for (;;) {
@@ -1064,7 +2266,7 @@ static void parse_simple(struct psh *P)
                 dl |= w.dl;
                 if (!argv.n && is_assignment(P->s + ws, P->i - ws)) {
                         char *raw = strndup(P->s + ws, P->i - ws);
-                        assign(P, raw ? raw : "", &w);
+                        assign(P, raw ? raw : "", &w, &pend);
                         free(raw);
                         continue;
                 }
@@ -1074,20 +2276,19 @@ static void parse_simple(struct psh *P)
                         P->err = true;
                         break;
                 }
-                push_fields(&argv, &w);
+                push_fields(P, &argv, &w);
                 if (func_def(P, &argv))
                         break;
         }
         size_t end = P->i;
         if (!P->err)
                 emit(P, &argv, &r, dl, end);
+        assignments_done(P, &pend, &argv);
         strv_free(argv.v);
-        strv_free(r.writes.v);
-        strv_free(r.reads.v);
-        free(r.stdin_text);
+        redirs_free(&r);
 }
 
-/* ---- compound commands, read flat ---- */
+/* ---- compound commands ---- */
 
 /* The reserved word at P->i (unquoted, followed by a delimiter), or NULL. */
 static const char *peek_reserved(const struct psh *P)
@@ -1105,6 +2306,150 @@ static const char *peek_reserved(const struct psh *P)
                 }
         }
         return NULL;
+}
+
+/* The words of a for loop's list, expanded: its variable takes each of them. */
+static struct vals for_words(struct psh *P)
+{
+        struct strvec words = {0};
+        bool unknown = false;
+        for (;;) {
+                skip_blanks(P);
+                int c = cur(P);
+                if (c == -1 || c == ';' || c == '\n' || c == '&' || c == ')')
+                        break;
+                if (c == '|' || c == '(' || c == '<' || c == '>') {
+                        P->i++;
+                        unknown = true;
+                        continue;
+                }
+                struct word w;
+                bool got = read_word(P, &w);
+                if (!got) {
+                        free(w.b.s);
+                        if (!P->err)
+                                P->i++;
+                        if (P->err)
+                                break;
+                        continue;
+                }
+                push_fields(P, &words, &w);
+        }
+        struct vals v = {0};
+        for (size_t k = 0; k < words.n && !unknown; k++) {
+                struct vals one = vals_of_word(P, words.v[k]);
+                if (!k)
+                        v = one;
+                else {
+                        vals_union(&v, &one);
+                        vals_free(&one);
+                }
+                if (!v.n)
+                        break;
+        }
+        if (unknown || !words.n)
+                vals_free(&v);
+        strv_free(words.v);
+        return v;
+}
+
+/* Does the text of a loop's condition always succeed (true, :, ((1)))? */
+static bool always(const char *s, size_t n, bool until)
+{
+        static const char *const yes[] = {"true", ":", "[1]", "((1))", "[[1]]", "test1", "/bin/true", "/usr/bin/true",
+                                          "[true]", "((;;))", "sleep1", "sleep0"};
+        static const char *const no[] = {"false", "!true", "/bin/false", "/usr/bin/false", "((0))", "!:"};
+        char buf[32];
+        size_t o = 0;
+        for (size_t k = 0; k < n; k++)
+                if (!isspace((unsigned char)s[k]) && s[k] != ';') {
+                        if (o + 1 >= sizeof(buf))
+                                return false;
+                        buf[o++] = s[k];
+                }
+        buf[o] = 0;
+        const char *const *list = until ? no : yes;
+        size_t len = until ? ARRAY_SIZE(no) : ARRAY_SIZE(yes);
+        for (size_t k = 0; k < len; k++)
+                if (!strcmp(buf, list[k]))
+                        return true;
+        return false;
+}
+
+/* for (( init; cond; step )): endless when cond is empty or a nonzero constant. */
+static bool arith_for_endless(const char *s, size_t n)
+{
+        if (n < 4 || strncmp(s, "((", 2))
+                return false;
+        const char *end = s + n, *a = memchr(s + 2, ';', (size_t)(end - s - 2));
+        const char *b = a ? memchr(a + 1, ';', (size_t)(end - a - 1)) : NULL;
+        if (!b)
+                return false;
+        bool digit = false;
+        for (const char *p = a + 1; p < b; p++) {
+                if (isspace((unsigned char)*p))
+                        continue;
+                if (!isdigit((unsigned char)*p))
+                        return false;
+                digit |= *p != '0';
+        }
+        return digit || strspn(a + 1, " \t") == (size_t)(b - a - 1);
+}
+
+static struct frame *push_loop(struct psh *P)
+{
+        struct frame *f = frame_push(P->vars, FR_LOOP, P);
+        f->hd_active = P->hd_active;
+        f->hd_from = P->hd_from;
+        f->hd_to = P->hd_to;
+        f->n0 = P->sc->n;
+        return f;
+}
+
+static void for_loop(struct psh *P)
+{
+        skip_blanks(P);
+        struct frame *f = push_loop(P);
+        if (cur(P) == '(' && at(P, 1) == '(') {
+                size_t s = P->i;
+                skip_arith(P, true);
+                f = frame_top(P->vars);
+                f->infinite = arith_for_endless(P->s + s, P->i - s);
+                f->start = P->i;
+                f->cond_done = true;
+                return;
+        }
+        struct word w;
+        read_word(P, &w);
+        char *name = word_str(&w);
+        skip_blanks(P);
+        struct vals v = {0};
+        if (peek_reserved(P) && !strcmp(peek_reserved(P), "in")) {
+                P->i += 2;
+                v = for_words(P);
+        }
+        /* the loop variable takes every word of the list (for f in *: every file) */
+        if (is_name_start((unsigned char)name[0]))
+                vars_set(P->vars, name, strlen(name), &v);
+        vals_free(&v);
+        free(name);
+        f = frame_top(P->vars);
+        f->start = P->i;
+        f->cond_done = true;
+}
+
+/* "case WORD in": the subject, up to the reserved word in. */
+static void case_header(struct psh *P)
+{
+        for (int k = 0; k < 2 && !P->err; k++) {
+                skip_space(P);
+                struct word w;
+                bool got = read_word(P, &w);
+                bool in = got && !w.quoted && w.b.s && !strcmp(w.b.s, "in");
+                free(w.b.s);
+                if (!got || in)
+                        return;
+        }
 }
 
 /* Skip words up to (not including) a separator, parsing their substitutions. */
@@ -1131,49 +2476,12 @@ static void skip_words(struct psh *P, bool stop_at_paren)
         }
 }
 
-static void for_loop(struct psh *P)
-{
-        skip_blanks(P);
-        if (cur(P) == '(' && at(P, 1) == '(') {
-                skip_arith(P);
-                return;
-        }
-        struct word w;
-        read_word(P, &w); /* the loop variable: unknown from here on */
-        char *name = word_str(&w);
-        var_set(P, name, strlen(name), NULL);
-        free(name);
-        skip_blanks(P);
-        if (peek_reserved(P) && !strcmp(peek_reserved(P), "in")) {
-                P->i += 2;
-                skip_words(P, false);
-        }
-}
-
-/* "case WORD in": the subject, up to the reserved word in. */
-static void case_header(struct psh *P)
-{
-        for (int k = 0; k < 2 && !P->err; k++) {
-                skip_space(P);
-                struct word w;
-                bool got = read_word(P, &w);
-                bool in = got && !w.quoted && w.b.s && !strcmp(w.b.s, "in");
-                free(w.b.s);
-                if (!got || in)
-                        return;
-        }
-}
-
 static void case_pattern(struct psh *P)
 {
         skip_space(P);
         const char *rw = peek_reserved(P);
-        if (rw && !strcmp(rw, "esac")) {
-                P->i += 4;
-                P->case_depth--;
-                P->case_pat = false;
-                return;
-        }
+        if (rw && !strcmp(rw, "esac"))
+                return; /* parse_command closes it */
         if (cur(P) == '(')
                 P->i++;
         skip_words(P, true);
@@ -1182,41 +2490,217 @@ static void case_pattern(struct psh *P)
         P->case_pat = false;
 }
 
+/* [[ ... ]]: its words are expanded (substitutions run); the operands of -eq, -lt ... are
+ * arithmetic and -v's a name (subscripts evaluated). */
 static void double_bracket(struct psh *P)
 {
+        static const char *const arith_ops[] = {"-eq", "-ne", "-lt", "-le", "-gt", "-ge"};
+        char *prev = NULL;
+        bool arith_next = false;
         for (;;) {
                 skip_blanks(P);
                 const char *rw = peek_reserved(P);
                 if (rw && !strcmp(rw, "]]")) {
                         P->i += 2;
-                        return;
+                        break;
                 }
                 int c = cur(P);
-                if (c == -1 || c == '\n' || c == ';')
-                        return perr(P, "unterminated [[");
+                if (c == -1 || c == '\n' || c == ';') {
+                        perr(P, "unterminated [[");
+                        break;
+                }
                 if (is_meta(c)) {
                         P->i++;
                         continue;
                 }
                 struct word w;
                 read_word(P, &w);
-                free(w.b.s);
-                if (P->err)
-                        return;
+                char *s = word_str(&w);
+                if (P->err) {
+                        free(s);
+                        break;
+                }
+                bool op = false;
+                for (size_t k = 0; k < ARRAY_SIZE(arith_ops); k++)
+                        op |= !strcmp(s, arith_ops[k]);
+                if (op || arith_next || (prev && !strcmp(prev, "-v")))
+                        name_scan(P, s), arith_scan(P, s, 0);
+                if (op && prev)
+                        name_scan(P, prev), arith_scan(P, prev, 0);
+                arith_next = op;
+                free(prev);
+                prev = s;
+        }
+        free(prev);
+}
+
+/* ---- frames of control flow ---- */
+
+static unsigned fpush(struct psh *P, enum frame_kind k) { return frame_push(P->vars, k, P)->id; }
+
+static struct frame *fby_id(struct psh *P, unsigned id)
+{
+        for (size_t d = P->vars->nfr; d-- > P->fr_base;)
+                if (P->vars->fr[d].id == id)
+                        return &P->vars->fr[d];
+        return NULL;
+}
+
+/* The list or pipeline that opened frame id is done: it ends now when nothing was left
+ * open above it, else once what is above it ends. */
+static void fend(struct psh *P, unsigned id)
+{
+        struct frame *t = frame_top(P->vars);
+        if (t && t->id == id)
+                frame_close(P->vars);
+        else if ((t = fby_id(P, id)))
+                t->orphan = true;
+}
+
+/* End the frames on top that are done (compounds whose closing word was read, lists that
+ * moved on); bg: they ran in the background, so nothing they did is seen here. */
+static void settle(struct psh *P, bool bg)
+{
+        struct frame *t;
+        while (P->vars->nfr > P->fr_base && (t = frame_top(P->vars)) && t->owner == P && (t->ended || t->orphan)) {
+                if (bg)
+                        t->kind = FR_SUB;
+                frame_close(P->vars);
         }
 }
 
-/* Reserved words; returns true when a command may still follow on this line. */
+/* A list's or pipeline's own frame (not a compound's). */
+static bool list_frame(const struct frame *f)
+{
+        return f->kind == FR_GROUP || (f->kind == FR_MAYBE && !f->func);
+}
+
+/* The innermost open compound of kind a or b (or a function's body) of this string, or
+ * NULL; lists' frames and ended compounds are passed over, a subshell is not. */
+static struct frame *find_compound(struct psh *P, enum frame_kind a, enum frame_kind b, bool func, size_t *depth)
+{
+        struct vars *V = P->vars;
+        for (size_t d = V->nfr; d > P->fr_base; d--) {
+                struct frame *f = &V->fr[d - 1];
+                if (f->owner != P || f->kind == FR_SUB)
+                        return NULL;
+                if (f->ended || (list_frame(f) && !(func && f->func)))
+                        continue;
+                if (f->kind == a || f->kind == b || (func && f->func)) {
+                        if (depth)
+                                *depth = d;
+                        return f;
+                }
+                return NULL;
+        }
+        return NULL;
+}
+
+/* Its closing word: the frames above it end, it ends with the list it is read in (which
+ * may run it in the background or in a pipeline). */
+static struct frame *close_compound(struct psh *P, enum frame_kind a, enum frame_kind b, bool func)
+{
+        size_t d;
+        struct frame *f = find_compound(P, a, b, func, &d);
+        if (!f)
+                return NULL;
+        frame_close_to(P->vars, d);
+        f = frame_top(P->vars);
+        return f;
+}
+
+/* A branch separator (else, elif, ;;) of the innermost if or case. */
+static void branch(struct psh *P, enum frame_kind k, bool is_else)
+{
+        size_t d;
+        struct frame *f = find_compound(P, k, k, false, &d);
+        if (!f)
+                return;
+        frame_close_to(P->vars, d);
+        frame_sep(P->vars);
+        frame_top(P->vars)->has_else |= is_else;
+}
+
+/* done: a loop whose body changed a variable is read again (a later iteration sees the
+ * new value); then its frame ends.  Returns true when the body is read again. */
+static bool loop_done(struct psh *P)
+{
+        struct frame *f = close_compound(P, FR_LOOP, FR_LOOP, false);
+        if (!f)
+                return false;
+        if (frame_loop_again(P->vars)) {
+                if (++P->sc->reparses > MAX_REPARSE) {
+                        plimit(P, "too many loops that change variables");
+                        return false;
+                }
+                P->i = f->start;
+                P->hd_active = f->hd_active;
+                P->hd_from = f->hd_from;
+                P->hd_to = f->hd_to;
+                return true;
+        }
+        if (f->infinite && f->bg && !f->waits && !f->breaks)
+                pfinding(P, "@fork-bomb", "a loop without end that starts a job in the background each time");
+        f->ended = true;
+        return false;
+}
+
+/* Reserved words; returns true when the parser must read a command next (the body of a
+ * loop read again). */
 static bool reserved(struct psh *P, const char *rw)
 {
+        size_t at_kw = P->i;
         P->i += strlen(rw);
+        struct vars *V = P->vars;
+        if (V->nfr - P->fr_base > MAX_FRAMES && (!strcmp(rw, "if") || !strcmp(rw, "while") || !strcmp(rw, "until") ||
+                                                 !strcmp(rw, "for") || !strcmp(rw, "case") || !strcmp(rw, "{"))) {
+                plimit(P, "compound commands nested too deep");
+                return false;
+        }
         if (!strcmp(rw, "for") || !strcmp(rw, "select"))
                 for_loop(P);
-        else if (!strcmp(rw, "case")) {
+        else if (!strcmp(rw, "while") || !strcmp(rw, "until")) {
+                struct frame *f = push_loop(P);
+                f->start = P->i;
+                f->until = !strcmp(rw, "until");
+        } else if (!strcmp(rw, "do")) {
+                struct frame *f = find_compound(P, FR_LOOP, FR_LOOP, false, NULL);
+                if (f && !f->cond_done) { /* the condition of while/until ends here */
+                        f->infinite = always(P->s + f->start, at_kw - f->start, f->until);
+                        f->cond_done = true;
+                }
+        } else if (!strcmp(rw, "done"))
+                return loop_done(P);
+        else if (!strcmp(rw, "if"))
+                frame_push(V, FR_IF, P);
+        else if (!strcmp(rw, "else") || !strcmp(rw, "elif"))
+                branch(P, FR_IF, !strcmp(rw, "else"));
+        else if (!strcmp(rw, "fi")) {
+                struct frame *f = close_compound(P, FR_IF, FR_IF, false);
+                if (f)
+                        f->ended = true;
+        } else if (!strcmp(rw, "case")) {
                 case_header(P);
+                frame_push(V, FR_CASE, P);
                 P->case_depth++;
                 P->case_pat = true;
-        } else if (!strcmp(rw, "function")) {
+        } else if (!strcmp(rw, "esac")) {
+                struct frame *f = close_compound(P, FR_CASE, FR_CASE, false);
+                if (f)
+                        f->ended = true;
+                P->case_depth--;
+                P->case_pat = false;
+        } else if (!strcmp(rw, "{")) {
+                /* a function's body runs when it is called, if ever */
+                struct frame *f = frame_push(V, P->pending_func ? FR_MAYBE : FR_BRACE, P);
+                f->func = P->pending_func;
+                P->pending_func = NULL;
+        } else if (!strcmp(rw, "}")) {
+                struct frame *f = close_compound(P, FR_BRACE, FR_BRACE, true);
+                if (f)
+                        f->ended = true;
+        }
+        else if (!strcmp(rw, "function")) {
                 skip_blanks(P);
                 struct word w;
                 char *name = read_word(P, &w) ? word_str(&w) : NULL;
@@ -1226,11 +2710,9 @@ static bool reserved(struct psh *P, const char *rw)
                         P->i += 2;
                 if (name)
                         add_func(P, name);
-        } else if (!strcmp(rw, "esac"))
-                P->case_depth--;
-        else if (!strcmp(rw, "[["))
+        } else if (!strcmp(rw, "[["))
                 double_bracket(P);
-        return true;
+        return false;
 }
 
 /* "time -p CMD" and "time -f FMT CMD": bash's keyword takes -p, but sh (dash, what txbox
@@ -1258,24 +2740,37 @@ static void parse_command(struct psh *P)
                 P->cmd_start = P->i;
                 if (P->case_pat) {
                         case_pattern(P);
-                        continue;
+                        if (!P->case_pat)
+                                continue;
                 }
                 if (cur(P) == '(' && at(P, 1) == '(') {
-                        skip_arith(P); /* (( arithmetic )) */
+                        skip_arith(P, true); /* (( arithmetic )) */
                         break;
                 }
                 if (cur(P) == '(') {
                         P->i++;
                         if (++P->nest > POL_MAX_DEPTH * 4)
                                 return plimit(P, "nesting too deep");
+                        free(P->pending_func);
+                        P->pending_func = NULL;
+                        size_t fd;
+                        sub_begin(P, &fd);
                         parse_list(P, ')');
+                        sub_end(P, fd);
                         P->nest--;
                         break;
                 }
                 const char *rw = peek_reserved(P);
+                if (rw && P->case_pat && !strcmp(rw, "esac"))
+                        P->case_pat = false;
                 if (!rw || !strcmp(rw, "in") || !strcmp(rw, "]]") || time_command(P, rw))
                         break;
-                reserved(P, rw);
+                if (strcmp(rw, "{")) {
+                        free(P->pending_func);
+                        P->pending_func = NULL;
+                }
+                if (reserved(P, rw))
+                        continue; /* a loop's body, read again */
                 if (!strcmp(rw, "case"))
                         continue; /* its patterns come next */
                 if (!strcmp(rw, "}") || !strcmp(rw, "fi") || !strcmp(rw, "done") ||
@@ -1292,6 +2787,7 @@ static void parse_pipeline(struct psh *P)
         int pid = P->pipe_id, st = P->stage;
         P->pipe_id = P->sc->next_pipe++;
         P->stage = 0;
+        unsigned id = fpush(P, FR_GROUP);
         for (;;) {
                 parse_command(P);
                 skip_blanks(P);
@@ -1299,11 +2795,40 @@ static void parse_pipeline(struct psh *P)
                         break;
                 P->i += at(P, 1) == '&' ? 2 : 1;
                 skip_space(P);
-                if (cur(P) == -1 || strchr(";&|)", cur(P)))
-                        return perr(P, "missing command after |");
+                if (cur(P) == -1 || strchr(";&|)", cur(P))) {
+                        perr(P, "missing command after |");
+                        break;
+                }
+                /* Stages run in subshells (the last one, in some shells, in this one): what
+                 * they assign may or may not be seen after the pipeline. */
+                struct frame *f = fby_id(P, id);
+                if (f)
+                        f->kind = FR_MAYBE;
+                for (size_t d = P->vars->nfr; d-- > P->fr_base && (P->vars->fr[d].ended || P->vars->fr[d].orphan);)
+                        P->vars->fr[d].piped = true;
                 P->stage++;
         }
+        fend(P, id);
         P->pipe_id = pid, P->stage = st;
+}
+
+/* A function being defined that this and-or list calls in the background: a fork bomb. */
+static void background(struct psh *P, size_t n0)
+{
+        struct frame *l = innermost_loop(P);
+        if (l)
+                l->bg = true;
+        struct vars *V = P->vars;
+        for (size_t k = n0; k < P->sc->n; k++) {
+                const struct scmd *c = &P->sc->cmds[k];
+                if (!c->argv.n || c->argv.v[0][0] == '@')
+                        continue;
+                for (size_t d = V->nfr; d-- > 0;)
+                        if (V->fr[d].func && !strcmp(V->fr[d].func, c->argv.v[0])) {
+                                pfinding(P, "@fork-bomb", c->argv.v[0]);
+                                return;
+                        }
+        }
 }
 
 static void parse_list(struct psh *P, char term)
@@ -1326,7 +2851,8 @@ static void parse_list(struct psh *P, char term)
                         return perr(P, "unexpected ')'");
                 if (c == ';' || c == '&' || c == '|')
                         return perr(P, "unexpected operator");
-                size_t before = P->i;
+                size_t before = P->i, n0 = P->sc->n;
+                unsigned lid = fpush(P, FR_GROUP); /* the and-or list: undone if it runs in the background */
                 parse_pipeline(P);
                 while (!P->err) { /* && || chains */
                         skip_blanks(P);
@@ -1336,18 +2862,27 @@ static void parse_list(struct psh *P, char term)
                         skip_space(P);
                         if (cur(P) == -1 || strchr(";&|)", cur(P)))
                                 return perr(P, "missing command after && or ||");
+                        unsigned mid = fpush(P, FR_MAYBE);
                         parse_pipeline(P);
+                        fend(P, mid);
                 }
                 skip_blanks(P);
                 c = cur(P);
-                if (c == ';' && at(P, 1) == ';') {
-                        P->i += at(P, 2) == '&' ? 3 : 2;
-                        if (P->case_depth > 0)
+                bool bg = c == '&' && at(P, 1) != '&' && at(P, 1) != '>';
+                struct frame *lf = fby_id(P, lid);
+                if (lf && bg)
+                        lf->kind = FR_SUB;
+                settle(P, bg);
+                fend(P, lid);
+                settle(P, bg);
+                if (bg)
+                        background(P, n0);
+                if (c == ';' && (at(P, 1) == ';' || at(P, 1) == '&')) {
+                        P->i += at(P, 1) == '&' ? 2 : at(P, 2) == '&' ? 3 : 2;
+                        if (P->case_depth > 0) {
                                 P->case_pat = true;
-                } else if (c == ';' && at(P, 1) == '&') {
-                        P->i += 2;
-                        if (P->case_depth > 0)
-                                P->case_pat = true;
+                                branch(P, FR_CASE, false);
+                        }
                 } else if (c == ';' || c == '&')
                         P->i++;
                 else if (c == '\n')
@@ -1359,8 +2894,11 @@ static void parse_list(struct psh *P, char term)
 
 void parse_script(struct scan *sc, const char *s, size_t n, struct srcpos pos, int depth)
 {
-        struct vars *vars = xcalloc(1, sizeof(*vars));
+        struct vars *vars = vars_new(sc->ctx, &sc->copied);
         struct psh P = {.sc = sc, .s = s, .n = n, .pos = pos, .depth = depth, .vars = vars};
+        bool ctl = false;
+        for (size_t k = 0; k < n && !ctl; k++) /* the parser's own marks; UNK only where we made it */
+                ctl = (s[k] > 0 && s[k] < 8 && (s[k] != UNK || pos.direct));
         if (n > POL_MAX_INPUT)
                 scan_finding(sc, "@limit-exceeded", "input too long", "",
                              pos.direct ? pos.base : pos.outer_off);
@@ -1368,11 +2906,23 @@ void parse_script(struct scan *sc, const char *s, size_t n, struct srcpos pos, i
                 scan_finding(sc, "@limit-exceeded", "nesting too deep", "", pos.outer_off);
         else if (memchr(s, 0, n))
                 scan_finding(sc, "@parse-error", "NUL byte in input", "", pos.base);
-        else
+        else if (ctl) {
+                /* the input itself is quoted (its first bytes; printers escape it), with the
+                 * bytes the parser uses as marks shown as '?' */
+                char *quote = strndup(s, n < 200 ? n : 200);
+                if (!quote)
+                        abort();
+                for (char *q = quote; *q; q++)
+                        if (*q > 0 && *q < 8)
+                                *q = '?';
+                scan_finding(sc, "@parse-error", "control character in input", quote,
+                             pos.direct ? pos.base : pos.outer_off);
+                free(quote);
+        } else
                 parse_list(&P, 0);
-        for (size_t k = 0; k < vars->n; k++)
-                free(vars->name[k]), free(vars->val[k]);
-        free(vars);
-        strv_free(P.funcs.v);
-        strv_free(P.fbodies.v);
+        frame_close_to(vars, 0);
+        if (vars->over && !sc->failed)
+                scan_finding(sc, "@limit-exceeded", "expansions too large", "", -1);
+        vars_free(vars);
+        psh_free(&P);
 }

@@ -38,8 +38,11 @@ struct scmd {
         char *text;           /* its source text (or the rendered argv) */
         int offset;           /* byte offset in the top-level input; -1 for argv */
         int pipe_id, stage;   /* pipeline membership: stage 0 is the leftmost */
+        struct strvec clobbers; /* ... of them, those it truncates (>, not >>) */
         char *stdin_text;     /* heredoc / here-string / echoed literal feeding it */
+        char *cwd;            /* where relative paths start: NULL the context's, UNK_S unknown */
         bool dl_word;         /* an argument holds the output of a downloader */
+        bool help;            /* asks only for --help or --version: runs nothing else */
 };
 
 struct scan {
@@ -50,7 +53,13 @@ struct scan {
         int next_pipe;
         int inlines; /* function calls parsed again with their arguments */
         size_t copied; /* bytes counted against POL_MAX_COPIED */
+        int reparses;  /* loop bodies read again (parse.c) */
+        bool forget;   /* a file was sourced or a string evaluated apart: variables unknown */
         bool failed; /* a limit was exceeded or parsing failed: fail closed */
+        /* Files this input writes before it runs them: downloaded (the path) or written
+         * with known text (path, then the text), judged when a later command runs them. */
+        struct strvec dl_files;
+        struct strvec text_files;
 };
 
 /* Where a parsed string sits in the top-level input. */
@@ -85,6 +94,67 @@ void code_finding(struct scan *sc, size_t parent, const char *name, const char *
 /* Scan SQL text for DROP/TRUNCATE/unfiltered DELETE; adds @sql-* findings. */
 void scan_sql(struct scan *sc, const char *sql, size_t parent);
 
+/* What a command substitution's output is when it can be told: a fresh temporary name
+ * (mktemp), names beneath a directory (ls, find, git ls-files: "DIR/STAR" for all of them,
+ * "DIR/" UNK for some); NULL otherwise.  n0: its first command. */
+char *subst_value(struct scan *sc, size_t n0);
+/* The names a listing feeds command idx's stdin ("DIR/STAR", "DIR/" UNK), or NULL. */
+char *stdin_listing(struct scan *sc, size_t idx);
+/* printf FORMAT ARGS... rendered (argv starts at the format), or NULL when unknown. */
+char *printf_text(char *const *argv, size_t argc);
+/* p (absolute) with . and .. resolved lexically; malloc'd. */
+char *lexical_path(const char *p);
+
+/* ---- shared by unwrap.c, listing.c and tools.c ---- */
+
+typedef void handler_fn(struct scan *sc, size_t idx, int depth);
+/* A child command of command idx (the same text, pipeline position and stdin): its index,
+ * or (size_t)-1 when the command limit was reached. */
+size_t uw_child(struct scan *sc, size_t idx, char *const *words, size_t n);
+/* ... and judged (unwrapped) in turn. */
+void uw_run(struct scan *sc, size_t idx, char *const *words, size_t n, int depth);
+/* A shell string command idx runs: parsed (in a shell of its own). */
+void uw_text(struct scan *sc, size_t idx, const char *s, int depth);
+void uw_finding(struct scan *sc, size_t idx, const char *name, const char *detail);
+/* Code that cannot be known: @download-exec when it came from a download, else
+ * @unknown-command. */
+void uw_unknown(struct scan *sc, size_t idx, const char *what);
+/* A string of nothing but unknown text. */
+bool uw_all_unk(const char *s);
+bool uw_in(const char *s, const char *const *list);
+char *uw_replace(const char *a, const char *pat, const char *with);
+/* Absolute path of arg as command idx sees it (its cwd), or NULL when unknown. */
+char *uw_path(struct scan *sc, size_t idx, const char *arg);
+
+struct opts {
+        const char *with_arg;             /* short options that take an argument */
+        const char *const *long_with_arg; /* long options (no dashes) that take one */
+};
+/* Index of the first operand after options, never past argc. */
+size_t uw_skip_opts(char **argv, size_t argc, size_t k, const struct opts *o);
+bool uw_has_short(char **argv, size_t from, size_t to, char f);
+/* --help or --version among the options before index to (an option region): the program
+ * prints and exits. */
+bool uw_help(char **argv, size_t from, size_t to);
+
+/* listing.c */
+void h_find(struct scan *sc, size_t idx, int depth);
+void h_xargs(struct scan *sc, size_t idx, int depth);
+void h_parallel(struct scan *sc, size_t idx, int depth);
+
+/* tools.c: handlers of programs with their own ways to run commands or write files */
+handler_fn *tool_handler(const char *prog);
+/* An unknown program that takes a command anyway (a wrapper not modelled). */
+void tool_generic(struct scan *sc, size_t idx, int depth);
+/* A library loaded into a program: refused unless from the workspace or the system's
+ * library directories. */
+void tool_lib_load(struct scan *sc, size_t idx, const char *lib);
+/* Files a command writes by its own options (sort -o, find -fprint ...): judged as tee. */
+void tool_outputs(struct scan *sc, size_t idx, int depth);
+
+/* unwrap.c: files written earlier in the input and run later */
+void uw_script_file(struct scan *sc, size_t idx, const char *path, const char *lang, int depth);
+
 /* Strings. */
 const char *base_name(const char *p);
 bool has_unk(const char *s);
@@ -104,6 +174,7 @@ enum path_class {
         PC_TMP = 1 << 8,       /* /tmp, /var/tmp, /dev/shm */
         PC_UNKNOWN = 1 << 9,   /* cannot be known before it runs */
         PC_INSIDE = 1 << 10,   /* strictly inside the workspace */
+        PC_ALL = 1 << 11,      /* every entry of /, home or the workspace (a glob of all: *, ./STAR) */
 };
 
 enum rule_target { TGT_ANY = 0, TGT_LAST, TGT_FIRST };
@@ -125,6 +196,7 @@ struct rule {
         unsigned writes;              /* some redirection target is in these classes */
         const char *const *write_globs;
         unsigned reads;               /* some redirection source (< file) is in these classes */
+        unsigned clobbers;            /* some redirection it truncates (>, not >>) is in these classes */
         enum rule_target target;      /* which path arguments count */
 };
 
@@ -133,6 +205,7 @@ struct effects_cfg {
         long mass_delete_min;     /* fewer deletions never do */
         double mass_delete_share; /* share of the workspace's files */
         int64_t max_file_size;
+        long lost_work_min;       /* files git cannot give back, deleted or emptied at once */
         const char *const *protect; /* workspace-relative globs */
 };
 

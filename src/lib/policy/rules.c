@@ -107,6 +107,28 @@ static const char R_ESCAPE[] =
         "this hands a shell to another program to run, which escapes the command's checks; run the "
         "command you need directly";
 
+static const char R_WIPE[] =
+        "this empties or overwrites every file of the workspace or home directory (truncate -s 0 *, shred, "
+        "sed -i that deletes all lines, : > loops, cp /dev/null); change only the files you mean";
+static const char R_RM_ALL[] =
+        "deleting every file of the workspace, the home directory or / (rm *, xargs rm over a listing, "
+        "find -type f -delete) destroys the project; delete only the files you mean (rm -f *.o)";
+static const char R_GITWRITE[] =
+        "writing git's internals (hooks, config, HEAD, refs, index, objects) by hand can run commands when the "
+        "user next uses git, or corrupt the repository; use git commands";
+static const char R_GC[] =
+        "pruning unreachable objects now (git gc --prune=now, git prune) destroys what git reflog could still give "
+        "back; let git gc prune on its own schedule";
+static const char R_CONTAINER_WIPE[] =
+        "this removes every container, image or volume (docker system prune, docker rm -f $(docker ps -aq), "
+        "compose down -v), with the data in them; remove only the ones you started, by name";
+static const char R_LIB[] =
+        "this loads a library from outside the workspace and the system's library directories into a program "
+        "(LD_PRELOAD, enable -f, --engine): its code runs unchecked; build it in the workspace";
+static const char R_KILL_DAEMON[] =
+        "this kills processes found by a system daemon's name (sshd, dockerd, systemd ...); kill only the process "
+        "IDs you started";
+
 static const char R_CONTAINER[] =
         "a container with the host's root file system, --privileged or the host's PID namespace is root "
         "on the machine; mount only the workspace";
@@ -115,7 +137,11 @@ static const char R_UPLOAD[] =
         "files of the project, and ask the user first";
 
 #define SYS_CLASSES (PC_SYSTEM | PC_ROOT | PC_DEVICE)
-#define MODIFIERS L("tee", "truncate", "patch", "touch", "mkdir", "chattr", "shred")
+#define MODIFIERS L("tee", "truncate", "patch", "touch", "mkdir", "chattr", "shred", "sponge", "fallocate", "Out-File", \
+                    "Set-Content", "Add-Content")
+#define FILE_WRITERS L("tee", "truncate", "patch", "chattr", "shred", "sponge", "fallocate", "Out-File", "Set-Content", \
+                       "Add-Content")
+#define ALL_OF (PC_ROOT | PC_HOME | PC_WORKSPACE)
 #define COPIERS L("cp", "mv", "install", "ln", "rsync", "scp")
 #define PERMS L("chmod", "chown", "chgrp", "setfacl", "chattr")
 #define DELETERS L("rm", "rmdir", "unlink", "shred", "srm", "wipe")
@@ -131,16 +157,35 @@ const struct rule default_rules[] = {
         {.id = "reverse-shell", .decision = DENY, .reason = R_REV, .programs = L("nc", "ncat", "netcat"), .any_flags = L("e", "c")},
         {.id = "reverse-shell", .decision = DENY, .reason = R_REV, .programs = L("socat"), .args = L("*exec:*", "*EXEC:*", "*system:*", "*SYSTEM:*")},
         {.id = "reverse-shell", .decision = DENY, .reason = R_REV, .write_globs = L("/dev/tcp/*", "/dev/udp/*")},
-        {.id = "db-drop", .decision = DENY, .reason = R_DB, .programs = L("@sql-drop", "@sql-delete-all", "dropdb")},
+        {.id = "db-drop", .decision = DENY, .reason = R_DB, .programs = L("@sql-drop", "@sql-delete-all", "dropdb", "dropuser")},
+        {.id = "library-load", .decision = DENY, .reason = R_LIB, .programs = L("@library-load")},
+        {.id = "kill-all", .decision = DENY, .reason = R_KILL_DAEMON, .programs = L("@kill-daemon")},
+        {.id = "secret-access", .decision = DENY, .reason = R_SECRET, .programs = L("@env-leak")},
+        /* the shadow databases through NSS: /etc/shadow by another name */
+        {.id = "secret-access", .decision = DENY, .reason = R_SECRET, .programs = L("getent"), .sub = L("shadow|gshadow")},
         {.id = "db-drop", .decision = DENY, .reason = R_DB, .programs = L("mysqladmin"), .args = L("drop")},
 
         /* deletion */
         {.id = "rm-root", .decision = DENY, .reason = R_RM_ROOT, .programs = L("rm"), .any_flags = L("r", "no-preserve-root"), .paths = PC_ROOT | PC_HOME | PC_WORKSPACE},
         {.id = "rm-root", .decision = DENY, .reason = R_RM_ROOT, .programs = L("rm"), .any_flags = L("no-preserve-root")},
+        {.id = "rm-root", .decision = DENY, .reason = R_RM_ALL, .programs = L("rm", "unlink", "shred", "srm", "wipe"), .paths = ALL_OF},
+        /* every file rewritten: the glob of all of them, not the directory (cp x . copies into it) */
+        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .programs = FILE_WRITERS, .paths = PC_ALL},
+        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .programs = L("cp", "install", "dd", "rsync"), .target = TGT_LAST, .paths = PC_ALL},
+        {.id = "wipe-files", .decision = DENY, .reason = R_WIPE, .clobbers = PC_ALL},
         {.id = "delete-system", .decision = DENY, .reason = R_DEL_SYS, .programs = DELETERS, .paths = SYS_CLASSES},
         {.id = "delete-system", .decision = DENY, .reason = R_DEL_SYS, .programs = L("mv"), .paths = SYS_CLASSES | PC_HOME},
         {.id = "delete-git", .decision = DENY, .reason = R_GITDIR, .programs = DELETERS, .any_flags = L("r"), .paths = PC_GITDIR},
         {.id = "delete-git", .decision = DENY, .reason = R_GITDIR, .programs = L("rm", "rmdir", "mv", "shred"), .path_globs = L("*/.git", "*/.git/objects", "*/.git/objects/*", "*/.git/refs", "*/.git/refs/*", "*/.git/HEAD")},
+
+        {.id = "git-internals", .decision = DENY, .reason = R_GITWRITE,
+         .write_globs = L("*/.git/hooks/*", "*/.git/config", "*/.git/HEAD", "*/.git/refs/*", "*/.git/objects/*", "*/.git/index",
+                          "*/.git/packed-refs", "*/.git/info/attributes", "*/.git/modules/*/hooks/*", "*/.git/modules/*/config",
+                          "*/.git/worktrees/*")},
+        {.id = "git-internals", .decision = DENY, .reason = R_GITWRITE, .programs = L("tee", "truncate", "patch", "shred", "sponge", "cp", "mv", "install", "ln", "rsync", "sed", "perl", "chmod"),
+         .target = TGT_LAST,
+         .path_globs = L("*/.git/hooks/*", "*/.git/config", "*/.git/HEAD", "*/.git/refs/*", "*/.git/objects/*", "*/.git/index",
+                         "*/.git/packed-refs", "*/.git/info/attributes")},
 
         /* secrets */
         {.id = "secret-access", .decision = DENY, .reason = R_SECRET, .paths = PC_SECRET,
@@ -150,18 +195,24 @@ const struct rule default_rules[] = {
                            "find", "dotenv", "direnv", "tee", ":", "rm", "exa", "eza", "tree", "sudo", "env", "nohup", "time")},
 
         {.id = "secret-access", .decision = DENY, .reason = R_SECRET, .reads = PC_SECRET, .not_programs = L("source", ".")},
+        /* archives and copies of a whole home directory (keys and tokens with it) */
+        {.id = "secret-access", .decision = DENY, .reason = R_UPLOAD,
+         .programs = L("tar", "zip", "7z", "7za", "cpio", "rsync", "scp", "rclone", "restic", "borg", "duplicity", "rar", "pax"),
+         .paths = PC_HOME | PC_ROOT},
 
         /* persistence and system files */
         {.id = "sysrq", .decision = DENY, .reason = R_SYSRQ, .write_globs = L("/proc/sysrq-trigger")},
         {.id = "sysrq", .decision = DENY, .reason = R_SYSRQ, .programs = MODIFIERS, .path_globs = L("/proc/sysrq-trigger")},
         {.id = "persistence", .decision = DENY, .reason = R_PERSIST, .writes = PC_PERSIST},
-        {.id = "persistence", .decision = DENY, .reason = R_PERSIST, .programs = MODIFIERS, .paths = PC_PERSIST},
+        {.id = "persistence", .decision = DENY, .reason = R_PERSIST, .programs = FILE_WRITERS, .paths = PC_PERSIST},
         {.id = "persistence", .decision = DENY, .reason = R_PERSIST, .programs = L("sed", "perl"), .any_flags = L("i", "in-place"), .paths = PC_PERSIST},
         {.id = "persistence", .decision = DENY, .reason = R_PERSIST, .programs = COPIERS, .target = TGT_LAST, .paths = PC_PERSIST},
         {.id = "persistence", .decision = DENY, .reason = R_CRON, .programs = L("crontab"), .not_flags = L("l")},
         {.id = "persistence", .decision = DENY, .reason = R_CRON, .programs = L("systemctl"), .sub = L("enable|link|preset|set-default")},
         {.id = "persistence", .decision = DENY, .reason = R_CRON, .programs = L("at", "batch")},
         {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .writes = SYS_CLASSES},
+        /* kernel parameters set (sysctl -w k=v, sysctl k=v; kernel.core_pattern=|cmd runs cmd) */
+        {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .programs = L("sysctl"), .args = L("*=*")},
         {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .programs = MODIFIERS, .paths = SYS_CLASSES},
         {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .programs = L("sed", "perl"), .any_flags = L("i", "in-place"), .paths = SYS_CLASSES},
         {.id = "write-system", .decision = DENY, .reason = R_WRITE_SYS, .programs = COPIERS, .target = TGT_LAST, .paths = SYS_CLASSES},
@@ -196,8 +247,20 @@ const struct rule default_rules[] = {
         {.id = "git-history-rewrite", .decision = DENY, .reason = R_HIST, .programs = L("git"), .sub = L("filter-branch|filter-repo")},
         {.id = "git-history-rewrite", .decision = DENY, .reason = R_HIST, .programs = L("git"), .sub = L("reflog", "expire|delete")},
         {.id = "git-history-rewrite", .decision = DENY, .reason = R_HIST, .programs = L("git"), .sub = L("update-ref"), .any_flags = L("d")},
+        {.id = "git-gc-prune", .decision = DENY, .reason = R_GC, .programs = L("git"), .sub = L("gc|repack"),
+         .args = L("--prune=now|--prune=all|--prune=0*|--prune=*sec*|--prune=*min*|--prune=*hour*|--prune=*now*|--unpack-unreachable=now")},
+        {.id = "git-gc-prune", .decision = DENY, .reason = R_GC, .programs = L("git"), .sub = L("prune"), .not_flags = L("n", "dry-run")},
+        {.id = "git-push-force", .decision = DENY, .reason = R_PUSHF, .programs = L("git"), .sub = L("send-pack"), .any_flags = L("f", "force", "mirror")},
         {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("checkout|switch"), .any_flags = L("f", "discard-changes")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("checkout"), .args = L("--", ".")},
+        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("checkout"), .args = L("--", ".", ":/*", ":(*")},
+        /* git checkout REV PATH (a branch and a path: the path comes back from REV) */
+        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("checkout", "*", "*"),
+         .not_flags = L("b", "B", "orphan", "detach")},
+        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("checkout|restore|reset"), .any_flags = L("pathspec-from-file")},
+        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("checkout-index"), .any_flags = L("f", "force", "a", "all")},
+        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("read-tree"), .flags = L("u"), .any_flags = L("reset", "m")},
+        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("worktree", "remove"), .any_flags = L("f", "force")},
+        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("submodule", "deinit|update"), .any_flags = L("f", "force")},
         {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("restore"), .not_flags = L("staged", "S")},
         {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"), .sub = L("restore"), .any_flags = L("worktree", "W")},
         {.id = "git-stash-drop", .decision = DENY, .reason = R_STASHD, .programs = L("git"), .sub = L("stash", "drop|clear")},
@@ -209,7 +272,9 @@ const struct rule default_rules[] = {
          .sub = L("poweroff|reboot|halt|kexec|suspend|hibernate|rescue|emergency|isolate|stop|disable|mask|kill|daemon-reexec")},
         {.id = "system-power", .decision = DENY, .reason = R_POWER, .programs = L("service"), .args = L("stop")},
         {.id = "kill-all", .decision = DENY, .reason = R_KILL, .programs = L("kill"), .last = L("-1|1")},
-        {.id = "kill-all", .decision = DENY, .reason = R_KILL, .programs = L("pkill", "killall"), .args = L("sshd|init|systemd*|dockerd|containerd|kubelet|-1|sshd:*")},
+        {.id = "kill-all", .decision = DENY, .reason = R_KILL, .programs = L("pkill", "killall"), .args = L("sshd|init|systemd*|dockerd|containerd*|kubelet|-1|sshd:*|docker-proxy|runc|NetworkManager|cron|crond|rsyslogd|"
+                   "dbus-daemon|Xorg|sssd|gdm*|lightdm|sddm|cupsd|bluetoothd|avahi-daemon|ntpd|chronyd|firewalld|polkitd|udevd|"
+                   "snapd|auditd|journald|etcd|kube-*|agetty|wpa_supplicant")},
         {.id = "kill-all", .decision = DENY, .reason = R_KILL, .programs = L("killall5")},
         {.id = "firewall-flush", .decision = DENY, .reason = R_FW, .programs = L("iptables", "ip6tables", "iptables-legacy", "iptables-nft"), .any_flags = L("F", "flush", "X", "delete-chain", "P", "policy")},
         {.id = "firewall-flush", .decision = DENY, .reason = R_FW, .programs = L("nft"), .args = L("flush|delete")},
@@ -237,6 +302,24 @@ const struct rule default_rules[] = {
         {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("aws"), .sub = L("s3", "rm"), .any_flags = L("recursive")},
         {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("gcloud", "az", "doctl", "linode-cli", "hcloud", "eksctl", "flyctl", "fly", "vercel", "netlify"), .args = L("delete|destroy|remove|rm")},
         {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("heroku"), .args = L("*:destroy|destroy")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("kind", "k3d", "minikube", "microk8s", "k3s"), .args = L("delete|reset")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("vagrant"), .sub = L("destroy")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("virsh"), .sub = L("destroy|undefine|vol-delete|pool-delete")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("multipass", "lxc", "incus"), .sub = L("delete|purge|rm")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("etcdctl"), .sub = L("del|defrag")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("consul"), .sub = L("kv", "delete")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("gsutil"), .sub = L("rm|rb"), .any_flags = L("r", "m")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("gsutil"), .sub = L("rb")},
+        {.id = "cloud-destroy", .decision = DENY, .reason = R_CLOUD, .programs = L("rclone"), .sub = L("purge|delete|deletefile|rmdirs")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("docker", "podman", "nerdctl"), .sub = L("system", "prune|reset")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("docker", "podman", "nerdctl"), .sub = L("volume", "prune|rm|remove")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("docker", "podman", "nerdctl"), .sub = L("container|image", "prune"), .any_flags = L("a", "all", "f", "force")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("docker", "podman", "nerdctl"), .sub = L("rm|rmi|kill|stop"), .args = L("*\001*")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("docker", "podman", "nerdctl"), .sub = L("container|image", "rm|kill|stop"), .args = L("*\001*")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("docker", "podman"), .sub = L("compose", "down"), .any_flags = L("v", "volumes")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("docker-compose", "podman-compose"), .sub = L("down"), .any_flags = L("v", "volumes")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("docker", "podman"), .sub = L("stack", "rm")},
+        {.id = "container-wipe", .decision = DENY, .reason = R_CONTAINER_WIPE, .programs = L("crictl"), .sub = L("rm|rmi|rmp"), .any_flags = L("a", "all", "prune")},
         {.id = "publish", .decision = ASK, .reason = R_PUBLISH, .programs = L("npm", "pnpm", "yarn", "bun"), .sub = L("publish|unpublish|deprecate")},
         {.id = "publish", .decision = ASK, .reason = R_PUBLISH, .programs = L("cargo"), .sub = L("publish|yank|owner")},
         {.id = "publish", .decision = ASK, .reason = R_PUBLISH, .programs = L("twine"), .sub = L("upload")},
@@ -267,6 +350,7 @@ const struct effects_cfg default_effects = {
         .mass_delete_min = 20,
         .mass_delete_share = 0.5,
         .max_file_size = 256LL * 1024 * 1024,
+        .lost_work_min = 5,
         .protect = NULL,
 };
 

@@ -1,7 +1,9 @@
-/* What a simple command runs besides itself: wrappers (env, sudo, timeout, xargs, find
- * -exec ...), shells given a string (sh -c, eval, here-documents, piped text), git's
- * shell aliases, make recipes on stdin, and interpreters' one-liners.  Each layer is
- * judged on its own, so `sudo env rm -rf /` is seen as sudo, env and rm. */
+/* What a simple command runs besides itself: wrappers (env, sudo, timeout ...), shells
+ * given a string (sh -c, here-documents, piped text), eval, sourced files, interpreters'
+ * one-liners, and files written earlier in the same input that a later command runs.
+ * Each layer is judged on its own, so `sudo env rm -rf /` is seen as sudo, env and rm.
+ * listing.c models find, xargs and parallel; tools.c the programs with their own ways to
+ * run commands or write files (git, editors, sed, gdb, tmux ...). */
 #define _GNU_SOURCE
 #include "pol.h"
 
@@ -24,10 +26,14 @@ void scan_free(struct scan *sc)
                 strv_free(c->argv.v);
                 strv_free(c->writes.v);
                 strv_free(c->reads.v);
+                strv_free(c->clobbers.v);
                 free(c->text);
                 free(c->stdin_text);
+                free(c->cwd);
         }
         free(sc->cmds);
+        strv_free(sc->dl_files.v);
+        strv_free(sc->text_files.v);
         memset(sc, 0, sizeof(*sc));
 }
 
@@ -95,7 +101,7 @@ bool has_unk(const char *s) { return strchr(s, UNK) != NULL; }
 
 /* A script that is nothing but unknown text ($CMD, $(curl ...)).  Partly unknown scripts
  * are parsed: their unknown words stay unknown, and an unknown command word is caught. */
-static bool all_unk(const char *s) { return has_unk(s) && strspn(s, UNK_S " \t\n\"';") == strlen(s); }
+bool uw_all_unk(const char *s) { return has_unk(s) && strspn(s, UNK_S " \t\n\"';") == strlen(s); }
 
 char *render_argv(char *const *argv, size_t max)
 {
@@ -117,7 +123,7 @@ char *render_argv(char *const *argv, size_t max)
         return s;
 }
 
-static bool in_list(const char *s, const char *const *list)
+bool uw_in(const char *s, const char *const *list)
 {
         for (; *list; list++)
                 if (!strcmp(s, *list))
@@ -125,8 +131,7 @@ static bool in_list(const char *s, const char *const *list)
         return false;
 }
 
-/* A child command for argv[from..] of command idx (or for the given words). */
-static size_t add_child(struct scan *sc, size_t idx, char *const *words, size_t n)
+size_t uw_child(struct scan *sc, size_t idx, char *const *words, size_t n)
 {
         struct strvec v = {0};
         for (size_t k = 0; k < n && words[k]; k++)
@@ -137,50 +142,55 @@ static size_t add_child(struct scan *sc, size_t idx, char *const *words, size_t 
         char *text = xstrdup(p->text);
         int off = p->offset, pipe = p->pipe_id, stage = p->stage;
         bool dl = p->dl_word;
-        char *in = xstrdup_or_null(p->stdin_text);
+        char *in = xstrdup_or_null(p->stdin_text), *cwd = xstrdup_or_null(p->cwd);
         struct scmd *c = scan_add(sc, &v, text, off);
         free(text);
         if (!c) {
                 strv_free(v.v);
                 free(in);
+                free(cwd);
                 return (size_t)-1;
         }
-        c->pipe_id = pipe, c->stage = stage, c->dl_word = dl, c->stdin_text = in;
+        c->pipe_id = pipe, c->stage = stage, c->dl_word = dl, c->stdin_text = in, c->cwd = cwd;
         return sc->n - 1;
 }
 
-static void child_and_unwrap(struct scan *sc, size_t idx, char *const *words, size_t n, int depth)
+void uw_run(struct scan *sc, size_t idx, char *const *words, size_t n, int depth)
 {
-        size_t k = add_child(sc, idx, words, n);
+        size_t k = uw_child(sc, idx, words, n);
         if (k != (size_t)-1)
                 unwrap_argv(sc, k, depth + 1);
 }
 
-static void parse_text(struct scan *sc, size_t idx, const char *s, int depth)
+void uw_text(struct scan *sc, size_t idx, const char *s, int depth)
 {
         struct srcpos pos = {.direct = false, .outer_off = sc->cmds[idx].offset};
-        parse_script(sc, s, strlen(s), pos, depth + 1);
+        char *copy = xstrdup(s); /* the command list may move while it is parsed */
+        parse_script(sc, copy, strlen(copy), pos, depth + 1);
+        free(copy);
 }
 
-static void finding(struct scan *sc, size_t idx, const char *name, const char *detail)
+void uw_finding(struct scan *sc, size_t idx, const char *name, const char *detail)
 {
         char *text = xstrdup(sc->cmds[idx].text);
         scan_finding(sc, name, detail, text, sc->cmds[idx].offset);
         free(text);
 }
 
+char *uw_path(struct scan *sc, size_t idx, const char *arg)
+{
+        const char *cwd = sc->cmds[idx].cwd;
+        if (arg[0] != '/' && cwd && has_unk(cwd))
+                return NULL;
+        struct policy_ctx c = *sc->ctx;
+        if (cwd)
+                c.cwd = cwd;
+        return resolve_path(arg, &c);
+}
+
 /* ---- option skipping ---- */
 
-struct opts {
-        const char *with_arg;             /* short options that take an argument */
-        const char *const *long_with_arg; /* long options (no dashes) that take one */
-};
-
-/* Index of the first operand of argv after options, or argc: never more.  An option that
- * takes a value may be the last word (`sudo -u`, `env -u`): the value is then missing, the
- * real program fails on it, and the scan must not step past the end (every caller indexes
- * argv with what this returns). */
-static size_t skip_opts(char **argv, size_t argc, size_t k, const struct opts *o)
+size_t uw_skip_opts(char **argv, size_t argc, size_t k, const struct opts *o)
 {
         static const char *const none[] = {NULL};
         const char *const *lwa = o->long_with_arg ? o->long_with_arg : none;
@@ -192,7 +202,7 @@ static size_t skip_opts(char **argv, size_t argc, size_t k, const struct opts *o
                         return k;
                 k++;
                 if (a[1] == '-') {
-                        if (!strchr(a, '=') && in_list(a + 2, lwa))
+                        if (!strchr(a, '=') && uw_in(a + 2, lwa))
                                 k++;
                         continue;
                 }
@@ -206,7 +216,7 @@ static size_t skip_opts(char **argv, size_t argc, size_t k, const struct opts *o
         return k < argc ? k : argc;
 }
 
-static bool has_short(char **argv, size_t from, size_t to, char f)
+bool uw_has_short(char **argv, size_t from, size_t to, char f)
 {
         for (size_t k = from; k < to && argv[k]; k++)
                 if (argv[k][0] == '-' && argv[k][1] != '-' && strchr(argv[k] + 1, f))
@@ -214,48 +224,167 @@ static bool has_short(char **argv, size_t from, size_t to, char f)
         return false;
 }
 
-/* ---- what feeds a command's stdin ---- */
-
-enum stdin_kind { IN_NONE, IN_TEXT, IN_DOWNLOAD, IN_DECODED };
-
-static bool is_decoder(char **argv, size_t argc)
+bool uw_help(char **argv, size_t from, size_t to)
 {
-        const char *p = base_name(argv[0]);
-        static const char *const always[] = {"uudecode", "gunzip", "zcat", "bzcat", "xzcat",
-                                             "rev", "unxz", "zstdcat", NULL};
-        if (in_list(p, always))
-                return true;
-        if (!strcmp(p, "base64") || !strcmp(p, "base32") || !strcmp(p, "openssl") ||
-            !strcmp(p, "xxd") || !strcmp(p, "gzip") || !strcmp(p, "basenc"))
-                for (size_t k = 1; k < argc; k++)
-                        if (!strcmp(argv[k], "-d") || !strcmp(argv[k], "--decode") ||
-                            !strcmp(argv[k], "-D") || !strcmp(argv[k], "-r") ||
-                            !strcmp(argv[k], "-base64") || !strcmp(argv[k], "base64"))
-                                return true;
-        return !strcmp(p, "tr") && argc > 2; /* rot13 and friends */
+        for (size_t k = from; k < to && argv[k]; k++) {
+                if (!strcmp(argv[k], "--"))
+                        return false;
+                if (!strcmp(argv[k], "--help") || !strcmp(argv[k], "--version"))
+                        return true;
+        }
+        return false;
 }
 
-static bool is_dl(const char *p)
+/* ---- text a command prints (echo, printf) ---- */
+
+struct buf {
+        char *s;
+        size_t n, cap;
+        bool over;
+};
+
+static void bput(struct buf *b, char c)
 {
-        static const char *const dl[] = {"curl", "wget", "fetch", "aria2c", "http", "https",
-                                         "lwp-download", "lwp-request", "GET", "nc", "ncat",
-                                         "netcat", "socat", "telnet", "ftp", "tftp", "@net",
-                                         NULL};
-        return in_list(p, dl);
+        if (b->n + 2 > b->cap) {
+                if (b->cap > POL_MAX_INPUT) {
+                        b->over = true;
+                        return;
+                }
+                b->cap = b->cap ? b->cap * 2 : 64;
+                b->s = xrealloc(b->s, b->cap);
+        }
+        b->s[b->n++] = c;
+        b->s[b->n] = 0;
 }
 
-/* printf / echo -e output of known words (escapes decoded), or NULL. */
+static void bputs(struct buf *b, const char *s)
+{
+        for (; *s && !b->over; s++)
+                bput(b, *s);
+}
+
+static int hexv(int c) { return isdigit(c) ? c - '0' : isxdigit(c) ? tolower(c) - 'a' + 10 : -1; }
+
+/* One backslash escape of printf's format, %b or echo -e (s after the backslash):
+ * characters consumed; *stop for \c. */
+static size_t escape(const char *s, struct buf *b, bool echo_octal, bool *stop)
+{
+        static const char from[] = "abefnrtv\\\"'", to[] = "\a\b\033\f\n\r\t\v\\\"'";
+        const char *m = *s ? strchr(from, *s) : NULL;
+        if (m) {
+                bput(b, to[m - from]);
+                return 1;
+        }
+        if (*s == 'c') {
+                *stop = true;
+                return 1;
+        }
+        if (*s == 'x' && hexv((unsigned char)s[1]) >= 0) {
+                unsigned v = 0;
+                size_t k = 1;
+                for (; k < 3 && hexv((unsigned char)s[k]) >= 0; k++)
+                        v = v * 16 + (unsigned)hexv((unsigned char)s[k]);
+                bput(b, (char)v);
+                return k;
+        }
+        if (*s >= '0' && *s <= '7') {
+                size_t k = echo_octal && *s == '0' ? 1 : 0, d = 0;
+                unsigned v = 0;
+                for (; d < 3 && s[k] >= '0' && s[k] <= '7'; k++, d++)
+                        v = v * 8 + (unsigned)(s[k] - '0');
+                bput(b, (char)v);
+                return k ? k : 1;
+        }
+        bput(b, '\\');
+        if (*s) {
+                bput(b, *s);
+                return 1;
+        }
+        return 0;
+}
+
+static void unescape(const char *s, struct buf *b, bool echo_octal, bool *stop)
+{
+        while (*s && !*stop && !b->over) {
+                if (*s == '\\') {
+                        s++;
+                        s += escape(s, b, echo_octal, stop);
+                } else
+                        bput(b, *s++);
+        }
+}
+
+char *printf_text(char *const *argv, size_t argc)
+{
+        if (!argc || !argv[0])
+                return NULL;
+        for (size_t k = 0; k < argc; k++)
+                if (has_unk(argv[k]))
+                        return NULL;
+        const char *fmt = argv[0];
+        size_t ai = 1;
+        struct buf b = {0};
+        bool stop = false;
+        for (int round = 0; round < 64 && !stop && !b.over; round++) {
+                bool used = false;
+                for (const char *f = fmt; *f && !stop && !b.over;) {
+                        if (*f == '\\') {
+                                f++;
+                                f += escape(f, &b, false, &stop);
+                                continue;
+                        }
+                        if (*f != '%') {
+                                bput(&b, *f++);
+                                continue;
+                        }
+                        f++;
+                        if (*f == '%') {
+                                bput(&b, *f++);
+                                continue;
+                        }
+                        f += strspn(f, "-+ #0123456789.*");
+                        char conv = *f ? *f++ : 0;
+                        const char *arg = ai < argc ? argv[ai] : "";
+                        if (ai < argc)
+                                ai++, used = true;
+                        if (conv == 'b')
+                                unescape(arg, &b, true, &stop);
+                        else if (conv == 'c' && *arg)
+                                bput(&b, *arg);
+                        else if (conv == 's' || conv == 'q')
+                                bputs(&b, arg);
+                        else if (conv && strchr("diouxXeEfFgGaA", conv))
+                                bputs(&b, *arg ? arg : "0");
+                }
+                if (!used || ai >= argc)
+                        break;
+        }
+        if (b.over) {
+                free(b.s);
+                return NULL;
+        }
+        return b.s ? b.s : xstrdup("");
+}
+
+/* printf / echo output of known words (escapes decoded), or NULL. */
 static char *echo_text(char **argv, size_t argc)
 {
         const char *p = base_name(argv[0]);
-        bool printf_ = !strcmp(p, "printf");
-        if (strcmp(p, "echo") && !printf_)
+        if (!strcmp(p, "printf")) {
+                size_t k = 1;
+                if (k < argc && !strcmp(argv[k], "--"))
+                        k++;
+                if (k < argc && !strcmp(argv[k], "-v"))
+                        return NULL;
+                return printf_text(argv + k, argc - k);
+        }
+        if (strcmp(p, "echo"))
                 return NULL;
         size_t k = 1;
-        bool esc = printf_;
-        while (!printf_ && k < argc && argv[k][0] == '-' && strspn(argv[k] + 1, "neE") == strlen(argv[k] + 1) && argv[k][1]) {
-                if (strchr(argv[k], 'e'))
-                        esc = true;
+        bool esc = false, nl = true;
+        while (k < argc && argv[k][0] == '-' && argv[k][1] && strspn(argv[k] + 1, "neE") == strlen(argv[k] + 1)) {
+                esc |= strchr(argv[k], 'e') != NULL;
+                nl &= strchr(argv[k], 'n') == NULL;
                 k++;
         }
         char *r = render_argv(argv + k, SIZE_MAX);
@@ -265,38 +394,65 @@ static char *echo_text(char **argv, size_t argc)
         }
         if (!esc)
                 return r;
-        /* decode backslash escapes in place (printf's format, echo -e) */
-        char *o = r, *q = r;
-        while (*q) {
-                if (*q == '\\' && q[1]) {
-                        static const char from[] = "abefnrtv\\", to[] = "\a\b\033\f\n\r\t\v\\";
-                        const char *m = strchr(from, q[1]);
-                        if (m) {
-                                *o++ = to[m - from];
-                                q += 2;
-                        } else if (q[1] == 'x' && isxdigit((unsigned char)q[2])) {
-                                unsigned v = 0;
-                                size_t j = 2;
-                                for (; j < 4 && isxdigit((unsigned char)q[j]); j++)
-                                        v = v * 16 + (unsigned)(isdigit((unsigned char)q[j]) ? q[j] - '0' : (tolower((unsigned char)q[j]) - 'a' + 10));
-                                *o++ = (char)v;
-                                q += j;
-                        } else if (q[1] >= '0' && q[1] <= '7') {
-                                unsigned v = 0;
-                                size_t j = 1;
-                                if (q[1] == '0')
-                                        j = 2;
-                                for (size_t m2 = 0; m2 < 3 && q[j] >= '0' && q[j] <= '7'; m2++, j++)
-                                        v = v * 8 + (unsigned)(q[j] - '0');
-                                *o++ = (char)v;
-                                q += j;
-                        } else
-                                *o++ = *q++;
-                } else
-                        *o++ = *q++;
+        struct buf b = {0};
+        bool stop = false;
+        unescape(r, &b, true, &stop);
+        free(r);
+        if (b.over) {
+                free(b.s);
+                return NULL;
         }
-        *o = 0;
-        return r;
+        (void)nl;
+        return b.s ? b.s : xstrdup("");
+}
+
+/* ---- what feeds a command's stdin ---- */
+
+enum stdin_kind { IN_NONE, IN_TEXT, IN_DOWNLOAD, IN_DECODED, IN_FILE, IN_UNKNOWN };
+
+/* A program whose output is decoded data (base64 -d, xxd -r, gunzip, rot13 with tr ...). */
+static bool is_decoder(char **argv, size_t argc)
+{
+        const char *p = base_name(argv[0]);
+        static const char *const always[] = {"uudecode", "gunzip", "zcat", "bzcat", "xzcat", "rev", "unxz", "zstdcat",
+                                             "lzcat", "unlzma", "lz4cat", "b64decode", "uncompress", NULL};
+        static const char *const with_flag[] = {"base64", "base32", "basenc", "openssl", "xxd", "gzip", "bzip2", "xz",
+                                                "zstd", "lzma", "lz4", "brotli", "gpg", "age", "uudecode", NULL};
+        static const char *const flags[] = {"-d", "--decode", "-D", "-r", "-rp", "-pr", "-base64", "-a", "--decompress",
+                                            "--decrypt", "-decrypt", NULL};
+        if (uw_in(p, always))
+                return true;
+        if (uw_in(p, with_flag))
+                for (size_t k = 1; k < argc; k++)
+                        if (uw_in(argv[k], flags) || (!strcmp(p, "openssl") && !strcmp(argv[k], "base64")))
+                                return true;
+        return !strcmp(p, "tr") && argc > 2; /* rot13 and friends */
+}
+
+static bool is_dl(const char *p)
+{
+        static const char *const dl[] = {"curl", "wget", "fetch", "aria2c", "http", "https",
+                                         "lwp-download", "lwp-request", "GET", "POST", "nc", "ncat",
+                                         "netcat", "socat", "telnet", "ftp", "tftp", "@net", "xh", "httpie",
+                                         "curlie", "ztcp", "openssl", "s_client", "gh", "glab", NULL};
+        return uw_in(p, dl) && strcmp(p, "openssl") && strcmp(p, "gh") && strcmp(p, "glab");
+}
+
+static bool in_files(const struct strvec *v, const char *path)
+{
+        for (size_t k = 0; k < v->n; k++)
+                if (!strcmp(v->v[k], path))
+                        return true;
+        return false;
+}
+
+/* The text last written to path by this input, or NULL. */
+static const char *text_file(const struct scan *sc, const char *path)
+{
+        for (size_t k = sc->text_files.n; k >= 2; k -= 2)
+                if (!strcmp(sc->text_files.v[k - 2], path))
+                        return sc->text_files.v[k - 1];
+        return NULL;
 }
 
 static enum stdin_kind stdin_of(struct scan *sc, size_t idx, char **text)
@@ -307,31 +463,46 @@ static enum stdin_kind stdin_of(struct scan *sc, size_t idx, char **text)
                 *text = xstrdup(me->stdin_text);
                 return IN_TEXT;
         }
+        if (me->reads.n && me->dl_word) /* sh < <(curl URL) */
+                return IN_DOWNLOAD;
+        if (me->reads.n) { /* sh < file */
+                *text = xstrdup(me->reads.v[me->reads.n - 1]);
+                return IN_FILE;
+        }
         if (me->stage <= 0 || me->pipe_id < 0)
                 return IN_NONE;
-        enum stdin_kind r = IN_NONE;
-        bool prev_seen = false;
+        /* A stage we cannot see into (( ... ) | sh) or a program's output is unknown text. */
+        enum stdin_kind prev = IN_UNKNOWN;
+        char *ptext = NULL;
+        bool decoded = false, seen = false;
         for (size_t k = idx; k-- > 0;) {
                 struct scmd *c = &sc->cmds[k];
-                if (c->pipe_id != me->pipe_id || c->stage >= me->stage || !c->argv.n)
+                if (c->pipe_id != me->pipe_id || c->stage >= me->stage || !c->argv.n || c->argv.v[0][0] == '@')
                         continue;
-                if (is_dl(base_name(c->argv.v[0])))
+                if (is_dl(base_name(c->argv.v[0]))) {
+                        free(ptext);
                         return IN_DOWNLOAD;
-                if (is_decoder(c->argv.v, c->argv.n))
-                        r = IN_DECODED;
-                if (c->stage == me->stage - 1 && !prev_seen && r == IN_NONE) {
-                        prev_seen = true;
-                        *text = echo_text(c->argv.v, c->argv.n);
-                        if (!*text && !strcmp(base_name(c->argv.v[0]), "cat") && c->argv.n == 1 && c->stdin_text)
-                                *text = xstrdup(c->stdin_text);
                 }
+                decoded |= is_decoder(c->argv.v, c->argv.n);
+                if (c->stage != me->stage - 1 || seen)
+                        continue;
+                seen = true; /* the stage's innermost command: the one whose output it is */
+                const char *p = base_name(c->argv.v[0]);
+                if ((ptext = echo_text(c->argv.v, c->argv.n)))
+                        prev = IN_TEXT;
+                else if (!strcmp(p, "cat") && c->argv.n == 1 && c->stdin_text) {
+                        ptext = xstrdup(c->stdin_text);
+                        prev = IN_TEXT;
+                } else if (!strcmp(p, "cat") && c->argv.n == 2 && !has_unk(c->argv.v[1]) && c->argv.v[1][0] != '-' &&
+                           (ptext = uw_path(sc, k, c->argv.v[1])))
+                        prev = IN_FILE;
         }
-        if (r != IN_NONE) {
-                free(*text);
-                *text = NULL;
-                return r;
+        if (decoded) {
+                free(ptext);
+                return IN_DECODED;
         }
-        return *text ? IN_TEXT : IN_NONE;
+        *text = ptext;
+        return prev;
 }
 
 /* A program that will read code from stdin: judge what feeds it. */
@@ -340,11 +511,16 @@ static void code_from_stdin(struct scan *sc, size_t idx, const char *lang, int d
         char *text;
         enum stdin_kind k = stdin_of(sc, idx, &text);
         if (k == IN_DOWNLOAD)
-                finding(sc, idx, "@download-exec", "downloaded code piped into an interpreter");
+                uw_finding(sc, idx, "@download-exec", "downloaded code piped into a shell or interpreter");
         else if (k == IN_DECODED)
-                finding(sc, idx, "@obfuscated-exec", "decoded data piped into an interpreter");
+                uw_finding(sc, idx, "@obfuscated-exec", "decoded data piped into a shell or interpreter");
+        else if (k == IN_UNKNOWN)
+                uw_finding(sc, idx, "@unknown-command",
+                           "a shell or interpreter reads its commands from a pipe whose text cannot be known");
+        else if (k == IN_FILE)
+                uw_script_file(sc, idx, text, lang, depth);
         else if (k == IN_TEXT && !lang)
-                parse_text(sc, idx, text, depth);
+                uw_text(sc, idx, text, depth);
         else if (k == IN_TEXT)
                 scan_code(sc, lang, text, idx, depth);
         free(text);
@@ -354,21 +530,201 @@ static void code_from_stdin(struct scan *sc, size_t idx, const char *lang, int d
  * has pipe_id -1: its stdin is unknown, so it is not called interactive). */
 static bool no_input(const struct scmd *c)
 {
-        return !c->stdin_text && c->stage == 0 && c->pipe_id >= 0;
+        return !c->stdin_text && !c->reads.n && c->stage == 0 && c->pipe_id >= 0;
 }
 
-/* A script argument that is not a file we can see. */
-static void unknown_code(struct scan *sc, size_t idx, const char *what)
+void uw_unknown(struct scan *sc, size_t idx, const char *what)
 {
         if (sc->cmds[idx].dl_word)
-                finding(sc, idx, "@download-exec", "downloaded code run by a shell or interpreter");
+                uw_finding(sc, idx, "@download-exec", "downloaded code run by a shell or interpreter");
         else
-                finding(sc, idx, "@unknown-command", what);
+                uw_finding(sc, idx, "@unknown-command", what);
+}
+
+/* ---- files written earlier in this input ---- */
+
+/* A file this input downloaded or wrote with known text, run now by a shell (lang NULL)
+ * or an interpreter: the download is refused, the text judged.  Any other file runs in
+ * the sandbox like any program, its execs checked. */
+void uw_script_file(struct scan *sc, size_t idx, const char *path, const char *lang, int depth)
+{
+        if (!path || has_unk(path))
+                return;
+        char *abs = uw_path(sc, idx, path);
+        if (!abs)
+                return;
+        if (in_files(&sc->dl_files, abs))
+                uw_finding(sc, idx, "@download-exec", "runs a file downloaded earlier in this command; read it first");
+        else {
+                const char *t = text_file(sc, abs);
+                char *copy = t ? xstrdup(t) : NULL;
+                if (copy && !lang)
+                        uw_text(sc, idx, copy, depth);
+                else if (copy)
+                        scan_code(sc, lang, copy, idx, depth);
+                free(copy);
+        }
+        free(abs);
+}
+
+static void remember(struct strvec *v, char *abs)
+{
+        if (abs && v->n < 1024)
+                strvec_push(v, abs);
+        else
+                free(abs);
+}
+
+/* The URL's last path component: where curl -O and wget put a download. */
+static char *url_name(const char *url)
+{
+        const char *s = strstr(url, "://");
+        s = s ? s + 3 : url;
+        size_t l = strcspn(s, "?#");
+        const char *e = s + l;
+        const char *slash = NULL;
+        for (const char *p = s; p < e; p++)
+                if (*p == '/')
+                        slash = p;
+        if (!slash || slash + 1 >= e)
+                return xstrdup("index.html");
+        return strndup(slash + 1, (size_t)(e - slash - 1));
+}
+
+/* Where a downloader puts what it fetched (curl -o/-O, wget -O, wget's default name). */
+/* Short options that take an argument, for clusters such as curl -fsSLo FILE. */
+#define CURL_ARGS "AbcCdDeEFHKmoPQrtTuUwxXyYz"
+#define WGET_ARGS "aABDeiIlOoPQtTUwXY"
+
+/* The argument of option opt in a cluster of short options at a[*k] (-fsSLo FILE,
+ * -qOFILE), or NULL when opt is not in it before another option that takes one; *k moves
+ * past a separate argument. */
+static const char *cluster_arg(char *const *a, size_t n, size_t *k, char opt, const char *with_arg)
+{
+        for (const char *c = a[*k] + 1; *c; c++) {
+                if (!strchr(with_arg, *c))
+                        continue;
+                if (*c != opt)
+                        return NULL;
+                if (c[1])
+                        return c + 1;
+                return *k + 1 < n ? a[++*k] : NULL;
+        }
+        return NULL;
+}
+
+static void record_download(struct scan *sc, size_t idx)
+{
+        struct scmd *c = &sc->cmds[idx];
+        char **a = c->argv.v;
+        size_t n = c->argv.n;
+        const char *p = base_name(a[0]);
+        const char *url = NULL, *dir = NULL;
+        bool remote = false, out_opt = false;
+        for (size_t k = 1; k < n; k++) {
+                const char *o = a[k], *v = NULL;
+                if (strstr(o, "://") && !url)
+                        url = o;
+                if (!strcmp(p, "curl")) {
+                        if ((!strcmp(o, "-o") || !strcmp(o, "--output")) && k + 1 < n)
+                                v = a[++k];
+                        else if (!strncmp(o, "--output=", 9))
+                                v = o + 9;
+                        else if (!strncmp(o, "-o", 2) && o[2] && o[1] != '-')
+                                v = o + 2;
+                        else if (o[0] == '-' && o[1] != '-' && (v = cluster_arg(a, n, &k, 'o', CURL_ARGS)))
+                                ;
+                        else if (!strcmp(o, "--output-dir") && k + 1 < n)
+                                dir = a[++k];
+                        else if (o[0] == '-' && o[1] != '-' && strchr(o, 'O'))
+                                remote = true;
+                        else if (!strcmp(o, "--remote-name") || !strcmp(o, "--remote-name-all"))
+                                remote = true;
+                } else if (!strcmp(p, "wget")) {
+                        if ((!strcmp(o, "-O") || !strcmp(o, "--output-document")) && k + 1 < n)
+                                v = a[++k];
+                        else if (!strncmp(o, "--output-document=", 18))
+                                v = o + 18;
+                        else if (!strncmp(o, "-O", 2) && o[2])
+                                v = o + 2;
+                        else if (o[0] == '-' && o[1] != '-' && (v = cluster_arg(a, n, &k, 'O', WGET_ARGS)))
+                                ;
+                        else if ((!strcmp(o, "-P") || !strcmp(o, "--directory-prefix")) && k + 1 < n)
+                                dir = a[++k];
+                        else if (!strncmp(o, "--directory-prefix=", 19))
+                                dir = o + 19;
+                }
+                if (v) {
+                        out_opt = true;
+                        if (strcmp(v, "-"))
+                                remember(&sc->dl_files, uw_path(sc, idx, v));
+                }
+        }
+        if (((!strcmp(p, "wget") && !out_opt) || remote) && url) {
+                char *name = url_name(url);
+                char *rel = dir ? xasprintf("%s/%s", dir, name) : xstrdup(name);
+                remember(&sc->dl_files, uw_path(sc, idx, rel));
+                free(rel);
+                free(name);
+        }
+}
+
+/* After a command: what it wrote that a later command may run (a download, a script with
+ * known text: echo 'rm -rf ~' > x.sh; sh x.sh). */
+static void record_outputs(struct scan *sc, size_t idx)
+{
+        struct scmd *c = &sc->cmds[idx];
+        if (!c->argv.n || c->argv.v[0][0] == '@')
+                return;
+        const char *p = base_name(c->argv.v[0]);
+        bool tee = !strcmp(p, "tee"), dl = is_dl(p);
+        if (dl)
+                record_download(sc, idx);
+        if (!c->writes.n && !tee)
+                return;
+        char *text = NULL;
+        if (!dl) {
+                char *in_text;
+                enum stdin_kind k = stdin_of(sc, idx, &in_text);
+                dl = k == IN_DOWNLOAD;
+                if (!strcmp(p, "echo") || !strcmp(p, "printf"))
+                        text = echo_text(c->argv.v, c->argv.n);
+                else if (k == IN_TEXT && (tee || (!strcmp(p, "cat") && c->argv.n == 1)))
+                        text = TAKE_PTR(in_text);
+                free(in_text);
+        }
+        c = &sc->cmds[idx];
+        size_t targets = c->writes.n + (tee ? c->argv.n - 1 : 0);
+        for (size_t k = 0; k < targets; k++) {
+                const char *t = k < c->writes.n ? c->writes.v[k] : c->argv.v[1 + k - c->writes.n];
+                if (t[0] == '-' && k >= c->writes.n)
+                        continue;
+                char *abs = uw_path(sc, idx, t);
+                if (!abs)
+                        continue;
+                if (dl) {
+                        remember(&sc->dl_files, abs);
+                        continue;
+                }
+                bool append = k < c->writes.n ? !in_files(&c->clobbers, t)
+                                              : uw_has_short(c->argv.v, 1, c->argv.n, 'a');
+                const char *old = append ? text_file(sc, abs) : NULL;
+                if (!text || sc->text_files.n >= 256) {
+                        /* unknown content now: forget what we knew of it */
+                        if (text_file(sc, abs) && sc->text_files.n < 512) {
+                                strvec_push(&sc->text_files, abs);
+                                strvec_push(&sc->text_files, xstrdup(""));
+                        } else
+                                free(abs);
+                        continue;
+                }
+                strvec_push(&sc->text_files, abs);
+                strvec_push(&sc->text_files, old ? xasprintf("%s%s", old, text) : xstrdup(text));
+        }
+        free(text);
 }
 
 /* ---- handlers ---- */
-
-typedef void handler_fn(struct scan *sc, size_t idx, int depth);
 
 static void h_shell(struct scan *sc, size_t idx, int depth)
 {
@@ -386,6 +742,8 @@ static void h_shell(struct scan *sc, size_t idx, int depth)
                 if ((o[0] != '-' && o[0] != '+') || !o[1])
                         break;
                 if (o[1] == '-') {
+                        if (!strcmp(o, "--help") || !strcmp(o, "--version"))
+                                return; /* prints and exits, whatever follows */
                         if (!strcmp(o, "--rcfile") || !strcmp(o, "--init-file"))
                                 k++;
                         continue;
@@ -400,22 +758,22 @@ static void h_shell(struct scan *sc, size_t idx, int depth)
         if (c_opt) {
                 if (k >= n)
                         return;
-                if (all_unk(a[k]) || sc->cmds[idx].dl_word)
-                        return unknown_code(sc, idx, "shell -c of a string that cannot be known");
-                char *s = xstrdup(a[k]);
-                parse_text(sc, idx, s, depth);
-                free(s);
-                return;
+                if (uw_all_unk(a[k]) || sc->cmds[idx].dl_word)
+                        return uw_unknown(sc, idx, "shell -c of a string that cannot be known");
+                return uw_text(sc, idx, a[k], depth);
         }
         if (k < n && strcmp(a[k], "/dev/stdin")) {
-                /* A script file runs inside the sandbox like any program; only one that
-                 * comes straight from a download is refused. */
+                /* A script file runs inside the sandbox like any program; one this input
+                 * downloaded or wrote is judged, one straight from a download refused. */
                 if (sc->cmds[idx].dl_word)
-                        unknown_code(sc, idx, "shell running a downloaded script");
+                        return uw_unknown(sc, idx, "shell running a downloaded script");
+                char *f = xstrdup(a[k]);
+                uw_script_file(sc, idx, f, NULL, depth);
+                free(f);
                 return;
         }
         if (no_input(&sc->cmds[idx]))
-                return finding(sc, idx, "@interactive-shell", "a shell with no command reads its commands from the terminal");
+                return uw_finding(sc, idx, "@interactive-shell", "a shell with no command reads its commands from the terminal");
         code_from_stdin(sc, idx, NULL, depth);
 }
 
@@ -437,12 +795,12 @@ static void h_su(struct scan *sc, size_t idx, int depth)
                         k++; /* -s SHELL, -g GROUP, -G GROUP, -w LIST */
                 if (!cmd)
                         continue;
-                if (all_unk(cmd) || sc->cmds[idx].dl_word)
-                        return unknown_code(sc, idx, "su -c of a string that cannot be known");
-                return parse_text(sc, idx, cmd, depth);
+                if (uw_all_unk(cmd) || sc->cmds[idx].dl_word)
+                        return uw_unknown(sc, idx, "su -c of a string that cannot be known");
+                return uw_text(sc, idx, cmd, depth);
         }
         if (no_input(&sc->cmds[idx]))
-                return finding(sc, idx, "@interactive-shell", "su with no command starts a shell");
+                return uw_finding(sc, idx, "@interactive-shell", "su with no command starts a shell");
         code_from_stdin(sc, idx, NULL, depth);
 }
 
@@ -458,93 +816,204 @@ static void h_sg(struct scan *sc, size_t idx, int depth)
                 k++;
         if (k >= n) {
                 if (no_input(&sc->cmds[idx]))
-                        finding(sc, idx, "@interactive-shell", "sg with no command starts a shell");
+                        uw_finding(sc, idx, "@interactive-shell", "sg with no command starts a shell");
                 return;
         }
         char *s = render_argv(a + k, SIZE_MAX);
-        if (all_unk(s) || sc->cmds[idx].dl_word)
-                unknown_code(sc, idx, "sg of a command that cannot be known");
+        if (uw_all_unk(s) || sc->cmds[idx].dl_word)
+                uw_unknown(sc, idx, "sg of a command that cannot be known");
         else
-                parse_text(sc, idx, s, depth);
+                uw_text(sc, idx, s, depth);
         free(s);
 }
 
+/* eval reached through a wrapper (builtin eval, command eval): read in a shell of its own,
+ * so the variables it may set are unknown afterwards.  (A plain eval is read by the parser
+ * with the same variables.) */
 static void h_eval(struct scan *sc, size_t idx, int depth)
 {
         char *s = render_argv(sc->cmds[idx].argv.v + 1, SIZE_MAX);
-        if (all_unk(s) || sc->cmds[idx].dl_word)
-                unknown_code(sc, idx, "eval of a string that cannot be known");
+        if (uw_all_unk(s) || sc->cmds[idx].dl_word)
+                uw_unknown(sc, idx, "eval of a string that cannot be known");
         else
-                parse_text(sc, idx, s, depth);
+                uw_text(sc, idx, s, depth);
         free(s);
+        sc->forget = true;
 }
 
 static void h_source(struct scan *sc, size_t idx, int depth)
 {
         char **a = sc->cmds[idx].argv.v;
+        sc->forget = true;
         if (sc->cmds[idx].argv.n < 2)
                 return;
-        if (!strcmp(a[1], "/dev/stdin") || !strcmp(a[1], "-"))
+        if (!strcmp(a[1], "/dev/stdin") || !strcmp(a[1], "-") || !strncmp(a[1], "/proc/self/fd/", 14) ||
+            !strncmp(a[1], "/dev/fd/", 8))
                 code_from_stdin(sc, idx, NULL, depth);
         else if (sc->cmds[idx].dl_word)
-                unknown_code(sc, idx, "source of a downloaded script");
+                uw_unknown(sc, idx, "source of a downloaded script");
+        else {
+                char *f = xstrdup(a[1]);
+                uw_script_file(sc, idx, f, NULL, depth);
+                free(f);
+        }
+}
+
+/* trap 'COMMANDS' SIGNAL...: the commands run later, when the signal (or EXIT) comes. */
+static void h_trap(struct scan *sc, size_t idx, int depth)
+{
+        char **a = sc->cmds[idx].argv.v;
+        size_t n = sc->cmds[idx].argv.n, k = 1;
+        while (k < n && a[k][0] == '-' && a[k][1] && strcmp(a[k], "--"))
+                if (!strcmp(a[k++], "-p") || !strcmp(a[k - 1], "-l"))
+                        return;
+        if (k < n && !strcmp(a[k], "--"))
+                k++;
+        if (k + 1 >= n || !strcmp(a[k], "-") || !*a[k])
+                return;
+        if (uw_all_unk(a[k]))
+                return uw_unknown(sc, idx, "trap of commands that cannot be known");
+        char *s = xstrdup(a[k]);
+        uw_text(sc, idx, s, depth);
+        free(s);
 }
 
 struct wrapper {
         const char *name;
         struct opts o;
-        int skip;          /* operands before the command (timeout's duration ...) */
-        const char *stop;  /* options after which nothing is run (command -v) */
-        bool shell;        /* with no command it starts an interactive shell */
+        int skip;         /* operands before the command (timeout's duration ...) */
+        const char *stop; /* options after which nothing is run (command -v) */
+        bool shell;       /* with no command it starts an interactive shell */
 };
 
+#define LW(...) ((const char *const[]){__VA_ARGS__, NULL})
+
 static const struct wrapper wrappers[] = {
-        {"sudo", {"ugpCDhrtUTR", (const char *const[]){"user", "group", "prompt", "close-from", "chdir", "host", "role", "type", "other-user", "command-timeout", "chroot", NULL}}, 0, "lVKkv"},
-        {"doas", {"uC", NULL}, 0, NULL},
-        {"nice", {"n", (const char *const[]){"adjustment", NULL}}, 0, NULL},
+        {"sudo", {"ugpCDhrtUTR", LW("user", "group", "prompt", "close-from", "chdir", "host", "role", "type", "other-user", "command-timeout", "chroot")}, 0, "lVKv"},
+        {"doas", {"uC", NULL}, 0, "L", true},
+        {"run0", {"uDg", LW("user", "group", "chdir", "nice", "setenv", "unit", "property", "description", "slice", "machine")}, 0, NULL, true},
+        {"nice", {"n", LW("adjustment")}, 0, NULL},
         {"nohup", {"", NULL}, 0, NULL},
         {"setsid", {"", NULL}, 0, NULL},
-        {"timeout", {"sk", (const char *const[]){"signal", "kill-after", NULL}}, 1, NULL},
+        {"timeout", {"sk", LW("signal", "kill-after")}, 1, NULL},
         {"command", {"", NULL}, 0, "vV"},
         {"builtin", {"", NULL}, 0, NULL},
         {"exec", {"a", NULL}, 0, NULL},
-        {"time", {"fo", (const char *const[]){"format", "output", NULL}}, 0, NULL},
-        {"stdbuf", {"ioe", (const char *const[]){"input", "output", "error", NULL}}, 0, NULL},
-        {"ionice", {"cnpPu", (const char *const[]){"class", "classdata", "pid", "pgid", "uid", NULL}}, 0, NULL},
-        {"chrt", {"T P D", NULL}, 1, NULL},
-        {"taskset", {"", NULL}, 1, NULL},
-        {"chroot", {"", (const char *const[]){"userspec", "groups", NULL}}, 1, NULL, true},
-        {"unshare", {"SGRw", (const char *const[]){"setuid", "setgid", "root", "wd", "propagation", "setgroups",
-                                                   "map-user", "map-group", "map-users", "map-groups", "monotonic",
-                                                   "boottime", NULL}}, 0, NULL, true},
+        /* time -p and --portability take no value; -f and -o do (GNU time) */
+        {"time", {"fo", LW("format", "output")}, 0, NULL},
+        {"stdbuf", {"ioe", LW("input", "output", "error")}, 0, NULL},
+        {"ionice", {"cnpPu", LW("class", "classdata", "pid", "pgid", "uid")}, 0, NULL},
+        {"chrt", {"TPD", LW("sched-runtime", "sched-period", "sched-deadline")}, 1, "p"},
+        {"taskset", {"", NULL}, 1, "p"},
+        {"chroot", {"", LW("userspec", "groups")}, 1, NULL, true},
+        {"unshare", {"SGRw", LW("setuid", "setgid", "root", "wd", "propagation", "setgroups", "map-user", "map-group",
+                                "map-users", "map-groups", "monotonic", "boottime")}, 0, NULL, true},
         /* -r[DIR] and -w[DIR] take a value only when it is attached */
-        {"nsenter", {"tSG", (const char *const[]){"target", "setuid", "setgid", NULL}}, 0, NULL, true},
+        {"nsenter", {"tSG", LW("target", "setuid", "setgid")}, 0, NULL, true},
         {"newgrp", {"", NULL}, 1, NULL, true},
         {"capsh", {"", NULL}, 0, NULL, true},
-        {"systemd-run", {"pEuMH", (const char *const[]){"unit", "property", "uid", "gid", "working-directory", "description",
-                                                       "slice", "nice", "setenv", "service-type", "machine", "host",
-                                                       "on-active", "on-boot", "on-startup", "on-unit-active",
-                                                       "on-unit-inactive", "on-calendar", "timer-property", NULL}}, 0, NULL, true},
+        {"systemd-run", {"pEuMH", LW("unit", "property", "uid", "gid", "working-directory", "description", "slice", "nice",
+                                     "setenv", "service-type", "machine", "host", "on-active", "on-boot", "on-startup",
+                                     "on-unit-active", "on-unit-inactive", "on-calendar", "timer-property")}, 0, NULL, true},
+        {"systemd-inhibit", {"", LW("what", "who", "why", "mode")}, 0, NULL},
         /* -n is --nonblock, no value: flock -n LOCK CMD */
-        {"flock", {"wEc", (const char *const[]){"timeout", "conflict-exit-code", "command", NULL}}, 1, NULL},
-        {"strace", {"oepsEaIbPuXU", NULL}, 0, NULL},
-        {"ltrace", {"oepsEaIbPuXUn", NULL}, 0, NULL},
+        {"flock", {"wE", LW("timeout", "conflict-exit-code")}, 1, NULL},
+        {"strace", {"oepsEaIbPuXU", LW("output", "expr", "attach", "user", "string-limit", "env")}, 0, NULL},
+        {"ltrace", {"oepsEaIbPuXUn", LW("output", "library")}, 0, NULL},
         {"unbuffer", {"", NULL}, 0, NULL},
         {"chronic", {"", NULL}, 0, NULL},
+        {"ifne", {"", NULL}, 0, NULL},
         {"firejail", {"", NULL}, 0, NULL, true},
-        {"runuser", {"ugl", (const char *const[]){"user", "group", NULL}}, 0, NULL},
+        {"runuser", {"ugl", LW("user", "group")}, 0, NULL},
         {"catchsegv", {"", NULL}, 0, NULL},
-        {"dbus-launch", {"", NULL}, 0, NULL},
+        {"dbus-launch", {"", LW("config-file")}, 0, NULL},
+        {"dbus-run-session", {"", LW("config-file", "dbus-daemon")}, 0, NULL},
         {"caffeinate", {"", NULL}, 0, NULL},
         {"proxychains", {"f", NULL}, 0, NULL},
         {"proxychains4", {"f", NULL}, 0, NULL},
-        {"torsocks", {"", NULL}, 0, NULL},
+        {"torsocks", {"uaPp", NULL}, 0, NULL},
+        {"tsocks", {"", NULL}, 0, NULL},
+        {"trickle", {"udwtlns", NULL}, 0, NULL},
         /* -d[=permanent] takes a value only when it is attached */
-        {"watch", {"nq", (const char *const[]){"interval", "equexit", NULL}}, 0, NULL},
+        {"watch", {"nq", LW("interval", "equexit")}, 0, NULL},
         {"busybox", {"", NULL}, 0, NULL},
-        {"rlwrap", {"", NULL}, 0, NULL},
-        {"fakeroot", {"", NULL}, 0, NULL},
+        {"toybox", {"", NULL}, 0, NULL},
+        {"rlwrap", {"bfHlPpqSstwz", LW("break-chars", "file", "history-filename", "logfile", "pre-given", "prompt-colour",
+                                      "quote-characters", "substitute-prompt", "histsize", "command-name", "polling", "filter")}, 0, NULL},
+        {"fakeroot", {"li", LW("lib", "faked")}, 0, NULL},
+        {"fakechroot", {"cesl", LW("config-dir", "environment", "lib", "use-system-libs")}, 0, NULL},
+        {"setpriv", {"", LW("reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "pdeathsig",
+                            "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "seccomp-filter", "ruid",
+                            "euid", "rgid", "egid")}, 0, NULL},
+        {"prlimit", {"p", LW("pid", "output")}, 0, "p"},
+        {"ssh-agent", {"aEPtO", NULL}, 0, "kl"},
+        {"xvfb-run", {"nsfewp", LW("server-num", "server-args", "auth-file", "error-file", "wait", "xauth-protocol")}, 0, NULL},
+        {"valgrind", {"", NULL}, 0, NULL},
+        {"numactl", {"CNmipPw", LW("physcpubind", "cpunodebind", "membind", "interleave", "preferred", "weighted-interleave")}, 0, NULL},
+        {"cgexec", {"g", NULL}, 0, NULL},
+        {"faketime", {"", NULL}, 1, NULL},
+        {"eatmydata", {"", NULL}, 0, NULL},
+        {"nocache", {"n", NULL}, 0, NULL},
+        {"chpst", {"uUe/nlLmdopfcrt", NULL}, 0, NULL},
+        {"softlimit", {"madopfcrt", NULL}, 0, NULL},
+        {"envdir", {"", NULL}, 1, NULL},
+        {"envuidgid", {"", NULL}, 1, NULL},
+        {"setuidgid", {"", NULL}, 1, NULL},
+        {"setarch", {"", NULL}, 1, NULL, true},
+        {"linux32", {"", NULL}, 0, NULL, true},
+        {"linux64", {"", NULL}, 0, NULL, true},
+        {"i386", {"", NULL}, 0, NULL, true},
+        {"x86_64", {"", NULL}, 0, NULL, true},
+        {"flatpak-spawn", {"", LW("env", "forward-fd", "directory", "sandbox-expose", "sandbox-expose-ro")}, 0, NULL},
+        {"cpulimit", {"lpeLm", LW("limit", "pid", "exe", "path")}, 0, "pe"},
+        {"runcon", {"utrl", LW("user", "role", "type", "range")}, 0, NULL},
+        {"proot", {"rbmwgqk", LW("rootfs", "bind", "mount", "cwd", "qemu", "kernel-release")}, 0, NULL, true},
+        {"bwrap", {"", NULL}, 0, NULL},
+        {"ld.so", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath", "glibc-hwcaps-prepend", "glibc-hwcaps-mask")}, 0, NULL},
+        {"ld-linux.so.2", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0, NULL},
+        {"ld-linux-x86-64.so.2", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0, NULL},
+        {"ld-linux-aarch64.so.1", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0, NULL},
+        {"qemu-x86_64", {"LUEgrBRscdDp", NULL}, 0, NULL},
+        {"qemu-aarch64", {"LUEgrBRscdDp", NULL}, 0, NULL},
+        {"daemonize", {"acelopuE", NULL}, 0, NULL},
+        {"dtach", {"", NULL}, 0, NULL},
+        {"heaptrack", {"o", LW("output")}, 0, NULL},
+        {"retry", {"tdm", LW("times", "delay", "until")}, 0, NULL},
+        {"sem", {"jP", LW("jobs", "id")}, 0, NULL},
+        {"tsp", {"LNDW", NULL}, 0, NULL},
+        {"nq", {"c", NULL}, 0, NULL},
+        {"pkexec", {"", LW("user")}, 0, NULL, true},
 };
+
+/* bwrap's options take one, two or three values; the command follows them. */
+static size_t bwrap_skip(char **a, size_t n)
+{
+        static const char *const two[] = {"--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try",
+                                          "--dev-bind-try", "--setenv", "--symlink", "--file", "--bind-data",
+                                          "--ro-bind-data", "--chmod", "--bind-fd", "--ro-bind-fd", NULL};
+        static const char *const one[] = {"--args", "--unsetenv", "--lock-file", "--sync-fd", "--userns", "--userns2",
+                                          "--pidns", "--uid", "--gid", "--hostname", "--chdir", "--dev", "--proc",
+                                          "--tmpfs", "--mqueue", "--dir", "--remount-ro", "--exec-label", "--file-label",
+                                          "--seccomp", "--add-seccomp-fd", "--info-fd", "--json-status-fd", "--block-fd",
+                                          "--userns-block-fd", "--cap-add", "--cap-drop", "--perms", "--size",
+                                          "--overlay-src", "--tmp-overlay", "--ro-overlay", "--argv0", NULL};
+        size_t k = 1;
+        while (k < n) {
+                if (!strcmp(a[k], "--"))
+                        return k + 1;
+                if (a[k][0] != '-')
+                        return k;
+                if (uw_in(a[k], two))
+                        k += 3;
+                else if (!strcmp(a[k], "--overlay"))
+                        k += 4;
+                else if (uw_in(a[k], one))
+                        k += 2;
+                else
+                        k++;
+        }
+        return n;
+}
 
 static void h_wrapper(struct scan *sc, size_t idx, int depth)
 {
@@ -555,11 +1024,27 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
         for (size_t k = 0; k < ARRAY_SIZE(wrappers) && !w; k++)
                 if (!strcmp(p, wrappers[k].name))
                         w = &wrappers[k];
-        size_t k = skip_opts(a, n, 1, &w->o);
+        size_t k = !strcmp(p, "bwrap") ? bwrap_skip(a, n) : uw_skip_opts(a, n, 1, &w->o);
+        if (uw_help(a, 1, k))
+                return; /* the wrapper prints its help or version and runs nothing */
         if (w->stop)
                 for (const char *s = w->stop; *s; s++)
-                        if (has_short(a, 1, k, *s))
+                        if (uw_has_short(a, 1, k, *s))
                                 return;
+        if (!strcmp(p, "ld.so") || !strncmp(p, "ld-linux", 8)) {
+                for (size_t j = 1; j < k; j++) {
+                        a = sc->cmds[idx].argv.v;
+                        if (!strcmp(a[j], "--list") || !strcmp(a[j], "--verify"))
+                                return;
+                        if ((!strcmp(a[j], "--preload") || !strcmp(a[j], "--audit")) && j + 1 < k) {
+                                char *libs = xstrdup(a[j + 1]), *save = NULL;
+                                for (char *l = strtok_r(libs, ": ", &save); l; l = strtok_r(NULL, ": ", &save))
+                                        tool_lib_load(sc, idx, l);
+                                free(libs);
+                        }
+                }
+                a = sc->cmds[idx].argv.v;
+        }
         /* -c STRING (flock, runuser, su-like) runs a shell string */
         if (!strcmp(p, "flock") || !strcmp(p, "runuser")) {
                 for (size_t j = 1; j < n; j++) {
@@ -568,9 +1053,12 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
                                                                                                            : NULL;
                         if (!cmd)
                                 continue;
-                        if (all_unk(cmd))
-                                return unknown_code(sc, idx, "shell string that cannot be known");
-                        return parse_text(sc, idx, cmd, depth);
+                        if (uw_all_unk(cmd))
+                                return uw_unknown(sc, idx, "shell string that cannot be known");
+                        char *s = xstrdup(cmd);
+                        uw_text(sc, idx, s, depth);
+                        free(s);
+                        return;
                 }
         }
         /* capsh ... -- ARGS runs bash with ARGS */
@@ -584,46 +1072,70 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
                 strvec_push(&v, xstrdup("bash"));
                 for (j++; j < n; j++)
                         strvec_push(&v, xstrdup(a[j]));
-                child_and_unwrap(sc, idx, v.v, v.n, depth);
+                uw_run(sc, idx, v.v, v.n, depth);
                 return strv_free(v.v);
         }
+        if (!strcmp(p, "flock") && k < n && !strchr(a[k], '/') && strspn(a[k], "0123456789") == strlen(a[k]))
+                return; /* flock FD: locks a descriptor, runs nothing */
         k += (size_t)w->skip;
         if (k >= n) {
                 if (w->shell && no_input(&sc->cmds[idx]))
-                        finding(sc, idx, "@interactive-shell", "starts a shell with no command");
+                        uw_finding(sc, idx, "@interactive-shell", "starts a shell with no command");
                 return;
         }
         if (!strcmp(p, "watch")) {
                 char *s = render_argv(a + k, SIZE_MAX);
-                if (all_unk(s))
-                        unknown_code(sc, idx, "watch of a command that cannot be known");
+                if (uw_all_unk(s))
+                        uw_unknown(sc, idx, "watch of a command that cannot be known");
                 else
-                        parse_text(sc, idx, s, depth);
+                        uw_text(sc, idx, s, depth);
                 free(s);
                 return;
         }
-        child_and_unwrap(sc, idx, a + k, n - k, depth);
+        uw_run(sc, idx, a + k, n - k, depth);
 }
 
+/* env [-i] [-u NAME] [-C DIR] [-S STRING] [NAME=VALUE]... [CMD [ARG]...]: -S splits its
+ * string into the command (-S STRING, -SSTRING, --split-string=STRING, and the words
+ * after it). */
 static void h_env(struct scan *sc, size_t idx, int depth)
 {
         char **a = sc->cmds[idx].argv.v;
         size_t n = sc->cmds[idx].argv.n, k = 1;
-        static const char *const lwa[] = {"unset", "chdir", NULL};
-        static const struct opts o = {"uCP", lwa};
+        static const char *const lwa[] = {"unset", "chdir", "split-string", NULL};
+        static const struct opts o = {"uCPS", lwa};
         for (;;) {
-                size_t j = skip_opts(a, n, k, &o);
-                for (size_t m = k; m < j; m++)
-                        if (!strcmp(a[m], "-S") || !strncmp(a[m], "--split-string", 14) || (a[m][0] == '-' && a[m][1] != '-' && strchr(a[m], 'S'))) {
-                                /* -S 'STRING': env splits the string into the command */
-                                char *s = render_argv(a + m + 1, SIZE_MAX);
-                                if (all_unk(s))
-                                        unknown_code(sc, idx, "env -S of a string that cannot be known");
-                                else
-                                        parse_text(sc, idx, s, depth);
-                                free(s);
-                                return;
+                size_t j = uw_skip_opts(a, n, k, &o);
+                if (uw_help(a, k, j))
+                        return;
+                for (size_t m = k; m < j; m++) {
+                        const char *s = NULL;
+                        size_t from = m + 1;
+                        if (!strncmp(a[m], "--split-string=", 15))
+                                s = a[m] + 15;
+                        else if (!strcmp(a[m], "--split-string") || !strcmp(a[m], "-S"))
+                                s = "";
+                        else if (a[m][0] == '-' && a[m][1] != '-' && strchr(a[m], 'S')) {
+                                const char *at = strchr(a[m], 'S');
+                                s = at[1] ? at + 1 : "";
                         }
+                        if (!s)
+                                continue;
+                        /* -S STRING: the string (attached or the next word), then the rest */
+                        struct strvec v = {0};
+                        if (*s)
+                                strvec_push(&v, xstrdup(s));
+                        for (size_t q = from; q < n; q++)
+                                strvec_push(&v, xstrdup(a[q]));
+                        char *str = v.n ? render_argv(v.v, SIZE_MAX) : xstrdup("");
+                        strv_free(v.v);
+                        if (uw_all_unk(str))
+                                uw_unknown(sc, idx, "env -S of a string that cannot be known");
+                        else
+                                uw_text(sc, idx, str, depth);
+                        free(str);
+                        return;
+                }
                 k = j;
                 if (k < n && strchr(a[k], '=') && a[k][0] != '=' && a[k][0] != '-') {
                         k++;
@@ -632,13 +1144,10 @@ static void h_env(struct scan *sc, size_t idx, int depth)
                 break;
         }
         if (k < n)
-                child_and_unwrap(sc, idx, a + k, n - k, depth);
+                uw_run(sc, idx, a + k, n - k, depth);
 }
 
-/* a with every occurrence of pat replaced by with; NULL when that would be longer than a
- * shell string may be (find ROOT -exec with a long ROOT and {}{}{}...: the caller then
- * fails closed rather than judge a cut-down command). */
-static char *replace_all(const char *a, const char *pat, const char *with)
+char *uw_replace(const char *a, const char *pat, const char *with)
 {
         size_t pl = strlen(pat), wl = strlen(with), n = 0;
         for (const char *p = a; pl && (p = strstr(p, pat)); p += pl)
@@ -661,173 +1170,77 @@ static char *replace_all(const char *a, const char *pat, const char *with)
         return r;
 }
 
-/* What xargs reads: paths beneath find's root or ls's directory when the pipeline starts
- * with one of them (find . | xargs rm: paths in the workspace), else unknown. */
-static char *xargs_item(struct scan *sc, size_t idx)
+/* make -f - / -f /dev/stdin with a here-document: its recipe lines are shell commands;
+ * a Makefile this input wrote: its recipes too. */
+static void recipes(struct scan *sc, size_t idx, const char *text, int depth)
 {
-        const struct scmd *me = &sc->cmds[idx];
-        /* An argv checked at exec time: what xargs runs is checked at its own exec, with
-         * the real arguments; refusing here would only refuse the harmless cases. */
-        if (me->pipe_id < 0 && me->offset < 0)
-                return xstrdup("./" UNK_S);
-        for (size_t k = idx; k-- > 0 && me->pipe_id >= 0;) {
-                const struct scmd *c = &sc->cmds[k];
-                if (c->pipe_id != me->pipe_id || c->stage != 0 || !c->argv.n)
-                        continue;
-                const char *p = base_name(c->argv.v[0]);
-                const char *root = ".";
-                if (!strcmp(p, "find")) {
-                        for (size_t j = 1; j < c->argv.n; j++)
-                                if (c->argv.v[j][0] != '-') {
-                                        root = c->argv.v[j];
-                                        break;
-                                } else if (strcmp(c->argv.v[j], "-H") && strcmp(c->argv.v[j], "-L") && strcmp(c->argv.v[j], "-P"))
-                                        break;
-                } else if (strcmp(p, "ls"))
-                        break;
-                return xasprintf("%s/" UNK_S, root);
-        }
-        return xstrdup(UNK_S);
+        char *copy = xstrdup(text);
+        for (char *save = NULL, *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+                if (l[0] == '\t')
+                        uw_text(sc, idx, l + 1 + strspn(l + 1, "@-+"), depth);
+        free(copy);
 }
 
-/* xargs CMD ARGS: runs CMD with ARGS plus words read from stdin (unknown). */
-static void h_xargs(struct scan *sc, size_t idx, int depth)
-{
-        char **a = sc->cmds[idx].argv.v;
-        size_t n = sc->cmds[idx].argv.n;
-        /* --replace[=R], --eof[=E] and --max-lines[=N] take a value only after '=' */
-        static const char *const lwa[] = {"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
-                                          "process-slot-var", NULL};
-        static const struct opts o = {"IaEdLnPs", lwa};
-        size_t k = skip_opts(a, n, 1, &o);
-        const char *repl = NULL;
-        for (size_t j = 1; j < k; j++)
-                if (!strcmp(a[j], "-I") && j + 1 < k)
-                        repl = a[j + 1];
-                else if ((!strncmp(a[j], "-I", 2) || !strncmp(a[j], "-i", 2)) && a[j][2])
-                        repl = a[j] + 2;
-                else if (!strncmp(a[j], "--replace=", 10))
-                        repl = a[j] + 10;
-                else if (!strcmp(a[j], "-i") || !strcmp(a[j], "--replace"))
-                        repl = "{}";
-        _cleanup_free_ char *item = xargs_item(sc, idx);
-        struct strvec v = {0};
-        if (k >= n)
-                strvec_push(&v, xstrdup("echo"));
-        for (size_t j = k; j < n; j++) {
-                char *w = repl && *repl && strstr(a[j], repl) ? replace_all(a[j], repl, item) : xstrdup(a[j]);
-                if (!w) {
-                        strv_free(v.v);
-                        return finding(sc, idx, "@limit-exceeded", "xargs replaces into too long a command");
-                }
-                strvec_push(&v, w);
-        }
-        if (!repl)
-                strvec_push(&v, xstrdup(item));
-        child_and_unwrap(sc, idx, v.v, v.n, depth);
-        strv_free(v.v);
-}
-
-static bool find_test(const char *a)
-{
-        static const char *const not_tests[] = {"-delete", "-depth", "-maxdepth", "-mindepth",
-                                                "-xdev", "-mount", "-follow", "-print", "-print0",
-                                                "-d", "-noleaf", "-ignore_readdir_race", NULL};
-        return a[0] == '-' && !in_list(a, not_tests);
-}
-
-/* find ROOTS EXPR: -exec/-execdir/-ok/-okdir run a command on each found path; -delete
- * without a test deletes the whole tree. */
-static void h_find(struct scan *sc, size_t idx, int depth)
-{
-        char **a = sc->cmds[idx].argv.v;
-        size_t n = sc->cmds[idx].argv.n, k = 1;
-        while (k < n && (!strcmp(a[k], "-H") || !strcmp(a[k], "-L") || !strcmp(a[k], "-P")))
-                k++;
-        const char *root = k < n && a[k][0] != '-' && a[k][0] != '(' && a[k][0] != '!' ? a[k] : ".";
-        while (k < n && a[k][0] != '-' && a[k][0] != '(' && a[k][0] != '!')
-                k++;
-        char *each = xasprintf("%s/" UNK_S, root);
-        bool tests = false;
-        for (size_t j = k; j < n; j++) {
-                if (!strcmp(a[j], "-exec") || !strcmp(a[j], "-execdir") || !strcmp(a[j], "-ok") || !strcmp(a[j], "-okdir")) {
-                        struct strvec v = {0};
-                        bool cut = false;
-                        for (j++; j < n && strcmp(a[j], ";") && strcmp(a[j], "+"); j++) {
-                                char *w = replace_all(a[j], "{}", each);
-                                if (!w) {
-                                        cut = true;
-                                        break;
-                                }
-                                strvec_push(&v, w);
-                        }
-                        if (cut)
-                                finding(sc, idx, "@limit-exceeded", "find -exec replaces into too long a command");
-                        else if (v.n)
-                                child_and_unwrap(sc, idx, v.v, v.n, depth);
-                        strv_free(v.v);
-                        tests = true;
-                } else if (!strcmp(a[j], "-delete")) {
-                        char *const rf[] = {"rm", "-r", "-f", (char *)root, NULL};
-                        char *const f[] = {"rm", "-f", each, NULL};
-                        child_and_unwrap(sc, idx, tests ? f : rf, tests ? 3 : 4, depth);
-                } else if (find_test(a[j]))
-                        tests = true;
-        }
-        free(each);
-}
-
-/* git -c alias.x='!cmd' / -c core.pager=cmd ...: configuration values that are commands. */
-static void h_git(struct scan *sc, size_t idx, int depth)
-{
-        static const char *const cmd_keys[] = {"core.pager", "core.sshcommand", "core.editor",
-                                               "core.fsmonitor", "sequence.editor", "diff.external",
-                                               "core.hookspath", "credential.helper", "pager.log",
-                                               "pager.diff", "pager.show", "gpg.program", NULL};
-        char **a = sc->cmds[idx].argv.v;
-        size_t n = sc->cmds[idx].argv.n;
-        for (size_t k = 1; k + 1 < n && a[k][0] == '-'; k++) {
-                if (strcmp(a[k], "-c") && strcmp(a[k], "-C"))
-                        continue;
-                k++;
-                if (strcmp(a[k - 1], "-c"))
-                        continue;
-                const char *eq = strchr(a[k], '=');
-                if (!eq)
-                        continue;
-                char *key = strndup(a[k], (size_t)(eq - a[k]));
-                for (char *p = key; p && *p; p++)
-                        *p = (char)tolower((unsigned char)*p);
-                const char *v = eq + 1;
-                bool alias = key && !strncmp(key, "alias.", 6) && v[0] == '!';
-                bool cmd = key && in_list(key, cmd_keys);
-                free(key);
-                if (has_unk(v) && (alias || cmd))
-                        unknown_code(sc, idx, "git configuration runs a command that cannot be known");
-                else if (alias || cmd)
-                        parse_text(sc, idx, v + (alias ? 1 : 0), depth);
-        }
-}
-
-/* make -f - / -f /dev/stdin with a here-document: its recipe lines are shell commands. */
 static void h_make(struct scan *sc, size_t idx, int depth)
 {
         char **a = sc->cmds[idx].argv.v;
         size_t n = sc->cmds[idx].argv.n;
-        bool from_stdin = false;
-        for (size_t k = 1; k < n; k++)
-                if ((!strcmp(a[k], "-f") || !strcmp(a[k], "--file") || !strcmp(a[k], "--makefile")) && k + 1 < n &&
-                    (!strcmp(a[k + 1], "-") || !strcmp(a[k + 1], "/dev/stdin")))
-                        from_stdin = true;
-        if (!from_stdin)
+        const char *file = NULL;
+        for (size_t k = 1; k < n; k++) {
+                if ((!strcmp(a[k], "-f") || !strcmp(a[k], "--file") || !strcmp(a[k], "--makefile")) && k + 1 < n)
+                        file = a[k + 1];
+                else if (!strncmp(a[k], "--eval=", 7) || (!strcmp(a[k], "--eval") && k + 1 < n)) {
+                        const char *e = a[k][6] == '=' ? a[k] + 7 : a[k + 1];
+                        /* $(shell CMD) and $(file >PATH,...) in evaluated make text */
+                        for (const char *s = e; (s = strstr(s, "$(shell ")); s += 8) {
+                                char *c = strndup(s + 8, strcspn(s + 8, ")"));
+                                if (c) {
+                                        uw_text(sc, idx, c, depth);
+                                        free(c);
+                                }
+                        }
+                        for (const char *s = e; (s = strstr(s, "$(file ")); s += 7) {
+                                const char *p = s + 7 + strspn(s + 7, "> ");
+                                char *f = strndup(p, strcspn(p, ",)"));
+                                if (f) {
+                                        char *tee[] = {"tee", f, NULL};
+                                        uw_run(sc, idx, tee, 2, depth);
+                                        free(f);
+                                }
+                        }
+                }
+        }
+        if (!file) {
+                static const char *const names[] = {"GNUmakefile", "makefile", "Makefile"};
+                for (size_t k = 0; k < ARRAY_SIZE(names); k++) {
+                        char *abs = uw_path(sc, idx, names[k]);
+                        const char *t = abs ? text_file(sc, abs) : NULL;
+                        if (t) {
+                                char *copy = xstrdup(t);
+                                recipes(sc, idx, copy, depth);
+                                free(copy);
+                        }
+                        free(abs);
+                }
                 return;
+        }
+        if (strcmp(file, "-") && strcmp(file, "/dev/stdin")) {
+                char *abs = uw_path(sc, idx, file);
+                const char *t = abs ? text_file(sc, abs) : NULL;
+                if (t) {
+                        char *copy = xstrdup(t);
+                        recipes(sc, idx, copy, depth);
+                        free(copy);
+                }
+                free(abs);
+                return;
+        }
         char *text;
         enum stdin_kind kind = stdin_of(sc, idx, &text);
         if (kind == IN_DOWNLOAD || kind == IN_DECODED)
-                finding(sc, idx, kind == IN_DOWNLOAD ? "@download-exec" : "@obfuscated-exec", "makefile from a pipe");
-        for (char *save = NULL, *l = text ? strtok_r(text, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
-                if (l[0] == '\t')
-                        parse_text(sc, idx, l + 1 + strspn(l + 1, "@-+"), depth);
+                uw_finding(sc, idx, kind == IN_DOWNLOAD ? "@download-exec" : "@obfuscated-exec", "makefile from a pipe");
+        if (kind == IN_TEXT && text)
+                recipes(sc, idx, text, depth);
         free(text);
 }
 
@@ -850,10 +1263,21 @@ static const struct interp interps[] = {
         {"deno", "js", (const char *const[]){"eval", NULL}, ""},
         {"php", "php", (const char *const[]){"-r", NULL}, "cdz"},
         {"lua", "lua", (const char *const[]){"-e", NULL}, "l"},
+        {"luajit", "lua", (const char *const[]){"-e", NULL}, "l"},
         {"Rscript", "r", (const char *const[]){"-e", NULL}, ""},
         {"julia", "julia", (const char *const[]){"-e", "--eval", NULL}, ""},
         {"expect", "expect", (const char *const[]){"-c", NULL}, ""},
         {"osascript", "applescript", (const char *const[]){"-e", NULL}, ""},
+        {"jrunscript", "js", (const char *const[]){"-e", NULL}, ""},
+        {"octave", "octave", (const char *const[]){"--eval", NULL}, ""},
+        {"octave-cli", "octave", (const char *const[]){"--eval", NULL}, ""},
+        {"tclsh", "expect", (const char *const[]){NULL}, ""},
+        {"guile", "scheme", (const char *const[]){"-c", NULL}, ""},
+        {"racket", "scheme", (const char *const[]){"-e", NULL}, ""},
+        {"sbcl", "lisp", (const char *const[]){"--eval", NULL}, ""},
+        {"clisp", "lisp", (const char *const[]){"-x", NULL}, ""},
+        {"pwsh", "pwsh", (const char *const[]){"-c", "-Command", "-command", NULL}, ""},
+        {"powershell", "pwsh", (const char *const[]){"-c", "-Command", "-command", NULL}, ""},
 };
 
 static const struct interp *find_interp(const char *p)
@@ -871,9 +1295,14 @@ static const struct interp *find_interp(const char *p)
 
 static void run_code(struct scan *sc, size_t idx, const char *lang, const char *code, int depth)
 {
-        if (all_unk(code) || sc->cmds[idx].dl_word)
-                unknown_code(sc, idx, "interpreter code that cannot be known");
-        scan_code(sc, lang, code, idx, depth);
+        if (uw_all_unk(code) || sc->cmds[idx].dl_word)
+                uw_unknown(sc, idx, "interpreter code that cannot be known");
+        char *copy = xstrdup(code);
+        if (!strcmp(lang, "pwsh"))
+                uw_text(sc, idx, copy, depth); /* its commands read like a shell's */
+        else
+                scan_code(sc, lang, copy, idx, depth);
+        free(copy);
 }
 
 static void h_interp(struct scan *sc, size_t idx, int depth)
@@ -883,8 +1312,12 @@ static void h_interp(struct scan *sc, size_t idx, int depth)
         const struct interp *in = find_interp(base_name(a[0]));
         bool code = false;
         for (size_t k = 1; k < n; k++) {
+                a = sc->cmds[idx].argv.v;
                 const char *o = a[k];
-                if (in_list(o, in->code_opts) && k + 1 < n) {
+                if (!code && (!strcmp(o, "--version") || !strcmp(o, "--help") || !strcmp(o, "-V") ||
+                              (!strcmp(o, "-v") && strcmp(in->lang, "perl") == 0)))
+                        return; /* prints and exits */
+                if (uw_in(o, in->code_opts) && k + 1 < n) {
                         run_code(sc, idx, in->lang, a[++k], depth);
                         code = true;
                         if (strcmp(in->lang, "perl")) /* perl takes several -e */
@@ -894,7 +1327,7 @@ static void h_interp(struct scan *sc, size_t idx, int depth)
                 /* perl -ne 'code', python -Bc 'code': a cluster ending in the code option */
                 if (o[0] == '-' && o[1] != '-' && strlen(o) > 2 && k + 1 < n) {
                         char last[3] = {'-', o[strlen(o) - 1], 0};
-                        if (in_list(last, in->code_opts)) {
+                        if (uw_in(last, in->code_opts)) {
                                 run_code(sc, idx, in->lang, a[++k], depth);
                                 code = true;
                                 continue;
@@ -910,7 +1343,12 @@ static void h_interp(struct scan *sc, size_t idx, int depth)
                         break;
                 if (o[0] != '-' || code) { /* a script file, or the code's arguments */
                         if (sc->cmds[idx].dl_word)
-                                unknown_code(sc, idx, "interpreter running a downloaded script");
+                                return uw_unknown(sc, idx, "interpreter running a downloaded script");
+                        if (!code) {
+                                char *f = xstrdup(o);
+                                uw_script_file(sc, idx, f, in->lang, depth);
+                                free(f);
+                        }
                         return;
                 }
         }
@@ -922,11 +1360,13 @@ static void h_awk(struct scan *sc, size_t idx, int depth)
 {
         char **a = sc->cmds[idx].argv.v;
         size_t n = sc->cmds[idx].argv.n;
-        static const char *const lwa[] = {"field-separator", "assign", "file", NULL};
-        static const struct opts o = {"Fvf", lwa};
-        if (has_short(a, 1, n, 'f'))
+        static const char *const lwa[] = {"field-separator", "assign", "file", "include", "load", NULL};
+        static const struct opts o = {"Fvfil", lwa};
+        if (uw_has_short(a, 1, n, 'f'))
                 return;
-        size_t k = skip_opts(a, n, 1, &o);
+        size_t k = uw_skip_opts(a, n, 1, &o);
+        if (uw_help(a, 1, k))
+                return;
         if (k < n)
                 run_code(sc, idx, "awk", a[k], depth);
 }
@@ -949,15 +1389,19 @@ static void h_rsync(struct scan *sc, size_t idx, int depth)
         char **a = sc->cmds[idx].argv.v;
         size_t n = sc->cmds[idx].argv.n;
         for (size_t k = 1; k < n; k++) {
+                a = sc->cmds[idx].argv.v;
                 const char *v = NULL;
                 if ((!strcmp(a[k], "-e") || !strcmp(a[k], "--rsh")) && k + 1 < n)
                         v = a[k + 1];
                 else if (!strncmp(a[k], "--rsh=", 6))
                         v = a[k] + 6;
-                if (v && all_unk(v))
-                        unknown_code(sc, idx, "rsync runs a remote shell that cannot be known");
-                else if (v)
-                        parse_text(sc, idx, v, depth);
+                if (v && uw_all_unk(v))
+                        uw_unknown(sc, idx, "rsync runs a remote shell that cannot be known");
+                else if (v) {
+                        char *s = xstrdup(v);
+                        uw_text(sc, idx, s, depth);
+                        free(s);
+                }
         }
 }
 
@@ -974,15 +1418,34 @@ struct handler {
 static const struct handler handlers[] = {
         {"sh", h_shell},    {"bash", h_shell},   {"dash", h_shell},     {"zsh", h_shell},
         {"ksh", h_shell},   {"ash", h_shell},    {"mksh", h_shell},     {"fish", h_shell},
-        {"rbash", h_shell}, {"yash", h_shell}, {"posh", h_shell}, {"elvish", h_shell}, {"pwsh", h_shell},
-        {"xonsh", h_shell}, {"tclsh", h_shell}, {"wish", h_shell}, {"csh", h_shell}, {"tcsh", h_shell}, {"sash", h_shell}, {"su", h_su},     {"sg", h_sg},     {"rsync", h_rsync},   {"eval", h_eval},
+        {"rbash", h_shell}, {"yash", h_shell}, {"posh", h_shell}, {"elvish", h_shell},
+        {"xonsh", h_shell}, {"wish", h_shell}, {"csh", h_shell}, {"tcsh", h_shell}, {"sash", h_shell},
+        {"rc", h_shell},    {"es", h_shell},     {"oksh", h_shell},     {"loksh", h_shell}, {"nu", h_shell},
+        {"bash5", h_shell}, {"ksh93", h_shell},  {"pdksh", h_shell},    {"scsh", h_shell},
+        {"su", h_su},     {"sg", h_sg},     {"rsync", h_rsync},   {"eval", h_eval},
         {"source", h_source}, {".", h_source},   {"env", h_env},        {"xargs", h_xargs},
-        {"parallel", h_xargs}, {"find", h_find}, {"git", h_git},        {"make", h_make},
+        {"parallel", h_parallel}, {"find", h_find}, {"make", h_make},
         {"gmake", h_make},  {"awk", h_awk},      {"gawk", h_awk},       {"mawk", h_awk},
-        {"nawk", h_awk},    {"psql", h_db},      {"mysql", h_db},       {"mariadb", h_db},
-        {"sqlite3", h_db},  {"mongo", h_db},     {"mongosh", h_db},     {"redis-cli", h_db},
-        {"cqlsh", h_db},    {"clickhouse-client", h_db}, {"sqlcmd", h_db}, {"ssh", h_ssh_like},
+        {"nawk", h_awk},    {"busybox-awk", h_awk}, {"trap", h_trap},
+        {"psql", h_db},      {"mysql", h_db},       {"mariadb", h_db},
+        {"sqlite3", h_db},  {"sqlite", h_db},    {"mongo", h_db},     {"mongosh", h_db},     {"redis-cli", h_db},
+        {"valkey-cli", h_db}, {"keydb-cli", h_db}, {"cqlsh", h_db},    {"clickhouse-client", h_db}, {"clickhouse", h_db},
+        {"clickhouse-local", h_db}, {"sqlcmd", h_db}, {"duckdb", h_db},  {"usql", h_db},        {"pgcli", h_db},
+        {"mycli", h_db},    {"litecli", h_db},   {"trino", h_db},       {"presto", h_db},      {"snowsql", h_db},
+        {"bq", h_db},       {"cockroach", h_db}, {"influx", h_db},      {"isql", h_db},        {"sqlplus", h_db},
+        {"db2", h_db},      {"vsql", h_db},      {"spark-sql", h_db},   {"beeline", h_db},     {"hive", h_db},
+        {"impala-shell", h_db}, {"cypher-shell", h_db}, {"surreal", h_db}, {"edgedb", h_db}, {"mssql-cli", h_db},
+        {"turso", h_db},    {"planetscale", h_db}, {"pscale", h_db},    {"psql.bin", h_db},    {"ysqlsh", h_db},
+        {"ssh", h_ssh_like},
 };
+
+static bool is_wrapper(const char *p)
+{
+        for (size_t k = 0; k < ARRAY_SIZE(wrappers); k++)
+                if (!strcmp(p, wrappers[k].name))
+                        return true;
+        return false;
+}
 
 void unwrap_argv(struct scan *sc, size_t idx, int depth)
 {
@@ -990,41 +1453,68 @@ void unwrap_argv(struct scan *sc, size_t idx, int depth)
         if (!c->argv.n || scan_over_time(sc))
                 return;
         if (depth > POL_MAX_DEPTH) {
-                finding(sc, idx, "@limit-exceeded", "commands nested too deep");
+                uw_finding(sc, idx, "@limit-exceeded", "commands nested too deep");
                 return;
         }
         const char *a0 = c->argv.v[0];
+        if (a0[0] == '@')
+                return;
         if (has_unk(a0)) {
-                unknown_code(sc, idx, "the command name cannot be known before it runs");
+                uw_unknown(sc, idx, "the command name cannot be known before it runs");
                 return;
         }
-        const char *p = base_name(a0);
-        for (size_t k = 0; k < ARRAY_SIZE(handlers); k++)
-                if (!strcmp(p, handlers[k].name))
-                        return handlers[k].fn(sc, idx, depth);
-        for (size_t k = 0; k < ARRAY_SIZE(wrappers); k++)
-                if (!strcmp(p, wrappers[k].name))
-                        return h_wrapper(sc, idx, depth);
-        if (find_interp(p))
-                return h_interp(sc, idx, depth);
+        char *p = xstrdup(base_name(a0));
+        /* a program this input downloaded or wrote, run by its path: ./install.sh */
+        if (strchr(a0, '/')) {
+                char *f = xstrdup(a0);
+                uw_script_file(sc, idx, f, NULL, depth);
+                free(f);
+        }
+        bool runner = false;
+        for (size_t k = 0; k < ARRAY_SIZE(handlers) && !runner; k++)
+                if (!strcmp(p, handlers[k].name)) {
+                        handlers[k].fn(sc, idx, depth);
+                        runner = true;
+                }
+        if (!runner && is_wrapper(p)) {
+                h_wrapper(sc, idx, depth);
+                runner = true;
+        }
+        if (!runner && find_interp(p)) {
+                h_interp(sc, idx, depth);
+                runner = true;
+        }
+        handler_fn *t = runner ? NULL : tool_handler(p);
+        if (t)
+                t(sc, idx, depth);
+        else if (!runner)
+                tool_generic(sc, idx, depth);
+        tool_outputs(sc, idx, depth);
+        c = &sc->cmds[idx];
+        /* --help or --version: the program prints and exits.  Wrappers, shells and
+         * interpreters read their own options above (after them come the command's). */
+        if (!runner && c->argv.v[0][0] != '@')
+                c->help = uw_help(c->argv.v, 1, c->argv.n);
+        record_outputs(sc, idx);
+        free(p);
 }
 
 /* ---- for code.c: what an interpreter's code runs ---- */
 
 void code_child(struct scan *sc, size_t parent, char *const *argv, size_t n, int depth)
 {
-        child_and_unwrap(sc, parent, argv, n, depth);
+        uw_run(sc, parent, argv, n, depth);
 }
 
 void code_shell(struct scan *sc, size_t parent, const char *s, int depth)
 {
-        if (all_unk(s))
-                unknown_code(sc, parent, "interpreter runs a shell string that cannot be known");
+        if (uw_all_unk(s))
+                uw_unknown(sc, parent, "interpreter runs a shell string that cannot be known");
         else
-                parse_text(sc, parent, s, depth);
+                uw_text(sc, parent, s, depth);
 }
 
 void code_finding(struct scan *sc, size_t parent, const char *name, const char *detail)
 {
-        finding(sc, parent, name, detail);
+        uw_finding(sc, parent, name, detail);
 }
