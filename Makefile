@@ -125,6 +125,7 @@ fuzz: all
 
 install: $(BUILD)/txbox
 	install -D -m 0755 $(BUILD)/txbox $(DESTDIR)$(PREFIX)/bin/txbox
+	ln -sf txbox $(DESTDIR)$(PREFIX)/bin/txbox-prefix
 	install -D -m 0644 docs/txbox.1 $(DESTDIR)$(PREFIX)/share/man/man1/txbox.1
 	install -D -m 0644 include/txbox.h $(DESTDIR)$(PREFIX)/include/txbox.h
 	install -D -m 0644 completions/txbox.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/txbox
