@@ -54,7 +54,7 @@ REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/common.o
 
-.PHONY: all deps check unit integration demo bench install clean stress fuzz fuzz-bins
+.PHONY: all deps check check-clients unit integration demo bench install clean stress fuzz fuzz-bins
 all: $(BUILD)/txbox $(UNIT_BIN) $(REPLAY_BIN)
 
 $(BUILD)/%.o: %.c $(HEADERS)
@@ -92,6 +92,11 @@ check:
 	@scripts/deps.sh --test
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run.sh
+
+# The real agents (Claude Code, Codex, Gemini CLI, the MCP inspector and SDK) from npm at
+# pinned versions, each against a scripted model server in the test jail (tests/clients/).
+check-clients: $(BUILD)/txbox
+	BUILD=$(BUILD) tests/clients/run.sh
 
 unit: all
 	BUILD=$(BUILD) tests/run.sh unit
