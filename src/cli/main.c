@@ -80,15 +80,10 @@ int cli_parse_globals(int argc, char **argv, struct global_opts *g)
         return optind;
 }
 
-int main(int argc, char **argv)
+/* The verb's status; argv may be the one prefix_argv made. */
+static int run_verb(int argc, char **argv)
 {
         struct global_opts g = {0};
-        const char *base = strrchr(argv[0], '/');
-        char *opts_buf = NULL;
-
-        /* txbox-prefix (a link): Claude Code's CLAUDE_CODE_SHELL_PREFIX takes no verb */
-        if (!strcmp(base ? base + 1 : argv[0], "txbox-prefix") && !(argv = prefix_argv(argc, argv, &opts_buf, &argc)))
-                return EXIT_TXBOX;
         /* getopt prefixes its messages with argv[0]: make them read "txbox: ..." */
         argv[0] = "txbox";
         int i = cli_parse_globals(argc, argv, &g);
@@ -104,4 +99,19 @@ int main(int argc, char **argv)
                 }
         cli_error("unknown verb '%s'; txbox --help lists the verbs", argv[i]);
         return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+        const char *base = strrchr(argv[0], '/');
+        char *opts_buf = NULL, **made = NULL;
+
+        /* txbox-prefix (a link): Claude Code's CLAUDE_CODE_SHELL_PREFIX takes no verb */
+        if (!strcmp(base ? base + 1 : argv[0], "txbox-prefix") &&
+            !(argv = made = prefix_argv(argc, argv, &opts_buf, &argc)))
+                return EXIT_TXBOX;
+        int st = run_verb(argc, argv);
+        free(made);
+        free(opts_buf);
+        return st;
 }
