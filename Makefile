@@ -57,7 +57,7 @@ REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/common.o
 
-.PHONY: all deps check unit integration demo bench install clean stress fuzz fuzz-bins
+.PHONY: all deps check check-clients unit integration demo bench install clean stress fuzz fuzz-bins
 all: $(BUILD)/txbox $(UNIT_BIN) $(REPLAY_BIN)
 
 $(BUILD)/%.o: %.c Makefile
@@ -96,6 +96,11 @@ check:
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run.sh
 
+# The real agents (Claude Code, Codex, Gemini CLI, the MCP inspector and SDK) from npm at
+# pinned versions, each against a scripted model server in the test jail (tests/clients/).
+check-clients: $(BUILD)/txbox
+	BUILD=$(BUILD) tests/clients/run.sh
+
 unit: all
 	BUILD=$(BUILD) tests/run.sh unit
 
@@ -130,6 +135,7 @@ fuzz: all
 # (no shared library is built, and its structs carry no version or size: no ABI to promise).
 install: $(BUILD)/txbox
 	install -D -m 0755 $(BUILD)/txbox $(DESTDIR)$(PREFIX)/bin/txbox
+	ln -sf txbox $(DESTDIR)$(PREFIX)/bin/txbox-prefix
 	install -D -m 0644 docs/txbox.1 $(DESTDIR)$(PREFIX)/share/man/man1/txbox.1
 	install -D -m 0644 completions/txbox.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/txbox
 

@@ -18,7 +18,7 @@ _txbox()
         local cur prev verb i
         cur=${COMP_WORDS[COMP_CWORD]}
         prev=${COMP_WORDS[COMP_CWORD - 1]}
-        local verbs="run sh check log show diff commit rollback undo recover begin doctor report hook mcp agent trust"
+        local verbs="run sh check log show diff commit rollback undo recover begin doctor report hook mcp agent trust prefix"
 
         for ((i = 1; i < COMP_CWORD; i++)); do
                 case ${COMP_WORDS[i]} in
@@ -36,7 +36,7 @@ _txbox()
                 return
         fi
         case $verb in
-        run | sh)
+        run | sh | prefix)
                 case $cur in
                 --commit=*) COMPREPLY=($(compgen -W "auto keep discard" -- "${cur#--commit=}")) ;;
                 --net=*) COMPREPLY=($(compgen -W "none loopback host allow:" -- "${cur#--net=}")) ;;

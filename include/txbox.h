@@ -37,6 +37,7 @@ struct txbox_error {
 
 struct txbox_ws;
 struct txbox_tx;
+struct txbox_watch;
 
 enum txbox_outcome {
         TXBOX_RUNNING = 0,
@@ -133,6 +134,21 @@ struct txbox_run_opts {
          * instead of the caller's (the MCP server and the agent loop capture output). */
         bool stdio_redirect;
         int stdio[3];
+        /* Servers: watched while the program runs (NULL: nothing watched). */
+        struct txbox_watch *watch;
+};
+
+/* What a server watches while a program runs (the MCP server: its client's messages).
+ * Whenever fd has one of events (or an error or hang-up), fn is called with what poll(2)
+ * returned; it returns 0 to go on watching (it may change fd and events, fd -1 to stop)
+ * or 1 to cancel the run: the program is killed, the run result says cancelled, and the
+ * transaction is rolled back whatever the commit mode.  While a watch is set, SIGINT,
+ * SIGTERM, SIGHUP and SIGQUIT cancel the run the same way instead of being forwarded to the
+ * program (cancel_signal says which). */
+struct txbox_watch {
+        int fd;
+        short events;
+        int (*fn)(struct txbox_watch *w, short revents);
 };
 
 /* One command as one transaction, with its output captured: the face the MCP server and
@@ -164,6 +180,8 @@ struct txbox_command_result {
         char *why;               /* the "txbox:" line for a non-zero outcome, or NULL */
         char *out, *err;         /* captured stdout and stderr, NUL-terminated */
         bool out_truncated, err_truncated;
+        bool cancelled;          /* its watch or a signal cancelled it (rolled back) */
+        int cancel_signal;       /* the signal that did, or 0 */
 };
 
 /* Run one command as one transaction (policy check, sandbox, evaluate, commit or roll back)
@@ -187,6 +205,9 @@ struct txbox_run_result {
         int landlock_abi; /* the Landlock ABI that confined the program; 0: not available */
         /* --net=allow: every attempt through the proxy ("allowed CONNECT host:443", ...). */
         char net_log[1024];
+        /* The run's watch (or a termination signal, then cancel_signal) cancelled it. */
+        bool cancelled;
+        int cancel_signal;
 };
 
 /* Flags for txbox_ws_open(). */

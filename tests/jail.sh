@@ -2,7 +2,8 @@
 # tests/jail.sh MODE DIR CMD...: run CMD in an outer jail where only DIR is writable.
 #   MODE root:   real root in new mount+pid namespaces; every mount read-only except DIR
 #   MODE user:   uid/gid 54321 (or the caller when not root) in bubblewrap: read-only root,
-#                DIR writable, own /dev and /proc, own empty /tmp (DIR may lie under it)
+#                DIR writable, own /dev and /proc, own empty /tmp (DIR may lie under it;
+#                so may the directories in JAIL_RO, seen read-only: tests/clients/' cache)
 # txbox runs destructive commands in its tests; a bug in its sandbox must only be able to
 # harm DIR.
 set -eu
@@ -29,7 +30,9 @@ user)
         if [ "$(id -u)" -eq 0 ]; then
                 run="setpriv --reuid=54321 --regid=54321 --clear-groups --inh-caps=-all --bounding-set=-all --"
         fi
-        exec $run bwrap --ro-bind / / --tmpfs /tmp --bind "$dir" "$dir" --dev /dev --proc /proc \
+        ro=""
+        for d in ${JAIL_RO:-}; do ro="$ro --ro-bind $d $d"; done
+        exec $run bwrap --ro-bind / / --tmpfs /tmp --bind "$dir" "$dir" $ro --dev /dev --proc /proc \
                 --unshare-all --die-with-parent -- "$@"
         ;;
 *)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Run the test suites: tests/run.sh [unit|fuzz|integration|corpus|all] (unit includes the fuzz
+# Run the test suites: tests/run.sh [unit|fuzz|integration|clients|corpus|all] (unit includes the fuzz
 # corpus replay).  Integration tests run inside an
 # outer jail (tests/jail.sh); as root, once as root and once as uid 54321.
 set -u
@@ -73,6 +73,15 @@ if [ "$what" = all ] || [ "$what" = integration ]; then
                         run_one "integration/$(basename "$t") [$mode]" env BUILD="$BUILD" JAIL_MODE="$mode" bash "$t"
                 done
         done
+fi
+
+if [ "$what" = all ] || [ "$what" = clients ]; then
+        # The real MCP clients (the inspector and the TypeScript SDK against txbox mcp) when
+        # make check-clients has installed them; the agents themselves (Claude Code, Codex,
+        # Gemini CLI: minutes each) only in make check-clients.  A clear skip otherwise.
+        echo "real MCP clients (tests/clients, optional)"
+        run_one "clients/run.sh" env BUILD="$BUILD" TXBOX_CLIENTS_INSTALL=0 \
+                TXBOX_CLIENTS_ONLY="${TXBOX_CLIENTS_ONLY:-inspector sdk}" tests/clients/run.sh
 fi
 
 if [ "$what" = all ] || [ "$what" = corpus ]; then

@@ -66,6 +66,9 @@ int cmd_trust(int argc, char **argv, const struct global_opts *g);
  * tests/fuzz/fuzz_hook.c calls it directly. */
 int hook_answer(const char *agent, const char *event, size_t len, const struct global_opts *g);
 int cmd_mcp(int argc, char **argv, const struct global_opts *g);
+int cmd_prefix(int argc, char **argv, const struct global_opts *g);
+/* Invoked as txbox-prefix: the argv of the equivalent txbox ... prefix command (cmd_prefix.c). */
+char **prefix_argv(int argc, char **argv, char **opts_buf, int *out_argc);
 
 /* Human output shared by show, log, commit, rollback and undo. */
 void print_record_human(FILE *f, const struct txbox_record *rec);

@@ -21,7 +21,9 @@ static void agent_usage(FILE *f)
                    "  --endpoint URL        server base URL (http://127.0.0.1:8080, with or without /v1)\n"
                    "  --model NAME          model name sent with each request\n"
                    "  --api-key-env VAR     send the key in environment variable VAR as a bearer token\n"
-                   "  --max-steps N         model turns at most (default 30)\n"
+                   "  --max-steps N         model turns at most, each tool call after a turn's first\n"
+                   "                        counting as one too (default 30)\n"
+                   "  --max-calls N         tool calls run per turn; more get a \"not run\" result (16)\n"
                    "  --max-refusals N      stop after N turns in a row whose calls were all refused (3)\n"
                    "  --system FILE         system prompt from FILE instead of the built-in one\n"
                    "  --atomic              one session transaction: everything commits at the end only\n"
@@ -48,7 +50,7 @@ struct agent_args {
 };
 
 enum { O_ENDPOINT = 256, O_MODEL, O_KEY, O_STEPS, O_REFUSALS, O_SYSTEM, O_ATOMIC, O_TIMEOUT, O_NET, O_CAP,
-       O_HTTP_TIMEOUT, O_RETRIES, O_BACKOFF, O_NO_BASELINE, O_SUMMARY, O_RECORD };
+       O_HTTP_TIMEOUT, O_RETRIES, O_BACKOFF, O_NO_BASELINE, O_SUMMARY, O_RECORD, O_CALLS };
 
 static bool parse_num(const char *s, double lo, double hi, double *out)
 {
@@ -69,6 +71,7 @@ static bool set_option(struct agent_args *a, int c, const char *arg)
         switch (c) {
         case O_STEPS: ok = parse_num(arg, 1, 100000, &v), a->o.max_steps = (int)v; break;
         case O_REFUSALS: ok = parse_num(arg, 1, 1000, &v), a->o.max_refusals = (int)v; break;
+        case O_CALLS: ok = parse_num(arg, 1, 1000, &v), a->o.max_calls = (int)v; break;
         case O_TIMEOUT: ok = parse_num(arg, 0.001, 86400 * 7, &v), a->o.cmd_timeout_s = v; break;
         case O_CAP: ok = parse_num(arg, 1, 64 * 1024 * 1024, &v), a->o.output_cap = (size_t)v; break;
         case O_HTTP_TIMEOUT: ok = parse_num(arg, 0.001, 86400, &v), a->o.http_timeout_ms = (long)(v * 1000); break;
@@ -99,6 +102,7 @@ static int agent_parse(int argc, char **argv, struct agent_args *a)
                 {"retries", required_argument, NULL, O_RETRIES},      {"retry-base-ms", required_argument, NULL, O_BACKOFF},
                 {"no-baseline", no_argument, NULL, O_NO_BASELINE},    {"summary-json", required_argument, NULL, O_SUMMARY},
                 {"record", required_argument, NULL, O_RECORD},        {"help", no_argument, NULL, 'h'},
+                {"max-calls", required_argument, NULL, O_CALLS},
                 {0},
         };
         int c;

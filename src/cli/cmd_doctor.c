@@ -1,9 +1,109 @@
-/* txbox doctor: which protections hold on this machine, and what each missing one costs. */
+/* txbox doctor: which protections hold on this machine, and what each missing one costs;
+ * and agent configurations that would leave txbox silently out (docs/INTEGRATIONS.md). */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "util.h"
+
+/* dir/rel as text (beneath dir, no symlinks, at most 1 MiB), or NULL. */
+static char *read_config(const char *dir, const char *rel)
+{
+        char *text = NULL;
+        size_t len = 0;
+        int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return NULL;
+        if (read_beneath(dfd, rel, 1 << 20, &text, &len) < 0)
+                text = NULL;
+        close(dfd);
+        return text;
+}
+
+/* Does Gemini CLI trust folder ws?  ~/.gemini/trustedFolders.json maps a path to
+ * TRUST_FOLDER (it and what is below), TRUST_PARENT (its parent and what is below) or
+ * DO_NOT_TRUST (that folder). */
+static bool within(const char *ws, const char *dir, size_t dl)
+{
+        while (dl > 1 && dir[dl - 1] == '/')
+                dl--;
+        if (dl == 1 && dir[0] == '/')
+                return true;
+        return !strncmp(ws, dir, dl) && (ws[dl] == '\0' || ws[dl] == '/');
+}
+
+static bool gemini_trusts(const char *home, const char *ws)
+{
+        const char *env = getenv("GEMINI_CLI_TRUST_WORKSPACE");
+        if (env && !strcmp(env, "true"))
+                return true;
+        char *text = home ? read_config(home, ".gemini/trustedFolders.json") : NULL;
+        json_t *root = text ? json_loads(text, 0, NULL) : NULL, *v;
+        const char *key;
+        bool trusted = false, distrusted = false;
+        free(text);
+        json_object_foreach(root, key, v) {
+                const char *d = json_string_value(v), *slash = strrchr(key, '/');
+                if (!d || key[0] != '/')
+                        continue;
+                if (!strcmp(d, "DO_NOT_TRUST") && !strcmp(key, ws))
+                        distrusted = true;
+                else if (!strcmp(d, "TRUST_FOLDER") && within(ws, key, strlen(key)))
+                        trusted = true;
+                else if (!strcmp(d, "TRUST_PARENT") && within(ws, key, slash == key ? 1 : (size_t)(slash - key)))
+                        trusted = true;
+        }
+        json_decref(root);
+        return trusted && !distrusted;
+}
+
+/* Agent settings that would leave txbox out without a word.  Returns the warnings printed. */
+static int check_agents(const struct global_opts *g)
+{
+        const char *home = getenv("HOME");
+        char ws[PATH_MAX];
+        int warned = 0;
+
+        if (!realpath(g->workspace ? g->workspace : ".", ws))
+                return 0;
+        char *gem = read_config(ws, ".gemini/settings.json");
+        if (gem && strstr(gem, "txbox") && !gemini_trusts(home, ws)) {
+                printf("  warning  Gemini CLI: %s/.gemini/settings.json names txbox, but Gemini CLI does not trust\n"
+                       "           this folder, so it ignores that file: no hook, no MCP server, the shell runs\n"
+                       "           unguarded. Trust the folder or move the settings to ~/.gemini/settings.json.\n",
+                       ws);
+                warned++;
+        }
+        free(gem);
+        char *cfg = home ? read_config(home, ".codex/config.toml") : NULL;
+        if (cfg && strstr(cfg, "[mcp_servers.txbox]") && !strstr(cfg, "default_tools_approval_mode")) {
+                printf("  warning  Codex: ~/.codex/config.toml has [mcp_servers.txbox] without\n"
+                       "           default_tools_approval_mode = \"approve\": codex exec refuses every txbox call.\n");
+                warned++;
+        }
+        if (cfg && strstr(cfg, "codex_hooks")) {
+                printf("  note     Codex: [features] codex_hooks is the deprecated name of hooks.\n");
+                warned++;
+        }
+        free(cfg);
+        for (int i = 0; i < 2; i++) {
+                char *hooks = read_config(i ? ws : (home ? home : "/nonexistent"), ".codex/hooks.json");
+                if (hooks && strstr(hooks, "txbox hook codex")) {
+                        printf("  note     Codex: %s/.codex/hooks.json runs txbox hook codex only once you have trusted\n"
+                               "           it (codex, \"Hooks need review\"); codex exec skips untrusted hooks silently.\n",
+                               i ? ws : "~");
+                        warned++;
+                }
+                free(hooks);
+        }
+        return warned;
+}
 
 int cmd_doctor(int argc, char **argv, const struct global_opts *g)
 {
@@ -11,11 +111,12 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
         struct utsname u;
         bool color = cli_color(stdout), broken = false;
 
-        (void)g;
         if (cli_wants_help(argc, argv) || argc != 1) {
                 fprintf(argc != 1 && !cli_wants_help(argc, argv) ? stderr : stdout,
                         "Usage: txbox doctor\n\nProbe the kernel for every protection txbox uses and say what each "
-                        "missing one costs.\nExits 1 when txbox cannot run safely here.\n");
+                        "missing one costs.\nThen warns about agent settings (Gemini CLI, Codex) in the workspace (-C DIR,\n"
+                        "default the current directory) and in ~ that would leave txbox out without a word\n"
+                        "(docs/INTEGRATIONS.md).  Exits 1 when txbox cannot run safely here.\n");
                 return cli_wants_help(argc, argv) ? 0 : EXIT_USAGE;
         }
         int n = txbox_doctor(p, 16);
@@ -31,5 +132,6 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
         }
         printf("%s\n", broken ? "txbox cannot isolate programs here: fix the MISSING lines above"
                               : "the sandbox's boundary holds here; see docs/SECURITY.md for what each protection covers");
+        check_agents(g);
         return broken ? EXIT_REFUSED : 0;
 }

@@ -149,9 +149,38 @@ static void answer(enum hook_agent agent, const struct policy_result *res)
 
 /* ---- Claude Code's own permission rules, so users keep them ----
  * settings.json "permissions": {"allow": [...], "ask": [...], "deny": [...]} with Bash
- * entries "Bash" (every command), "Bash(cmd)" (exactly cmd) or "Bash(prefix:*)". */
+ * entries "Bash" (every command), "Bash(cmd)" (exactly cmd), "Bash(prefix:*)" (the older
+ * prefix form) or a wildcard pattern "Bash(git *)", "Bash(git * main)": '*' stands for any
+ * run of characters, and a pattern ending in " *" also matches its words alone ("git"). */
 
 enum perm { PERM_NONE, PERM_ALLOW, PERM_ASK, PERM_DENY };
+
+/* pat[0..plen) against all of s, '*' any run of characters.  Iterative, with one
+ * backtracking point: linear in practice and never worse than plen * strlen(s), whatever
+ * the (hostile) settings file holds. */
+static bool glob_match(const char *pat, size_t plen, const char *s)
+{
+        size_t p = 0, after_star = SIZE_MAX;
+        const char *retry = NULL;
+
+        while (*s) {
+                if (p < plen && pat[p] == '*') {
+                        after_star = ++p;
+                        retry = s;
+                } else if (p < plen && pat[p] == *s) {
+                        p++, s++;
+                } else if (after_star != SIZE_MAX) {
+                        /* the last '*' takes one more character; try again after it */
+                        p = after_star;
+                        s = ++retry;
+                } else {
+                        return false;
+                }
+        }
+        while (p < plen && pat[p] == '*')
+                p++;
+        return p == plen;
+}
 
 static bool bash_rule_matches(const char *rule, const char *command)
 {
@@ -164,6 +193,12 @@ static bool bash_rule_matches(const char *rule, const char *command)
         size_t plen = n - 6;
         if (plen >= 2 && !strncmp(pat + plen - 2, ":*", 2))
                 return !strncmp(command, pat, plen - 2);
+        if (memchr(pat, '*', plen)) {
+                if (plen >= 2 && !strncmp(pat + plen - 2, " *", 2) && strlen(command) == plen - 2 &&
+                    !strncmp(command, pat, plen - 2))
+                        return true;
+                return glob_match(pat, plen, command);
+        }
         return strlen(command) == plen && !strncmp(command, pat, plen);
 }
 

@@ -21,8 +21,13 @@ static void mcp_usage(FILE *f)
                    "and returned in the result, never written to stdout.  Diagnostics go to stderr.\n\n"
                    "  --max-message BYTES  largest incoming message (default 1048576)\n"
                    "  --output-cap BYTES   stdout and stderr kept per command (default 65536)\n"
+                   "  --timeout SECONDS    run_command's timeout when a call names none (default 600)\n"
                    "  -v, --verbose        log every request on stderr\n"
                    "  -h, --help           this help\n\n"
+                   "A request the client cancels (notifications/cancelled) is killed and rolled back\n"
+                   "and gets no answer; pings are answered while a command runs.  When the client\n"
+                   "goes away (stdin and stdout closed) or on SIGTERM, SIGINT or SIGHUP, a running\n"
+                   "command is killed and rolled back and the server ends.\n\n"
                    "docs/INTEGRATIONS.md has configurations for Claude Code, Codex and Gemini CLI.\n");
 }
 
@@ -40,6 +45,7 @@ static int mcp_parse(int argc, char **argv, struct mcp_opts *o, bool *verbose)
         static const struct option opts[] = {
                 {"max-message", required_argument, NULL, 'm'}, {"output-cap", required_argument, NULL, 'o'},
                 {"verbose", no_argument, NULL, 'v'},           {"help", no_argument, NULL, 'h'},
+                {"timeout", required_argument, NULL, 't'},
                 {0},
         };
         int c;
@@ -54,6 +60,16 @@ static int mcp_parse(int argc, char **argv, struct mcp_opts *o, bool *verbose)
                                           c == 'm' ? "--max-message" : "--output-cap", optarg);
                                 return EXIT_USAGE;
                         }
+                }
+                if (c == 't') {
+                        errno = 0;
+                        double t = strtod(optarg, &end);
+                        if (errno || *end || end == optarg || !(t >= 1 && t <= 86400)) {
+                                cli_error("mcp: --timeout %s: expected seconds from 1 to 86400", optarg);
+                                return EXIT_USAGE;
+                        }
+                        o->timeout_s = t;
+                        continue;
                 }
                 switch (c) {
                 case 'm': o->max_message = v; break;

@@ -26,6 +26,7 @@ static const struct verb verbs[] = {
         {"hook", cmd_hook, "answer an agent's pre-tool hook (claude-code, codex, gemini) with the policy"},
         {"trust", cmd_trust, "trust the workspace's .txbox/policy as it is now (else it only adds restrictions)"},
         {"mcp", cmd_mcp, "serve the Model Context Protocol on stdio (tools for AI agents)"},
+        {"prefix", cmd_prefix, "Claude Code's shell prefix: each Bash command string as one transaction"},
 };
 
 static void usage(FILE *f)
@@ -79,7 +80,8 @@ int cli_parse_globals(int argc, char **argv, struct global_opts *g)
         return optind;
 }
 
-int main(int argc, char **argv)
+/* The verb's status; argv may be the one prefix_argv made. */
+static int run_verb(int argc, char **argv)
 {
         struct global_opts g = {0};
         /* getopt prefixes its messages with argv[0]: make them read "txbox: ..." */
@@ -97,4 +99,19 @@ int main(int argc, char **argv)
                 }
         cli_error("unknown verb '%s'; txbox --help lists the verbs", argv[i]);
         return EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+        const char *base = strrchr(argv[0], '/');
+        char *opts_buf = NULL, **made = NULL;
+
+        /* txbox-prefix (a link): Claude Code's CLAUDE_CODE_SHELL_PREFIX takes no verb */
+        if (!strcmp(base ? base + 1 : argv[0], "txbox-prefix") &&
+            !(argv = made = prefix_argv(argc, argv, &opts_buf, &argc)))
+                return EXIT_TXBOX;
+        int st = run_verb(argc, argv);
+        free(made);
+        free(opts_buf);
+        return st;
 }

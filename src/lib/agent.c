@@ -7,6 +7,7 @@
  * the same policy, sandbox and commit/rollback as txbox run. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <strings.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -54,7 +55,45 @@ struct http {
         CURL *curl;
         struct curl_slist *headers;
         char *url;
+        /* Of the last response: */
+        long retry_after_ms; /* Retry-After, 0 when absent */
+        bool event_stream;   /* Content-Type text/event-stream */
 };
+
+#define RETRY_AFTER_MAX_MS 60000L /* a server may not park the agent for longer per attempt */
+
+/* Retry-After in seconds (an HTTP date is treated as "soon": the clock may differ). */
+static long retry_after_ms(const char *v)
+{
+        char *end;
+        errno = 0;
+        double sec = strtod(v, &end);
+        if (end == v || errno || !isfinite(sec) || sec < 0)
+                return 1000;
+        return sec * 1000 > RETRY_AFTER_MAX_MS ? RETRY_AFTER_MAX_MS : (long)(sec * 1000);
+}
+
+static size_t header_line(char *data, size_t size, size_t nmemb, void *ctx)
+{
+        struct http *h = ctx;
+        size_t len = size * nmemb;
+        char line[256];
+
+        if (len >= sizeof(line))
+                return len; /* no header we read is that long */
+        memcpy(line, data, len);
+        line[len] = '\0';
+        line[strcspn(line, "\r\n")] = '\0';
+        if (!strncasecmp(line, "HTTP/", 5)) { /* a new response (after a redirect or a 100) */
+                h->retry_after_ms = 0;
+                h->event_stream = false;
+        } else if (!strncasecmp(line, "Retry-After:", 12)) {
+                h->retry_after_ms = retry_after_ms(line + 12 + strspn(line + 12, " \t"));
+        } else if (!strncasecmp(line, "Content-Type:", 13)) {
+                h->event_stream = strcasestr(line + 13, "text/event-stream") != NULL;
+        }
+        return len;
+}
 
 static int http_init(struct http *h, const struct agent_opts *o, struct txbox_error *err)
 {
@@ -72,6 +111,8 @@ static int http_init(struct http *h, const struct agent_opts *o, struct txbox_er
         curl_easy_setopt(h->curl, CURLOPT_URL, h->url);
         curl_easy_setopt(h->curl, CURLOPT_HTTPHEADER, h->headers);
         curl_easy_setopt(h->curl, CURLOPT_WRITEFUNCTION, buf_write);
+        curl_easy_setopt(h->curl, CURLOPT_HEADERFUNCTION, header_line);
+        curl_easy_setopt(h->curl, CURLOPT_HEADERDATA, h);
         curl_easy_setopt(h->curl, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h->curl, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
         curl_easy_setopt(h->curl, CURLOPT_TIMEOUT_MS, o->http_timeout_ms > 0 ? o->http_timeout_ms : 300000L);
@@ -100,6 +141,8 @@ static long http_post(struct http *h, const char *req, char **body, char *why, s
         char cerr[CURL_ERROR_SIZE] = "";
         long code = 0;
 
+        h->retry_after_ms = 0;
+        h->event_stream = false;
         curl_easy_setopt(h->curl, CURLOPT_POSTFIELDS, req);
         curl_easy_setopt(h->curl, CURLOPT_WRITEDATA, &b);
         curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, cerr);
@@ -122,20 +165,115 @@ static void sleep_ms(long ms)
                 ;
 }
 
+/* The model's reply: its message and why it ended. */
+struct reply {
+        json_t *msg;
+        char finish[32]; /* finish_reason, "" when absent */
+};
+
 /* choices[0].message of a response body, or NULL with why filled. */
-static json_t *parse_message(const char *body, char *why, size_t whylen)
+static json_t *parse_message(const char *body, struct reply *rp, char *why, size_t whylen)
 {
         json_error_t je;
         json_t *root = json_loads(body, 0, &je);
-        json_t *msg = json_object_get(json_array_get(json_object_get(root, "choices"), 0), "message");
+        json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
+        json_t *msg = json_object_get(choice, "message");
         if (!json_is_object(msg)) {
                 snprintf(why, whylen, "%s", root ? "response has no choices[0].message" : "response is not JSON");
                 json_decref(root);
                 return NULL;
         }
-        json_incref(msg);
+        snprintf(rp->finish, sizeof(rp->finish), "%s", json_string_value(json_object_get(choice, "finish_reason")) ?: "");
+        rp->msg = json_incref(msg);
         json_decref(root);
-        return msg;
+        return rp->msg;
+}
+
+#define SSE_MAX_CALLS 1024 /* tool calls one streamed reply may build */
+
+/* One chunk's delta.tool_calls merged into calls (by index; arguments arrive in pieces). */
+static void sse_merge_calls(json_t *calls, json_t *deltas)
+{
+        size_t i;
+        json_t *d;
+
+        json_array_foreach(deltas, i, d) {
+                json_t *ix = json_object_get(d, "index");
+                size_t k = json_is_integer(ix) ? (size_t)json_integer_value(ix) : i;
+                if (k >= SSE_MAX_CALLS)
+                        continue;
+                while (json_array_size(calls) <= k)
+                        json_arr_add(calls, json_pack("{s:s, s:{s:s, s:s}}", "type", "function", "function", "name", "",
+                                                      "arguments", ""));
+                json_t *c = json_array_get(calls, k), *fn = json_object_get(c, "function");
+                json_t *df = json_object_get(d, "function");
+                if (json_is_string(json_object_get(d, "id")))
+                        json_obj_set(c, "id", json_incref(json_object_get(d, "id")));
+                static const char *const parts[] = {"name", "arguments"};
+                for (size_t p = 0; p < 2; p++) {
+                        const char *add = json_string_value(json_object_get(df, parts[p]));
+                        if (!add)
+                                continue;
+                        _cleanup_free_ char *v = xasprintf("%s%s", json_string_value(json_object_get(fn, parts[p])), add);
+                        json_obj_set(fn, parts[p], json_text(v));
+                }
+        }
+}
+
+/* A reply streamed as server-sent events (chat.completion.chunk) although we asked for none:
+ * assembled into one message, or NULL with why filled. */
+static json_t *parse_sse(const char *body, struct reply *rp, char *why, size_t whylen)
+{
+        json_t *calls = json_nonnull(json_array());
+        char *content = xstrdup("");
+        int chunks = 0;
+
+        for (const char *l = body; *l;) {
+                const char *e = strchrnul(l, '\n');
+                if (!strncmp(l, "data:", 5)) {
+                        const char *d = l + 5 + strspn(l + 5, " ");
+                        json_t *j = strncmp(d, "[DONE]", 6) ? json_loadb(d, (size_t)(e - d), 0, NULL) : NULL;
+                        json_t *choice = json_array_get(json_object_get(j, "choices"), 0);
+                        json_t *delta = json_object_get(choice, "delta");
+                        const char *text = json_string_value(json_object_get(delta, "content"));
+                        const char *fin = json_string_value(json_object_get(choice, "finish_reason"));
+                        const char *errmsg = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+                        if (errmsg && !chunks)
+                                snprintf(why, whylen, "the event stream carried an error: %.300s", errmsg);
+                        if (text) {
+                                char *c = xasprintf("%s%s", content, text);
+                                free(content);
+                                content = c;
+                        }
+                        sse_merge_calls(calls, json_object_get(delta, "tool_calls"));
+                        if (fin)
+                                snprintf(rp->finish, sizeof(rp->finish), "%s", fin);
+                        chunks += json_is_object(delta);
+                        json_decref(j);
+                }
+                l = *e ? e + 1 : e;
+        }
+        if (!chunks) {
+                if (!why[0] || strncmp(why, "the event stream", 16))
+                        snprintf(why, whylen, "the server answered with an event stream (text/event-stream) that holds "
+                                              "no chat-completion chunk; it should honour \"stream\": false");
+                free(content);
+                json_decref(calls);
+                return NULL;
+        }
+        rp->msg = json_pack("{s:s, s:o}", "role", "assistant", "content", *content ? json_text(content) : json_null());
+        if (json_array_size(calls))
+                json_obj_set(rp->msg, "tool_calls", calls);
+        else
+                json_decref(calls);
+        free(content);
+        return rp->msg;
+}
+
+static bool looks_like_sse(const char *body)
+{
+        body += strspn(body, " \t\r\n");
+        return !strncmp(body, "data:", 5) || !strncmp(body, "event:", 6) || !strncmp(body, ":", 1);
 }
 
 struct loop {
@@ -146,6 +284,8 @@ struct loop {
         json_t *messages, *tools;
         FILE *record;
         int last_status; /* of the newest tool call; -1: none yet */
+        int steps_used;  /* of --max-steps: one per turn, one per tool call after a turn's first */
+        int max_steps;
 };
 
 static void logf_(struct loop *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -161,10 +301,12 @@ static void logf_(struct loop *L, const char *fmt, ...)
         L->o->log(L->o->log_ctx, line);
 }
 
-/* One response per line, as the test's scripted server replays them. */
-static void record_response(FILE *f, const char *body)
+/* One response per line, as the test's scripted server replays them: the reply as a chat
+ * completion (a streamed one assembled). */
+static void record_response(FILE *f, const struct reply *rp)
 {
-        json_t *j = json_loads(body, 0, NULL);
+        json_t *j = json_pack("{s:[{s:i, s:O, s:s}]}", "choices", "index", 0, "message", rp->msg, "finish_reason",
+                              rp->finish[0] ? rp->finish : "stop");
         _cleanup_free_ char *line = json_dump_compact(json_nonnull(j));
         fprintf(f, "%s\n", line);
         fflush(f);
@@ -174,24 +316,29 @@ static void record_response(FILE *f, const char *body)
  * whose body is not a chat completion (a proxy's error page).  Other 4xx are final. */
 static bool retryable(long code) { return code == 0 || code == 200 || code == 408 || code == 429 || code >= 500; }
 
-/* Ask the model; returns its message (new reference) or NULL with err filled. */
-static json_t *ask_model(struct loop *L, struct txbox_error *err)
+/* Ask the model; returns true with rp filled (rp->msg a new reference) or false with err. */
+static bool ask_model(struct loop *L, struct reply *rp, struct txbox_error *err)
 {
-        json_t *req = json_pack("{s:s, s:O, s:O, s:s}", "model", L->o->model, "messages", L->messages, "tools",
-                                L->tools, "tool_choice", "auto");
+        /* "stream": false: some servers stream unless told not to (the reply is read whole). */
+        json_t *req = json_pack("{s:s, s:O, s:O, s:s, s:b}", "model", L->o->model, "messages", L->messages, "tools",
+                                L->tools, "tool_choice", "auto", "stream", 0);
         _cleanup_free_ char *text = json_dump_compact(json_nonnull(req));
         int attempts = L->o->http_attempts > 0 ? L->o->http_attempts : 4;
         long backoff = L->o->retry_base_ms > 0 ? L->o->retry_base_ms : 1000;
         char why[512] = "";
         int64_t t0 = mono_us();
-        json_t *msg = NULL;
 
-        for (int a = 1; a <= attempts && !msg; a++) {
+        memset(rp, 0, sizeof(*rp));
+        for (int a = 1; a <= attempts && !rp->msg; a++) {
                 _cleanup_free_ char *body = NULL;
                 long code = http_post(&L->http, text, &body, why, sizeof(why));
-                if (code == 200 && (msg = parse_message(body, why, sizeof(why))) && L->record)
-                        record_response(L->record, body);
-                if (msg)
+                bool sse = code == 200 && (L->http.event_stream || looks_like_sse(body));
+                if (code == 200)
+                        why[0] = '\0';
+                if (code == 200 && (sse ? parse_sse(body, rp, why, sizeof(why)) : parse_message(body, rp, why, sizeof(why))) &&
+                    L->record)
+                        record_response(L->record, rp);
+                if (rp->msg || sse) /* a stream without a completion is no passing failure */
                         break;
                 if (code != 0 && code != 200) {
                         _cleanup_free_ char *b = utf8_lossy(body ? body : "");
@@ -199,15 +346,18 @@ static json_t *ask_model(struct loop *L, struct txbox_error *err)
                 }
                 if (!retryable(code) || a == attempts)
                         break;
-                logf_(L, "model request failed (%s); retry %d of %d in %ld ms", why, a, attempts - 1, backoff);
+                /* A server that says when to come back (429, 503) is believed, within bounds. */
+                long wait = L->http.retry_after_ms > 0 ? L->http.retry_after_ms : backoff;
+                logf_(L, "model request failed (%s); retry %d of %d in %ld ms%s", why, a, attempts - 1, wait,
+                      L->http.retry_after_ms > 0 ? " (Retry-After)" : "");
                 L->st->http_retries++;
-                sleep_ms(backoff);
+                sleep_ms(wait);
                 backoff = backoff > 60000 ? 120000 : backoff * 2;
         }
         L->st->model_ms += (mono_us() - t0) / 1000;
-        if (!msg)
+        if (!rp->msg)
                 tx_err(err, EIO, "model at '%s' failed: %s", L->http.url, why);
-        return msg;
+        return rp->msg != NULL;
 }
 
 /* ---- the tools ---- */
@@ -348,9 +498,11 @@ static void count_call(struct loop *L, const struct txbox_command_result *res)
         }
 }
 
-static char *result_json(const struct txbox_command_result *res)
+static char *result_json(const struct txbox_command_result *res, json_t *shown_argv)
 {
         json_t *o = record_to_json(&res->rec);
+        if (shown_argv) /* what the model asked for, not the whole command (write_file's content) */
+                json_obj_set(o, "argv", json_incref(shown_argv));
         json_obj_set(o, "exit_status", json_integer(res->status));
         json_obj_set(o, "why", json_text(res->why));
         json_obj_set(o, "stdout", json_text(res->out));
@@ -364,8 +516,9 @@ static char *result_json(const struct txbox_command_result *res)
         return json_dump_compact(o);
 }
 
-/* Run cmd as a transaction, count it, log it; returns the tool result text. */
-static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label)
+/* Run cmd as a transaction, count it, log it; returns the tool result text (with shown_argv,
+ * if not NULL, as its argv). */
+static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label, json_t *shown_argv)
 {
         struct txbox_command_result res;
         struct txbox_error err = {0};
@@ -397,7 +550,7 @@ static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label
                       L->o->atomic && res.status == 0 ? "kept" : txbox_outcome_name(rec->outcome), res.status,
                       rec->npaths, rec->npaths == 1 ? "" : "s", (long long)ms, res.why ? ": " : "",
                       res.why ? res.why : "");
-        char *text = result_json(&res);
+        char *text = result_json(&res, shown_argv);
         txbox_command_result_clear(&res);
         return text;
 }
@@ -421,7 +574,7 @@ static char *do_run_command(struct loop *L, json_t *args)
                 return tool_error(L, "timeout_s must be a number of seconds between 0 and 86400");
         struct txbox_command cmd = {.shell = command, .opts.timeout_s = t ? json_number_value(t) : 0};
         _cleanup_free_ char *label = short_label("run_command", command);
-        return run_tx(L, &cmd, label);
+        return run_tx(L, &cmd, label, NULL);
 }
 
 static char *do_read_file(struct loop *L, json_t *args)
@@ -436,7 +589,7 @@ static char *do_read_file(struct loop *L, json_t *args)
         char *argv[] = {"/bin/cat", "--", rel, NULL};
         struct txbox_command cmd = {.argv = argv};
         _cleanup_free_ char *label = short_label("read_file", rel);
-        return run_tx(L, &cmd, label);
+        return run_tx(L, &cmd, label, NULL);
 }
 
 /* The content travels as arguments (the program's stdin is /dev/null), in chunks below the
@@ -472,7 +625,12 @@ static char *do_write_file(struct loop *L, json_t *args)
         }
         struct txbox_command cmd = {.argv = argv};
         _cleanup_free_ char *label = xasprintf("write_file `%s` (%zu bytes)", rel, len);
-        char *text = run_tx(L, &cmd, label);
+        /* The content stays out of the result: echoed back, it would double every write in the
+         * model's context (the audit log keeps the command whole). */
+        _cleanup_free_ char *size = xasprintf("(%zu bytes)", len);
+        json_t *shown = json_pack("[s, s, s]", "write_file", rel, size);
+        char *text = run_tx(L, &cmd, label, json_nonnull(shown));
+        json_decref(shown);
         strv_free(argv);
         return text;
 }
@@ -533,9 +691,24 @@ static void add_message(struct loop *L, const char *role, const char *content)
         json_arr_add(L->messages, json_pack("{s:s, s:o}", "role", role, "content", json_text(content)));
 }
 
+/* A call that is not run because the turn asked for too many: every call still gets its
+ * tool message (the API wants one per call id). */
+static char *not_run(struct loop *L, size_t i)
+{
+        int cap = L->o->max_calls > 0 ? L->o->max_calls : AGENT_MAX_CALLS;
+        L->st->calls++;
+        L->st->not_run++;
+        if ((int)i >= cap)
+                return tool_error(L, "not run: at most %d tool calls per turn; make the calls that are left in the "
+                                     "next turn", cap);
+        return tool_error(L, "not run: --max-steps %d is used up (every tool call after a turn's first counts)",
+                          L->max_steps);
+}
+
 /* The model's tool calls, run in order; returns how many of them were refused. */
 static int run_calls(struct loop *L, json_t *calls, int *ncalls)
 {
+        int cap = L->o->max_calls > 0 ? L->o->max_calls : AGENT_MAX_CALLS;
         size_t i;
         json_t *call;
         int refused = 0;
@@ -543,8 +716,13 @@ static int run_calls(struct loop *L, json_t *calls, int *ncalls)
         *ncalls = (int)json_array_size(calls);
         json_array_foreach(calls, i, call) {
                 bool r = false;
-                _cleanup_free_ char *text = do_call(L, call, &r);
-                refused += r;
+                /* One response may ask for hundreds of calls: the turn's first is in its step,
+                 * each further one takes a step of --max-steps, and a turn runs at most cap. */
+                bool run = (int)i < cap && (i == 0 || L->steps_used < L->max_steps);
+                if (run && i > 0)
+                        L->steps_used++;
+                _cleanup_free_ char *text = run ? do_call(L, call, &r) : not_run(L, i);
+                refused += r || !run;
                 const char *id = json_string_value(json_object_get(call, "id"));
                 json_arr_add(L->messages, json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id", id ? id : "",
                                                     "content", text));
@@ -552,24 +730,49 @@ static int run_calls(struct loop *L, json_t *calls, int *ncalls)
         return refused;
 }
 
+/* Calls without an id (some servers omit it) get one, in the echoed assistant message and
+ * in their tool message alike, so that each result answers its call. */
+static void name_calls(json_t *calls, int step)
+{
+        size_t i;
+        json_t *c;
+
+        json_array_foreach(calls, i, c) {
+                const char *id = json_string_value(json_object_get(c, "id"));
+                if (json_is_object(c) && (!id || !*id))
+                        json_obj_set(c, "id", json_sprintf("call_txbox_%d_%zu", step, i));
+        }
+}
+
 /* Ask, run; returns 1 to go on, 0 when the loop stops (L->st->stop says why), -errno. */
 static int step(struct loop *L, int n, int *refused_turns, struct txbox_error *err)
 {
         struct agent_stats *st = L->st;
         int64_t t0 = mono_us();
-        json_t *msg = ask_model(L, err);
-        if (!msg) {
+        struct reply rp;
+        if (!ask_model(L, &rp, err)) {
                 snprintf(st->stop, sizeof(st->stop), "the model could not be reached");
                 return -EIO;
         }
+        json_t *msg = rp.msg;
         st->steps = n;
+        L->steps_used++;
         json_t *calls = json_object_get(msg, "tool_calls");
         const char *content = json_string_value(json_object_get(msg, "content"));
+        name_calls(calls, n);
         json_t *echo = json_deep_copy(msg);
         json_obj_set(echo, "role", json_string("assistant"));
         json_arr_add(L->messages, echo);
-        logf_(L, "step %d: model replied in %lld ms with %zu tool call%s", n, (long long)(mono_us() - t0) / 1000,
-              json_array_size(calls), json_array_size(calls) == 1 ? "" : "s");
+        logf_(L, "step %d: model replied in %lld ms with %zu tool call%s%s", n, (long long)(mono_us() - t0) / 1000,
+              json_array_size(calls), json_array_size(calls) == 1 ? "" : "s",
+              !strcmp(rp.finish, "length") ? " (cut off at its token limit)" : "");
+        if ((!json_is_array(calls) || json_array_size(calls) == 0) && !strcmp(rp.finish, "length")) {
+                /* Cut off, not finished: let it go on (the steps bound this). */
+                add_message(L, "user", "Your reply was cut off at the output token limit. Continue where it stopped, "
+                                       "or make the tool call you meant to make.");
+                json_decref(msg);
+                return 1;
+        }
         if (!json_is_array(calls) || json_array_size(calls) == 0) {
                 st->finished = true;
                 st->final_answer = xstrdup(content ? content : "");
@@ -695,8 +898,9 @@ int agent_run(struct txbox_ws *ws, const struct agent_opts *o, struct agent_stat
         memset(st, 0, sizeof(*st));
         r = loop_setup(&L, err);
         t0 = mono_us(); /* after the baseline: the session's own time */
+        L.max_steps = max_steps;
         for (int n = 1; r == 0; n++) {
-                if (n > max_steps) {
+                if (L.steps_used >= max_steps) {
                         snprintf(st->stop, sizeof(st->stop), "--max-steps %d reached", max_steps);
                         break;
                 }
@@ -775,6 +979,7 @@ json_t *agent_summary_json(const struct agent_stats *st)
         json_obj_set(o, "overhead", ov < 0 ? json_null()
                                            : json_pack("{s:f, s:f, s:f, s:f}", "per_tx_ms", ov, "pct_of_wall",
                                                        overhead_pct(st), "bare_ms", st->bare_ms, "tx_ms", st->tx_true_ms));
+        json_obj_set(o, "not_run", json_integer(st->not_run));
         json_obj_set(o, "session", st->session[0] ? json_string(st->session) : json_null());
         json_obj_set(o, "session_outcome", st->session_outcome ? json_string(st->session_outcome) : json_null());
         json_obj_set(o, "final_answer", json_text(st->final_answer));

@@ -13,6 +13,7 @@
 #include "txbox.h"
 
 #define AGENT_MAX_CONTENT (1024 * 1024) /* bytes of write_file content */
+#define AGENT_MAX_CALLS 16               /* tool calls run per model turn (default) */
 
 struct agent_opts {
         const char *endpoint;      /* base URL, with or without /v1 or /chat/completions */
@@ -20,7 +21,8 @@ struct agent_opts {
         const char *api_key;       /* NULL: no Authorization header */
         const char *system_prompt; /* NULL: the built-in one */
         const char *task;
-        int max_steps;             /* model turns; 0: 30 */
+        int max_steps;             /* model turns and tool calls past a turn's first; 0: 30 */
+        int max_calls;             /* tool calls run per turn (the rest get a "not run" result); 0: 16 */
         int max_refusals;          /* consecutive refused turns before giving up; 0: 3 */
         bool atomic;               /* one session transaction for the whole run */
         long http_timeout_ms;      /* per request; 0: 300 s */
@@ -41,7 +43,8 @@ struct agent_stats {
         int committed;   /* calls whose effects were committed (kept in the session when atomic) */
         int rolled_back; /* calls whose effects were rolled back */
         int denied;      /* refused by the policy before they ran */
-        int tool_errors; /* malformed calls, unknown tools, paths outside the workspace */
+        int tool_errors; /* malformed calls, unknown tools, paths outside the workspace, calls not run */
+        int not_run;     /* calls past --max-calls or --max-steps, answered "not run" */
         int high_risk, high_risk_intercepted;
         int failed, failed_rolled_back;
         int http_retries;

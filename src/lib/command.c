@@ -116,7 +116,9 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, co
                 txbox_tx_abort(tx, err->msg, &e2);
                 return;
         }
-        if (cmd->prepare_next)
+        res->cancelled = rr.cancelled;
+        res->cancel_signal = rr.cancel_signal;
+        if (cmd->prepare_next && !rr.cancelled)
                 txbox_command_prepare(tx->ws, &opts);
         if (rr.exec_failed)
                 set_why(res, err->msg);
@@ -150,8 +152,12 @@ int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, stru
         }
         if (r < 0)
                 return r;
+        /* The record names where the command runs, not where the server was started. */
+        const char *cwd = cmd->cwd ? cmd->cwd : ws->path;
+        free(tx->rec.cwd);
+        tx->rec.cwd = xstrdup(cwd);
         prestart(tx, &cmd->opts);
-        run_checked(tx, cmd, cmd->cwd ? cmd->cwd : ws->path, res, err);
+        run_checked(tx, cmd, cwd, res, err);
         if (!res->out)
                 res->out = xstrdup("");
         if (!res->err)

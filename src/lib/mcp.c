@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <math.h>
+#include <poll.h>
+#include <stddef.h>
 
 #include "mcp.h"
 #include "policy.h"
@@ -22,7 +24,15 @@ struct mcp_server {
         char version[32]; /* the negotiated protocol version */
         bool prepare;     /* a command ran: prepare the next one once the answer is out */
         struct txbox_run_opts prepare_opts;
+        struct mcp_io *io;  /* while serving stdio (mcp_serve); NULL for mcp_handle alone */
+        json_t *current_id; /* the request being handled (borrowed) */
+        bool drop_reply;    /* it was cancelled: no answer */
 };
+
+struct mcp_io;
+static struct txbox_watch *mcp_watch(struct mcp_server *s);
+static void mcp_cancelled_by(struct mcp_server *s, int signo);
+static bool mcp_urgent(struct mcp_server *s, bool pings);
 
 static void mcp_log(struct mcp_server *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void mcp_log(struct mcp_server *s, const char *fmt, ...)
@@ -79,7 +89,7 @@ struct tool {
         const char *desc;
         const struct arg_spec *args;
         size_t nargs;
-        const char *const *out_required; /* keys structuredContent always has */
+        const char *out_schema; /* the outputSchema's properties and required keys (JSON text) */
         bool read_only, destructive;
         int (*call)(struct mcp_server *s, json_t *args, struct tool_out *o);
 };
@@ -118,12 +128,17 @@ static json_t *input_schema(const struct tool *t)
                                       "additionalProperties", 0));
 }
 
+/* The outputSchema: clients (the TypeScript SDK among them) validate structuredContent with
+ * it, so it says what every result carries; other keys may be added (docs/CONTRACT.md). */
 static json_t *output_schema(const struct tool *t)
 {
-        json_t *req = json_nonnull(json_array());
-        for (const char *const *k = t->out_required; *k; k++)
-                json_arr_add(req, json_string(*k));
-        return json_nonnull(json_pack("{s:s, s:o}", "type", "object", "required", req));
+        json_error_t jerr;
+        json_t *o = json_loads(t->out_schema, 0, &jerr);
+
+        if (!o) /* a bug in the table below: tests/unit/test_mcp.c parses every schema */
+                abort();
+        json_obj_set(o, "type", json_string("object"));
+        return o;
 }
 
 /* Check one argument against its spec; fills why on failure. */
@@ -245,12 +260,18 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
         struct txbox_command_result res;
         struct txbox_error err = {0};
 
-        cmd.opts.timeout_s = timeout ? json_number_value(timeout) : 0;
+        cmd.opts.timeout_s = timeout ? json_number_value(timeout) : s->opts.timeout_s ? s->opts.timeout_s : MCP_DEFAULT_TIMEOUT;
         s->prepare = true;
         s->prepare_opts = cmd.opts;
+        cmd.opts.watch = mcp_watch(s); /* ping, cancellation and a client gone, while it runs */
         if (txbox_command_run(s->ws, &cmd, &res, &err) < 0) {
                 txbox_command_result_clear(&res);
                 return tool_fail(o, "txbox could not start the transaction: %s", err.msg);
+        }
+        if (res.cancelled) { /* rolled back; a cancelled request gets no answer (the spec) */
+                mcp_log(s, "run_command cancelled: %s", res.rec.message ? res.rec.message : "");
+                s->drop_reply = true;
+                mcp_cancelled_by(s, res.cancel_signal);
         }
         json_t *j = record_to_json(&res.rec);
         json_obj_set(j, "status", json_integer(res.status));
@@ -263,15 +284,13 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
         o->structured = j;
         o->is_error = res.status != 0;
 
+        /* The summary after the JSON text block: the output is in the JSON already. */
         fprintf(o->text, "exit status %d\n", res.status);
         if (res.why && (!res.rec.message || strcmp(res.why, res.rec.message)))
                 fprintf(o->text, "txbox: %s\n", res.why);
         text_record(o->text, &res.rec);
         if (res.status == 126)
                 fputs("Nothing ran and nothing changed. Adapt the command to the rule's reason.\n", o->text);
-        fprintf(o->text, "--- stdout%s ---\n%s", res.out_truncated ? " (truncated)" : "", res.out);
-        fprintf(o->text, "%s--- stderr%s ---\n%s", *res.out && res.out[strlen(res.out) - 1] != '\n' ? "\n" : "",
-                res.err_truncated ? " (truncated)" : "", res.err);
         txbox_command_result_clear(&res);
         return 0;
 }
@@ -464,13 +483,53 @@ static const struct arg_spec rollback_args[] = {
 static const struct arg_spec undo_arg[] = {
         {"tx", ARG_STRING, false, "the committed transaction to revert (default: the newest committed one)"}};
 
-static const char *const rec_keys[] = {"tx", "argv", "decision", "outcome", "changes", "violations", NULL};
-static const char *const run_keys[] = {"tx", "argv", "decision", "outcome", "changes", "violations", "exit_code",
-                                       "stdout", "stderr", "truncated", NULL};
-static const char *const check_keys[] = {"decision", "rule", "reason", NULL};
-static const char *const list_keys[] = {"transactions", NULL};
-static const char *const show_keys[] = {"tx", "argv", "decision", "outcome", "changes", "violations", "diff", NULL};
-static const char *const begin_keys[] = {"tx", NULL};
+/* Output schemas (JSON text).  The record is docs/CONTRACT.md's "JSON records". */
+#define S_NSTR(d) "{\"type\": [\"string\", \"null\"], \"description\": \"" d "\"}"
+#define S_NINT(d) "{\"type\": [\"integer\", \"null\"], \"description\": \"" d "\"}"
+#define S_STRS "{\"type\": \"array\", \"items\": {\"type\": \"string\"}}"
+#define REC_PROPS                                                                                                   \
+        "\"tx\": {\"type\": \"string\", \"description\": \"the transaction id\"}, "                                     \
+        "\"argv\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"description\": \"what ran\"}, "          \
+        "\"decision\": " S_NSTR("the policy's decision: allow or deny") ", "                                      \
+        "\"rule\": " S_NSTR("the policy rule that refused it") ", "                                               \
+        "\"reason\": " S_NSTR("why the rule refused it, and what to do instead") ", "                               \
+        "\"exit_code\": " S_NINT("the program's exit status (null: killed or never ran)") ", "                       \
+        "\"signal\": " S_NINT("the signal that killed it") ", "                                                   \
+        "\"outcome\": {\"type\": \"string\", \"description\": \"committed, rolled_back, denied, pending, undone or running\"}, " \
+        "\"changes\": {\"type\": \"object\", \"properties\": {\"added\": " S_STRS ", \"modified\": " S_STRS          \
+        ", \"deleted\": " S_STRS "}, \"required\": [\"added\", \"modified\", \"deleted\"], "                             \
+        "\"description\": \"paths relative to the workspace\"}, "                                                    \
+        "\"violations\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {\"rule\": "           \
+        "{\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, \"detail\": {\"type\": \"string\"}}}, "                  \
+        "\"description\": \"effect rules broken (the transaction was rolled back)\"}, "                            \
+        "\"duration_ms\": " S_NINT("how long it took") ", "                                                       \
+        "\"cwd\": " S_NSTR("where it ran") ", \"message\": " S_NSTR("what txbox did, in words")
+#define REC_REQ "\"tx\", \"argv\", \"decision\", \"rule\", \"reason\", \"exit_code\", \"signal\", \"outcome\", \"changes\", \"violations\""
+static const char rec_schema[] = "{\"properties\": {" REC_PROPS "}, \"required\": [" REC_REQ "]}";
+static const char run_schema[] =
+        "{\"properties\": {" REC_PROPS ", "
+        "\"status\": {\"type\": \"integer\", \"description\": \"the exit status txbox run would return: the program's, "
+        "126 refused, 124 timed out, 123 an effect rule broken, 122 a conflict, 125 txbox failed\"}, "
+        "\"why\": " S_NSTR("txbox's one-line reason for a non-zero status") ", "
+        "\"stdout\": {\"type\": \"string\"}, \"stderr\": {\"type\": \"string\"}, "
+        "\"stdout_truncated\": {\"type\": \"boolean\"}, \"stderr_truncated\": {\"type\": \"boolean\"}, "
+        "\"truncated\": {\"type\": \"boolean\", \"description\": \"stdout or stderr was cut at the cap\"}}, "
+        "\"required\": [" REC_REQ ", \"status\", \"stdout\", \"stderr\", \"truncated\"]}";
+static const char check_schema[] =
+        "{\"properties\": {\"decision\": {\"type\": \"string\", \"enum\": [\"allow\", \"deny\", \"ask\"]}, "
+        "\"rule\": " S_NSTR("the rule that decided (null: allowed)") ", \"reason\": " S_NSTR("why") ", "
+        "\"command\": " S_NSTR("the part of the command the rule matched") ", "
+        "\"offset\": " S_NINT("where that part starts in the command") "}, "
+        "\"required\": [\"decision\", \"rule\", \"reason\"]}";
+static const char list_schema[] =
+        "{\"properties\": {\"transactions\": {\"type\": \"array\", \"items\": {\"type\": \"object\", "
+        "\"properties\": {" REC_PROPS "}}, \"description\": \"newest first\"}}, \"required\": [\"transactions\"]}";
+static const char show_schema[] =
+        "{\"properties\": {" REC_PROPS ", \"diff\": {\"type\": \"string\", \"description\": \"a unified diff of its "
+        "text changes\"}, \"diff_truncated\": {\"type\": \"boolean\"}}, \"required\": [" REC_REQ ", \"diff\"]}";
+static const char begin_schema[] =
+        "{\"properties\": {\"tx\": {\"type\": \"string\", \"description\": \"the session's id: pass it as tx to "
+        "run_command\"}}, \"required\": [\"tx\"]}";
 
 #define ARGS(a) a, ARRAY_SIZE(a)
 static const struct tool tools[] = {
@@ -479,25 +538,25 @@ static const struct tool tools[] = {
          "committed (exit 0, no effect rule broken) or rolled back; refused before it runs when the policy forbids "
          "it (the result names the rule and the reason). Returns exit status, outcome, stdout/stderr and the "
          "changed files.",
-         ARGS(run_args), run_keys, false, true, call_run},
+         ARGS(run_args), run_schema, false, true, call_run},
         {"check_command", "The policy's decision on a shell command (allow, deny or ask) without running it.",
-         ARGS(command_arg), check_keys, true, false, call_check},
-        {"list_transactions", "The workspace's transactions, newest first.", ARGS(limit_arg), list_keys, true, false,
+         ARGS(command_arg), check_schema, true, false, call_check},
+        {"list_transactions", "The workspace's transactions, newest first.", ARGS(limit_arg), list_schema, true, false,
          call_list},
         {"show_transaction", "One transaction: its record, changed files and a unified diff of its text changes.",
-         ARGS(tx_arg), show_keys, true, false, call_show},
+         ARGS(tx_arg), show_schema, true, false, call_show},
         {"commit_transaction", "Commit a pending transaction or session (checked again; rolled back on a conflict).",
-         ARGS(tx_arg), rec_keys, false, true, call_commit},
+         ARGS(tx_arg), rec_schema, false, true, call_commit},
         {"rollback_transaction",
          "Roll back a pending transaction or session; with savepoint, drop only a session's savepoints above it.",
-         ARGS(rollback_args), rec_keys, false, true, call_rollback},
+         ARGS(rollback_args), rec_schema, false, true, call_rollback},
         {"undo_transaction",
          "Revert a committed transaction (default: the newest); refuses, naming the paths, when a later change "
          "touched the same paths.",
-         ARGS(undo_arg), rec_keys, false, true, call_undo},
+         ARGS(undo_arg), rec_schema, false, true, call_undo},
         {"begin_transaction",
          "Open a session: a pending transaction that later run_command calls (with tx) add to, one savepoint each.",
-         NULL, 0, begin_keys, false, false, call_begin},
+         NULL, 0, begin_schema, false, false, call_begin},
 };
 
 static const struct tool *tool_find(const char *name)
@@ -579,21 +638,30 @@ static json_t *do_call(struct mcp_server *s, json_t *params, struct rpc_error *e
         json_t *empty = json_nonnull(json_object());
         if (!json_is_object(args))
                 args = empty;
-        if (!args_valid(t, args, why, sizeof(why))) {
-                json_decref(empty);
-                return rpc_fail(e, MCP_INVALID_PARAMS, "%s", why);
-        }
         struct tool_out o = {0};
         o.text = open_memstream(&o.text_buf, &o.text_len);
         if (!o.text)
                 abort(); /* out of memory, as xmalloc */
-        if (s->ws)
+        /* Bad arguments are the tool's error, not the protocol's (MCP 2025-11-25): the model
+         * reads the message and can correct its call. */
+        if (!args_valid(t, args, why, sizeof(why)))
+                tool_fail(&o, "invalid arguments: %s; nothing ran", why);
+        else if (s->ws)
                 t->call(s, args, &o);
         else
                 tool_fail(&o, "no workspace is open");
         fclose(o.text);
         json_decref(empty);
-        json_t *content = json_nonnull(json_pack("[{s:s, s:o}]", "type", "text", "text", json_text(o.text_buf)));
+        json_t *content = json_nonnull(json_array());
+        /* Clients that read text only get the structured result as JSON text (the spec's
+         * advice), then the summary in words. */
+        if (o.structured) {
+                char *dump = json_dump_compact(json_incref(o.structured));
+                json_arr_add(content, json_nonnull(json_pack("{s:s, s:o}", "type", "text", "text", json_text(dump))));
+                free(dump);
+        }
+        if (o.text_len || !o.structured)
+                json_arr_add(content, json_nonnull(json_pack("{s:s, s:o}", "type", "text", "text", json_text(o.text_buf))));
         free(o.text_buf);
         json_t *res = json_nonnull(json_pack("{s:o, s:b}", "content", content, "isError", o.is_error));
         if (o.structured)
@@ -665,7 +733,17 @@ static char *handle_value(struct mcp_server *s, json_t *m)
         if (!id)
                 return rpc_error_reply(NULL, MCP_INVALID_REQUEST, "id must be a string or an integer");
         struct rpc_error e = {0};
-        json_t *result = dispatch(s, json_string_value(method), json_object_get(m, "params"), &e);
+        s->current_id = id;
+        s->drop_reply = false;
+        /* A cancellation that came while earlier requests were handled: it never starts. */
+        json_t *result = mcp_urgent(s, false) ? (s->drop_reply = true, NULL)
+                                       : dispatch(s, json_string_value(method), json_object_get(m, "params"), &e);
+        s->current_id = NULL;
+        if (s->drop_reply) {
+                json_decref(result);
+                mcp_log(s, "request cancelled: no answer");
+                return NULL;
+        }
         return rpc_reply(id, result, &e);
 }
 
@@ -694,6 +772,123 @@ char *mcp_handle(struct mcp_server *s, const char *msg, size_t len)
 
 /* ---- the stdio loop ---- */
 
+/* An over-long line cannot be parsed, but its answer must carry its id, or the client waits
+ * for an answer that never comes.  The id is found by a scan that keeps no more than the id
+ * itself: the top-level object's "id" member, wherever it is in the line. */
+#define ID_MAX 256
+struct id_scan {
+        int depth;
+        bool in_str, esc, want_key, in_key, is_id, capture, overflow, dup;
+        char key[4];
+        size_t klen;
+        char val[ID_MAX];
+        size_t vlen;
+        json_t *id;
+};
+
+static void idscan_keep(struct id_scan *z, char c)
+{
+        if (z->vlen < sizeof(z->val))
+                z->val[z->vlen++] = c;
+        else
+                z->overflow = true;
+}
+
+static void idscan_end(struct id_scan *z)
+{
+        json_t *v = z->overflow ? NULL : json_loadb(z->val, z->vlen, JSON_DECODE_ANY, NULL);
+
+        z->capture = false;
+        if (v && id_valid(v) && !z->id && !z->dup)
+                z->id = json_incref(v);
+        else if (z->id) /* a second "id": which one the client meant is unknowable */
+                z->dup = true;
+        json_decref(v);
+}
+
+static void idscan(struct id_scan *z, const char *p, size_t n)
+{
+        for (size_t i = 0; i < n; i++) {
+                char c = p[i];
+                if (z->in_str) {
+                        bool closing = !z->esc && c == '"';
+                        z->esc = !z->esc && c == '\\';
+                        if (z->capture)
+                                idscan_keep(z, c);
+                        else if (z->in_key && !closing && z->klen++ < sizeof(z->key))
+                                z->key[z->klen - 1] = c;
+                        if (closing && z->in_key) {
+                                z->in_key = false;
+                                z->is_id = z->klen == 2 && !memcmp(z->key, "id", 2);
+                        }
+                        z->in_str = !closing;
+                        continue;
+                }
+                bool member_end = z->depth == 1 && (c == ',' || c == '}');
+                if (member_end && z->capture)
+                        idscan_end(z);
+                else if (z->capture && !strchr(" \t\r\n", c))
+                        idscan_keep(z, c);
+                switch (c) {
+                case '{': z->want_key = ++z->depth == 1; break;
+                case '[': z->depth++; break;
+                case '}': case ']': z->depth--; break;
+                case ',': z->want_key = z->depth == 1; break;
+                case ':':
+                        z->capture = z->depth == 1 && z->is_id;
+                        z->is_id = false;
+                        z->vlen = 0;
+                        z->overflow = false;
+                        break;
+                case '"':
+                        z->in_str = true;
+                        z->in_key = z->depth == 1 && z->want_key;
+                        z->klen = 0;
+                        z->want_key = false;
+                        break;
+                }
+        }
+}
+
+/* The id of an over-long line, or NULL (json null) when it had none or it was unclear. */
+static json_t *idscan_take(struct id_scan *z)
+{
+        json_t *id = z->dup ? NULL : z->id;
+        if (z->dup)
+                json_decref(z->id);
+        memset(z, 0, sizeof(*z));
+        return id;
+}
+
+/* A complete line not yet handled. */
+struct msg {
+        char *buf;
+        size_t len;
+        bool too_long;  /* over the cap: its bytes are gone, id keeps its id */
+        bool scanned;   /* looked at by mcp_urgent */
+        json_t *id;     /* a request's id (too long, or once scanned) */
+};
+
+#define QUEUE_MAX 256
+#define QUEUE_BYTES (64u * 1024 * 1024)
+
+struct mcp_io {
+        struct mcp_server *s;
+        int in_fd, out_fd;
+        char *buf; /* the line being read */
+        size_t len, cap, max;
+        bool too_long;
+        struct id_scan scan;
+        struct msg q[QUEUE_MAX];
+        size_t nq, qbytes;
+        char chunk[4096]; /* read but not yet split into lines */
+        size_t coff, clen;
+        bool eof;  /* stdin ended */
+        bool gone; /* the client is gone, or a signal ends the server: answer nothing more */
+        int err;   /* a read or write failed (-errno) */
+        struct txbox_watch watch;
+};
+
 static int write_line(int fd, const char *line)
 {
         size_t len = strlen(line), off = 0;
@@ -712,87 +907,256 @@ static int write_line(int fd, const char *line)
         return 0;
 }
 
-struct line_reader {
-        char *buf;
-        size_t len, cap, max;
-        bool too_long; /* the current line passed max: its bytes are dropped until its newline */
-};
-
-static int answer(struct mcp_server *s, int out_fd, struct line_reader *lr)
+static void send_line(struct mcp_io *io, char *line)
 {
-        char *reply;
-        int r = 0;
-
-        if (lr->too_long) {
-                char msg[128];
-                snprintf(msg, sizeof(msg), "message too large: the limit is %zu bytes", lr->max);
-                mcp_log(s, "%s", msg);
-                reply = rpc_error_reply(NULL, MCP_INVALID_REQUEST, msg);
-        } else {
-                reply = mcp_handle(s, lr->buf, lr->len);
+        int r = line && !io->err ? write_line(io->out_fd, line) : 0;
+        if (r < 0) {
+                io->err = r;
+                io->gone = true; /* nobody reads our answers any more */
         }
-        if (reply)
-                r = write_line(out_fd, reply);
-        free(reply);
-        lr->len = 0;
-        lr->too_long = false;
+        free(line);
+}
+
+static void msg_free(struct msg *m)
+{
+        free(m->buf);
+        json_decref(m->id);
+}
+
+static void queue_drop(struct mcp_io *io, size_t i)
+{
+        io->qbytes -= io->q[i].len;
+        msg_free(&io->q[i]);
+        memmove(io->q + i, io->q + i + 1, (io->nq - i - 1) * sizeof(io->q[0]));
+        io->nq--;
+}
+
+/* The line just read is complete: queue it (the buffer moves into the queue). */
+static void line_done(struct mcp_io *io)
+{
+        struct msg m = {.too_long = io->too_long};
+
+        if (io->too_long) {
+                m.id = idscan_take(&io->scan);
+        } else if (io->len) {
+                m.buf = io->buf, m.len = io->len;
+                io->buf = NULL, io->cap = 0;
+        }
+        io->len = 0;
+        io->too_long = false;
+        if (!m.buf && !m.too_long)
+                return; /* an empty line */
+        io->q[io->nq++] = m; /* room was made before reading (queue_full) */
+        io->qbytes += m.len;
+}
+
+static void take(struct mcp_io *io, const char *p, size_t n)
+{
+        if (!n)
+                return;
+        if (!io->too_long && io->len + n > io->max) {
+                io->too_long = true;
+                idscan(&io->scan, io->buf, io->len); /* the line so far, then the rest as it comes */
+                io->len = 0;
+        }
+        if (io->too_long) {
+                idscan(&io->scan, p, n);
+                return;
+        }
+        if (io->len + n > io->cap) {
+                io->cap = io->len + n > 2 * io->cap ? io->len + n : 2 * io->cap;
+                io->buf = xrealloc(io->buf, io->cap);
+        }
+        memcpy(io->buf + io->len, p, n);
+        io->len += n;
+}
+
+/* While a command runs, the client may send more than can wait: then it waits (its writes
+ * block) until the command is done. */
+static bool queue_full(const struct mcp_io *io)
+{
+        return io->nq >= QUEUE_MAX || io->qbytes > QUEUE_BYTES;
+}
+
+/* Split what was read into lines while the queue has room; then read once more from the
+ * client when nothing is left over. */
+static void fill(struct mcp_io *io)
+{
+        ssize_t n;
+
+        if (io->coff == io->clen && !io->eof) {
+                while ((n = read(io->in_fd, io->chunk, sizeof(io->chunk))) < 0 && errno == EINTR)
+                        ;
+                if (n <= 0) { /* end of input: a last line without its newline still counts */
+                        if (n < 0)
+                                io->err = -errno;
+                        if (io->len || io->too_long)
+                                line_done(io);
+                        io->eof = true;
+                        return;
+                }
+                io->coff = 0, io->clen = (size_t)n;
+        }
+        while (io->coff < io->clen && io->nq < QUEUE_MAX) {
+                char *p = io->chunk + io->coff, *end = io->chunk + io->clen;
+                char *nl = memchr(p, '\n', (size_t)(end - p));
+                take(io, p, (size_t)((nl ? nl : end) - p));
+                if (nl)
+                        line_done(io);
+                io->coff = (size_t)((nl ? nl + 1 : end) - io->chunk);
+        }
+}
+
+/* What a queued line is, parsed once. */
+enum msg_kind { MSG_OTHER, MSG_PING, MSG_CANCEL };
+
+static enum msg_kind msg_classify(struct msg *m, json_t **cancel_id)
+{
+        /* (a ping stays unscanned: it is looked at again while a command runs) */
+        json_t *j = m->too_long ? NULL : json_loadb(m->buf, m->len, JSON_REJECT_DUPLICATES, NULL);
+        const char *method = json_string_value(json_object_get(j, "method"));
+        json_t *id = json_object_get(j, "id");
+        enum msg_kind k = MSG_OTHER;
+
+        if (method && id && id_valid(id) && !strcmp(method, "ping") && !json_object_get(j, "params"))
+                k = MSG_PING;
+        else if (method && !id && !strcmp(method, "notifications/cancelled"))
+                k = MSG_CANCEL;
+        m->scanned = k != MSG_PING;
+        if (method && id && id_valid(id) && !m->id)
+                m->id = json_incref(id);
+        *cancel_id = k == MSG_CANCEL ? json_incref(json_object_get(json_object_get(j, "params"), "requestId")) : NULL;
+        json_decref(j);
+        return k;
+}
+
+/* Handle what cannot wait for the running request: cancellations of queued requests drop
+ * them, and, while a command runs (pings), pings are answered.  Returns true when the
+ * running request was cancelled. */
+static bool mcp_urgent(struct mcp_server *s, bool pings)
+{
+        struct mcp_io *io = s->io;
+        bool cancel = false;
+
+        for (size_t i = 0; io && i < io->nq;) {
+                json_t *target = NULL;
+                enum msg_kind k = io->q[i].scanned ? MSG_OTHER : msg_classify(&io->q[i], &target);
+                if (k == MSG_PING && !pings) {
+                        i++;
+                        continue;
+                }
+                if (k == MSG_PING) {
+                        send_line(io, rpc_reply(io->q[i].id, json_nonnull(json_object()), NULL));
+                        queue_drop(io, i);
+                        continue;
+                }
+                if (k == MSG_CANCEL) {
+                        queue_drop(io, i);
+                        if (target && s->current_id && json_equal(target, s->current_id))
+                                cancel = true;
+                        for (size_t j = 0; target && j < io->nq; j++)
+                                if (io->q[j].id && json_equal(io->q[j].id, target)) {
+                                        queue_drop(io, j); /* cancelled before it started: no answer */
+                                        if (j < i)
+                                                i--;
+                                        break;
+                                }
+                        json_decref(target);
+                        continue;
+                }
+                i++;
+        }
+        return cancel;
+}
+
+/* The watch while a command runs: the client's messages, and whether it is still there. */
+static int on_watch(struct txbox_watch *w, short revents)
+{
+        struct mcp_io *io = (struct mcp_io *)((char *)w - offsetof(struct mcp_io, watch));
+
+        if (w->fd == io->out_fd) { /* stdin ended earlier: only a reader gone matters now */
+                if (revents & (POLLERR | POLLHUP))
+                        io->gone = true;
+                return io->gone;
+        }
+        if (!queue_full(io))
+                fill(io);
+        if (io->eof) {
+                /* stdin closed: the client is gone when nobody reads stdout either; else it
+                 * has only finished writing, and what it sent is still answered. */
+                struct pollfd p = {.fd = io->out_fd};
+                if (poll(&p, 1, 0) == 1 && (p.revents & (POLLERR | POLLHUP)))
+                        io->gone = true;
+        }
+        bool cancel = io->gone || mcp_urgent(io->s, true);
+        if (io->eof || queue_full(io)) { /* nothing more to read now: watch the reader (and
+                                           * stop watching stdin, which would poll readable) */
+                w->fd = io->out_fd;
+                w->events = 0;
+        }
+        return cancel;
+}
+
+static struct txbox_watch *mcp_watch(struct mcp_server *s)
+{
+        if (!s->io)
+                return NULL;
+        s->io->watch = (struct txbox_watch){.fd = s->io->eof ? s->io->out_fd : s->io->in_fd,
+                                            .events = s->io->eof ? 0 : POLLIN, .fn = on_watch};
+        return &s->io->watch;
+}
+
+static void mcp_cancelled_by(struct mcp_server *s, int signo)
+{
+        if (signo && s->io) {
+                mcp_log(s, "signal %d: the command was rolled back; the server ends", signo);
+                s->io->gone = true;
+        }
+}
+
+static void answer(struct mcp_server *s, struct msg *m)
+{
+        if (m->too_long) {
+                char text[128];
+                snprintf(text, sizeof(text), "message too large: the limit is %zu bytes", s->io->max);
+                mcp_log(s, "%s", text);
+                send_line(s->io, rpc_error_reply(m->id, MCP_INVALID_REQUEST, text));
+        } else {
+                send_line(s->io, mcp_handle(s, m->buf, m->len));
+        }
         /* The next command's sandbox gets ready while the client reads this answer (and its
          * model thinks): started before the answer, it would delay it. */
-        if (s->prepare && s->ws) {
+        if (s->prepare && s->ws && !s->io->gone) {
                 s->prepare = false;
                 command_prepare_upto(s->ws, &s->prepare_opts, WS_PREPARED_MAX);
         }
-        return r;
-}
-
-static void take(struct line_reader *lr, const char *p, size_t n)
-{
-        if (!n) /* an empty line before any other: no buffer yet to add nothing to */
-                return;
-        if (lr->too_long || lr->len + n > lr->max) {
-                lr->too_long = true;
-                lr->len = 0;
-                return;
-        }
-        if (lr->len + n > lr->cap) {
-                lr->cap = lr->len + n > 2 * lr->cap ? lr->len + n : 2 * lr->cap;
-                lr->buf = xrealloc(lr->buf, lr->cap);
-        }
-        memcpy(lr->buf + lr->len, p, n);
-        lr->len += n;
 }
 
 int mcp_serve(struct mcp_server *s, int in_fd, int out_fd)
 {
-        struct line_reader lr = {.max = s->opts.max_message ? s->opts.max_message : MCP_MAX_MESSAGE};
-        char chunk[65536];
-        int r = 0;
+        struct mcp_io io = {.s = s, .in_fd = in_fd, .out_fd = out_fd};
 
-        for (;;) {
-                ssize_t n = read(in_fd, chunk, sizeof(chunk));
-                if (n < 0 && errno == EINTR)
+        io.max = s->opts.max_message ? s->opts.max_message : MCP_MAX_MESSAGE;
+        s->io = &io;
+        while (!io.gone) {
+                if (!io.nq) {
+                        if (io.eof)
+                                break;
+                        fill(&io);
                         continue;
-                if (n < 0) {
-                        r = -errno;
-                        break;
                 }
-                if (n == 0) { /* end of input: a last line without its newline still counts */
-                        if (lr.len || lr.too_long)
-                                r = answer(s, out_fd, &lr);
-                        break;
-                }
-                for (char *p = chunk, *end = chunk + n; p < end && r == 0;) {
-                        char *nl = memchr(p, '\n', (size_t)(end - p));
-                        take(&lr, p, (size_t)((nl ? nl : end) - p));
-                        if (nl)
-                                r = answer(s, out_fd, &lr);
-                        p = nl ? nl + 1 : end;
-                }
-                if (r < 0)
-                        break;
+                struct msg m = io.q[0];
+                io.qbytes -= m.len;
+                memmove(io.q, io.q + 1, --io.nq * sizeof(io.q[0]));
+                answer(s, &m);
+                msg_free(&m);
         }
-        free(lr.buf);
-        return r;
+        while (io.nq)
+                queue_drop(&io, 0);
+        json_decref(idscan_take(&io.scan));
+        free(io.buf);
+        s->io = NULL;
+        return io.err == -EPIPE || (io.gone && !io.err) ? 0 : io.err;
 }
 
 int mcp_server_new(struct txbox_ws *ws, const struct mcp_opts *opts, struct mcp_server **out)

@@ -17,6 +17,8 @@
 #define MCP_PROTOCOL_LATEST "2025-11-25"
 /* Default cap on one incoming message (one line). */
 #define MCP_MAX_MESSAGE (1024 * 1024)
+/* Default run_command timeout in seconds (timeout_s overrides it per call). */
+#define MCP_DEFAULT_TIMEOUT 600
 
 /* JSON-RPC 2.0 error codes. */
 enum {
@@ -31,6 +33,7 @@ struct mcp_opts {
         size_t max_message; /* bytes in one incoming line (0: MCP_MAX_MESSAGE) */
         size_t output_cap;  /* bytes of a command's stdout and of its stderr kept (0: 64 KiB) */
         size_t diff_cap;    /* bytes of show_transaction's diff kept (0: 256 KiB) */
+        double timeout_s;   /* run_command's timeout when the call names none (0: MCP_DEFAULT_TIMEOUT) */
         /* Diagnostics (never the protocol): called with one line, no newline.  May be NULL. */
         void (*log)(void *ctx, const char *line);
         void *log_ctx;
@@ -49,8 +52,13 @@ void mcp_server_free(struct mcp_server *s);
 char *mcp_handle(struct mcp_server *s, const char *msg, size_t len);
 
 /* Serve until end of input: read lines from in_fd, write responses to out_fd.  A line over
- * the cap is discarded and answered with an error (-32600); it never ends the session.
- * Returns 0 at end of input, -errno when reading or writing failed (e.g. -EPIPE). */
+ * the cap is discarded and answered with an error (-32600, with its id when the line had
+ * one); it never ends the session.  While a command runs, pings are answered and
+ * notifications/cancelled for it kills it and rolls it back (no answer, as the spec says);
+ * when the client is gone (stdin ended and nobody reads out_fd) or a termination signal
+ * comes, the command is cancelled the same way and the server returns.  At the end of input
+ * with out_fd still read, what was received is answered first.
+ * Returns 0 at end of input, -errno when reading or writing failed. */
 int mcp_serve(struct mcp_server *s, int in_fd, int out_fd);
 
 #endif

@@ -1031,6 +1031,23 @@ static void check_disk(struct supervise *sv)
         }
 }
 
+/* A server's watch, appended to the poll set (NULL when there is none or it stopped). */
+static struct pollfd *watch_pollfd(const struct txbox_watch *w, struct pollfd *p, size_t *np)
+{
+        if (!w || !w->fn || w->fd < 0)
+                return NULL;
+        p[*np] = (struct pollfd){.fd = w->fd, .events = w->events};
+        return &p[(*np)++];
+}
+
+/* The run is cancelled: killed like a timeout, and the caller rolls it back. */
+static void cancel_run(struct supervise *sv, struct txbox_run_result *res, int signo)
+{
+        res->cancelled = true;
+        res->cancel_signal = signo;
+        kill(sv->pid, SIGKILL); /* init's death takes the whole namespace down */
+}
+
 static int poll_timeout(int64_t deadline, int64_t next_disk)
 {
         int64_t now = mono_us(), until = next_disk;
@@ -1049,15 +1066,20 @@ static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
         bool got = false;
 
         for (;;) {
-                struct pollfd p[4 + 1 + 2 * NETPROXY_MAX_CONNS] = {
+                struct pollfd p[4 + 1 + 2 * NETPROXY_MAX_CONNS + 1] = {
                         {.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
                         {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN}};
-                size_t np = 4 + (sv->proxy ? netproxy_pollfds(sv->proxy, p + 4, ARRAY_SIZE(p) - 4) : 0);
+                size_t np = 4 + (sv->proxy ? netproxy_pollfds(sv->proxy, p + 4, ARRAY_SIZE(p) - 5) : 0);
+                struct pollfd *w = watch_pollfd(sv->spec->watch, p, &np);
                 int n = poll(p, np, poll_timeout(deadline, next_disk));
                 if (n > 0 && sv->proxy && np > 4)
-                        netproxy_handle(sv->proxy, p + 4, np - 4);
+                        netproxy_handle(sv->proxy, p + 4, np - 4 - (w != NULL));
                 if (n < 0 && errno == EINTR)
                         continue;
+                if (w && w->revents && sv->spec->watch->fn(sv->spec->watch, w->revents) > 0) {
+                        cancel_run(sv, res, 0);
+                        break;
+                }
                 if (deadline && mono_us() >= deadline) {
                         res->timed_out = true;
                         kill(sv->pid, SIGKILL);
@@ -1073,8 +1095,15 @@ static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                 }
                 if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo si;
-                        if (read(sv->sigfd, &si, sizeof(si)) == sizeof(si))
+                        if (read(sv->sigfd, &si, sizeof(si)) == sizeof(si)) {
+                                /* A server stops (its run is cancelled, rolled back); a
+                                 * one-shot run passes the signal to its program. */
+                                if (sv->spec->watch) {
+                                        cancel_run(sv, res, (int)si.ssi_signo);
+                                        break;
+                                }
                                 kill(sv->pid, (int)si.ssi_signo);
+                        }
                 }
                 if (p[2].revents)
                         receive_listener(sv);
@@ -1100,7 +1129,7 @@ static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                 sv->limit = st.limit;
         if (sv->limit != LIMIT_NONE)
                 snprintf(res->limit_hit, sizeof(res->limit_hit), "%s", sv->limit == LIMIT_MEMORY ? "memory" : "disk");
-        if (res->timed_out || !got) {
+        if (res->timed_out || res->cancelled || !got) {
                 res->exit_code = -1;
                 res->signal = SIGKILL;
         } else if (WIFSIGNALED(st.status)) {

@@ -65,6 +65,7 @@ struct sandbox_spec {
         bool allow_unix_sockets;        /* socket(AF_UNIX) allowed in the program */
         bool stdio_redirect;            /* give the program stdio[0..2] instead of ours */
         int stdio[3];
+        struct txbox_watch *watch;      /* a server's: watched while the program runs; may be NULL */
 };
 
 /* Paths beneath $HOME that hold credentials: masked (empty) inside the sandbox. */

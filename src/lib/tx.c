@@ -1038,6 +1038,7 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         tx->spec.timeout_s = opts ? opts->timeout_s : 0;
         for (int i = 0; opts && i < 3; i++)
                 tx->spec.stdio[i] = opts->stdio[i];
+        tx->spec.watch = opts ? opts->watch : NULL;
         trace_mark("run");
         ws_sweep(tx->ws, tx->log_copy); /* row and audit checkpoint while this program runs, then trash */
         r = sandbox_exec(TAKE_PTR(tx->sb), tx->sp ? tx->sp_argv : tx->rec.argv,
@@ -1395,6 +1396,13 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
         int r;
 
         *status = res->timed_out ? 124 : res->signal ? 128 + res->signal : res->exit_code;
+        if (res->cancelled) { /* whatever the mode: a cancelled command leaves nothing */
+                free(tx->rec.message);
+                tx->rec.message = xasprintf("rolled back tx %s: the run was cancelled%s (%zu change%s discarded)",
+                                            tx->rec.id, res->cancel_signal ? " by a signal to txbox" : " by the client",
+                                            n, n == 1 ? "" : "s");
+                return txbox_tx_rollback(tx, NULL, err);
+        }
         if (res->timed_out) {
                 free(tx->rec.message);
                 tx->rec.message = xasprintf("rolled back tx %s: the program ran past the timeout and was killed (%zu change%s discarded)",
@@ -1448,7 +1456,7 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
 static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct txbox_run_result *res,
                             int *status, struct txbox_error *err)
 {
-        bool ok = res->exit_code == 0 && !res->signal && !res->timed_out && !tx->rec.nviolations;
+        bool ok = res->exit_code == 0 && !res->signal && !res->timed_out && !res->cancelled && !tx->rec.nviolations;
         bool keep = ok && mode != TXBOX_COMMIT_DISCARD;
 
         *status = res->timed_out ? 124 : res->signal ? 128 + res->signal : res->exit_code;
@@ -1458,7 +1466,8 @@ static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode, co
         if (r == 0 && !keep) {
                 char *m = xasprintf("savepoint %d of session %s dropped: %s; the session keeps its earlier savepoints",
                                     tx->sp, tx->rec.id,
-                                    res->timed_out      ? "the program ran past the timeout"
+                                    res->cancelled      ? "the run was cancelled"
+                                    : res->timed_out    ? "the program ran past the timeout"
                                     : tx->rec.nviolations ? "an effect rule was broken"
                                     : mode == TXBOX_COMMIT_DISCARD ? "discarded as asked"
                                                                    : "the program failed");

@@ -23,6 +23,7 @@ if [ -z "${TXBOX_IN_JAIL:-}" ]; then
         mkdir -p "$T/bin" "$T/tests" "$T/home" "$T/tmp"
         cp "$BUILD/txbox" "$T/bin/txbox"
         cp tests/integration/*.sh "$T/tests/"
+        cp tests/mcp/client.mjs "$T/tests/" # this tree's MCP test client (t_mcp.sh)
         chmod -R a+rX "$T"
         if [ "$(id -u)" -eq 0 ] && [ "$JAIL_MODE" = user ]; then
                 chown -R 54321:54321 "$T"

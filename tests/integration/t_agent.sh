@@ -28,9 +28,17 @@ class H(BaseHTTPRequestHandler):
             self.close_connection = True
             return
         status = r.pop("_status", 200)
-        out = json.dumps(r).encode()
+        headers = r.pop("_headers", {})
+        ctype = "application/json"
+        if "_sse" in r: # a streamed reply: server-sent events, one chunk each
+            out = "".join("data: %s\n\n" % (c if isinstance(c, str) else json.dumps(c)) for c in r["_sse"]).encode()
+            ctype = "text/event-stream"
+        else:
+            out = json.dumps(r).encode()
         self.send_response(status)
-        self.send_header("Content-Type", "application/json")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(out)))
         self.end_headers()
         self.wfile.write(out)
@@ -225,7 +233,65 @@ like "$(cat "$T/err9")" '3 turns in a row refused' "after three refused turns"
 is "$(wc -l <"$T/requests")" 3 "no fourth request"
 ok "the home directory survived" test -d "$HOME"
 
-# ---- 6. Usage ----
+# ---- 6. Protocol details (issue 21): stream false, SSE, Retry-After, finish_reason length,
+# calls without an id, write_file's content kept out of the result, calls per turn ----
+new_ws
+chunk() { printf '{"object": "chat.completion.chunk", "choices": [{"index": 0, "delta": %s, "finish_reason": %s}]}' "$1" "${2:-null}"; }
+{
+        echo '{"_status": 429, "_headers": {"Retry-After": "1"}, "error": {"message": "slow down"}}'
+        printf '{"_sse": [%s, %s, %s, %s, "[DONE]"]}\n' \
+                "$(chunk '{"role": "assistant", "tool_calls": [{"index": 0, "id": "s1", "type": "function", "function": {"name": "run_command", "arguments": ""}}]}')" \
+                "$(chunk "{\"tool_calls\": [{\"index\": 0, \"function\": {\"arguments\": $(jstr '{"command": "echo stre')}}]}")" \
+                "$(chunk "{\"tool_calls\": [{\"index\": 0, \"function\": {\"arguments\": $(jstr 'amed >sse.txt"}')}}]}")" \
+                "$(chunk '{}' '"tool_calls"')"
+        printf '{"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant", "content": "I will now wri"}}]}\n'
+        printf '{"choices": [{"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": {"name": "write_file", "arguments": %s}}]}}]}\n' \
+                "$(jstr "{\"path\": \"big.txt\", \"content\": \"$(head -c 5000 /dev/zero | tr '\0' Q)\"}")"
+        final "all done"
+} >"$T/script12"
+start_server "$T/script12"
+out=$(agent --endpoint "$URL" "protocol" 2>"$T/err12")
+rc=$?
+stop_server
+is "$rc" 0 "protocol details: the session ends in a final answer"
+is "$out" "all done" "... which is not the reply cut off at the token limit"
+like "$(sed -n 1p "$T/requests")" '"stream": false' "every request says \"stream\": false"
+like "$(cat "$T/err12")" 'retry 1 of 3 in 1000 ms \(Retry-After\)' "a 429 with Retry-After: 1 is retried after 1 s, as the server asked"
+is "$(cat "$WS/sse.txt" 2>/dev/null)" "streamed" "a reply streamed as server-sent events is assembled and its tool call runs"
+like "$(sed -n 4p "$T/requests")" 'cut off at the output token limit' "finish_reason length: the model is asked to go on, not taken as done"
+req5=$(sed -n 5p "$T/requests")
+ids=$(printf '%s' "$req5" | python3 -c 'import json,sys
+b = json.load(sys.stdin)["body"]
+calls = [c["id"] for m in b["messages"] if m.get("role") == "assistant" for c in (m.get("tool_calls") or [])]
+results = [m["tool_call_id"] for m in b["messages"] if m.get("role") == "tool"]
+print(calls[-1], results[-1])')
+like "$ids" '^(call_txbox_[0-9_]+) \1$' "a tool call without an id gets one, and its result answers that id ($ids)"
+is "$(head -c 5000 "$WS/big.txt" 2>/dev/null | wc -c)" 5000 "write_file wrote the 5000 bytes"
+wres=$(tool_result "${ids#* }")
+ok "... and its result does not echo them back to the model" sh -c "! printf '%s' '$wres' | grep -q QQQQQQQQQQ"
+like "$wres" '"argv": \["write_file", "big.txt", "\(5000 bytes\)"\]' "... it names the file and the size instead"
+
+# A response asking for 300 calls with --max-steps 1: one runs, the rest are answered "not run".
+new_ws
+calls=$(for i in $(seq 300); do printf '%s,' "$(call "x$i" run_command "$(jstr "{\"command\": \"echo $i >>many.txt\"}")")"; done)
+turn "${calls%,}" >"$T/script13"
+start_server "$T/script13"
+agent --endpoint "$URL" --max-steps 1 --summary-json "$T/sum13.json" "many" >/dev/null 2>"$T/err13"
+rc=$?
+stop_server
+is "$rc" 1 "--max-steps 1 with 300 calls in one response: exit 1"
+is "$(cat "$WS/many.txt" 2>/dev/null)" "1" "only the turn's first call ran"
+is "$(tx log --json -n 400 | grep -o '"tx":' | wc -l)" 1 "one transaction in the log"
+is "$(jq_ "$T/sum13.json" 'd["tool_calls"], d["not_run"]')" "(300, 299)" "the summary counts the 299 calls not run"
+for i in $(seq 20); do printf '%s,' "$(call "y$i" run_command "$(jstr "{\"command\": \"echo $i >cap$i.txt\"}")")"; done >"$T/calls14"
+{ turn "$(sed 's/,$//' "$T/calls14")"; final "ok"; } >"$T/script14"
+start_server "$T/script14"
+agent --endpoint "$URL" --max-calls 5 "capped" >/dev/null 2>"$T/err14"
+stop_server
+is "$(ls "$WS" | grep -c '^cap')" 5 "--max-calls 5: five of twenty calls in a turn ran"
+like "$(tool_result y6)" 'not run: at most 5 tool calls per turn' "the others are answered, saying why"
+
+# ---- 7. Usage ----
 "$TXBOX" -C "$WS" agent --model m "x" >/dev/null 2>&1
 is "$?" 2 "no --endpoint: usage error"
 "$TXBOX" -C "$WS" agent --endpoint http://127.0.0.1:9 --model m --api-key-env TXBOX_NO_SUCH_VAR "x" >/dev/null 2>&1
@@ -233,7 +299,7 @@ is "$?" 2 "an unset --api-key-env variable: usage error"
 agent --endpoint "http://127.0.0.1:1" --retries 2 "x" >/dev/null 2>"$T/err10"
 is "$?" 125 "nothing listening: exit 125 after the retries"
 
-# ---- 7. The model's text reaches the terminal escaped (issue 18: output forging) ----
+# ---- 8. The model's text reaches the terminal escaped (issue 18: output forging) ----
 new_ws
 {
         kv() { python3 -c 'import json,sys; print(json.dumps(json.dumps(dict(zip(sys.argv[1::2], sys.argv[2::2])))))' "$@"; }

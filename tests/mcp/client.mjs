@@ -1,6 +1,7 @@
 // A Model Context Protocol client built on the official TypeScript SDK, driving `txbox mcp`
 // for tests/integration/t_mcp.sh and bench/mcp_bench.sh.
 //   node client.mjs scenario TXBOX_ARGV...   the integration scenario; prints key=value lines
+//   node client.mjs close TXBOX_ARGV...      close() while a command runs; prints how long it took
 //   node client.mjs bench N TXBOX_ARGV...    N run_command calls; prints per-call milliseconds
 // Values are on one line (newlines shown as \n).
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -84,15 +85,55 @@ async function scenario(argv) {
   out('big.truncated', big.structuredContent.truncated);
   out('big.stdout_len', big.structuredContent.stdout.length);
 
-  out('err.wrong_type', await errorCode(client.callTool({ name: 'run_command', arguments: { command: 5 } })));
+  // Since MCP 2025-11-25, bad arguments are tool results with isError: the model reads them.
+  const toolError = async (p) => {
+    try { const r = await p; return r.isError ? `isError: ${r.content[0].text}` : 'not an error'; } catch (e) { return `threw ${e.code}`; }
+  };
+  out('err.wrong_type', await toolError(client.callTool({ name: 'run_command', arguments: { command: 5 } })));
   out('err.unknown_tool', await errorCode(client.callTool({ name: 'format_disk', arguments: {} })));
-  out('err.missing_arg', await errorCode(client.callTool({ name: 'show_transaction', arguments: {} })));
+  out('err.missing_arg', await toolError(client.callTool({ name: 'show_transaction', arguments: {} })));
+  out('outschemas', tools.every((t) => Object.keys(t.outputSchema?.properties ?? {}).length > 0) ? 'all' : 'missing');
+  out('text_is_json', JSON.stringify(JSON.parse(run.content[0].text)) === JSON.stringify(sc));
+
+  // Cancellation: the SDK sends notifications/cancelled; the command is killed and rolled back,
+  // and the server answers a ping meanwhile and the next call at once.
+  const ac = new AbortController();
+  const slow = client.callTool({ name: 'run_command', arguments: { command: 'echo c >cancelled.txt; sleep 120' } },
+    undefined, { signal: ac.signal });
+  await new Promise((r) => setTimeout(r, 1500));
+  let t0 = Date.now();
+  await client.ping();
+  out('cancel.ping_ms', Date.now() - t0);
+  ac.abort('the test cancels');
+  out('cancel.call', await slow.then(() => 'answered', (e) => `rejected: ${e.name}`));
+  t0 = Date.now();
+  const next = await client.callTool({ name: 'list_transactions', arguments: { limit: 1 } });
+  out('cancel.next_ms', Date.now() - t0);
+  out('cancel.outcome', next.structuredContent.transactions[0].outcome);
+  out('cancel.message', next.structuredContent.transactions[0].message);
+  // A request that times out on the client's side is cancelled the same way.
+  out('timeout.call', await client.callTool({ name: 'run_command', arguments: { command: 'echo t >timedout.txt; sleep 120' } },
+    undefined, { timeout: 1500 }).then(() => 'answered', (e) => `rejected: ${e.code}`));
+  const last = await client.callTool({ name: 'list_transactions', arguments: { limit: 1 } });
+  out('timeout.outcome', last.structuredContent.transactions[0].outcome);
   out('err.unknown_method', await errorCode(client.request({ method: 'resources/list' },
     (await import('@modelcontextprotocol/sdk/types.js')).ListResourcesResultSchema)));
   await client.ping();
   out('ping', 'ok');
   await client.close();
   out('done', 'yes');
+}
+
+// The client goes away while a command that ignores SIGTERM runs: close() ends stdin, then
+// signals.  Prints how long close() took; the caller checks that the command was rolled back.
+async function close(argv) {
+  const client = await connect(argv);
+  const p = client.callTool({ name: 'run_command', arguments: { command: "trap '' TERM; echo z >closed.txt; sleep 600" } });
+  p.catch(() => {});
+  await new Promise((r) => setTimeout(r, 1500));
+  const t0 = Date.now();
+  await client.close();
+  out('close_ms', Date.now() - t0);
 }
 
 async function bench(n, argv) {
@@ -111,7 +152,8 @@ async function bench(n, argv) {
 try {
   if (mode === 'scenario') await scenario(rest);
   else if (mode === 'bench') await bench(Number(rest[0]), rest.slice(1));
-  else throw new Error('usage: client.mjs scenario|bench N TXBOX_ARGV...');
+  else if (mode === 'close') await close(rest);
+  else throw new Error('usage: client.mjs scenario|close|bench N TXBOX_ARGV...');
 } catch (e) {
   out('fatal', e.stack || e);
   process.exit(1);

@@ -81,6 +81,8 @@ static void test_protocol(struct mcp_server *s)
         json_decref(r);
 }
 
+#define TOOL_ERROR 1 /* not a JSON-RPC error: a tool result with isError */
+
 static void test_errors(struct mcp_server *s)
 {
         static const struct {
@@ -106,32 +108,40 @@ static void test_errors(struct mcp_server *s)
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}", MCP_INVALID_PARAMS,
                  "unknown tool"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\"}}",
-                 MCP_INVALID_PARAMS, "missing required argument"},
+                 TOOL_ERROR, "missing required argument"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
-                 "{\"command\":[\"ls\"]}}}", MCP_INVALID_PARAMS, "command as an array"},
+                 "{\"command\":[\"ls\"]}}}", TOOL_ERROR, "command as an array"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
-                 "{\"command\":\"true\",\"commit\":\"maybe\"}}}", MCP_INVALID_PARAMS, "commit not in the enum"},
+                 "{\"command\":\"true\",\"commit\":\"maybe\"}}}", TOOL_ERROR, "commit not in the enum"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
-                 "{\"command\":\"true\",\"timeout_s\":\"10\"}}}", MCP_INVALID_PARAMS, "timeout as a string"},
+                 "{\"command\":\"true\",\"timeout_s\":\"10\"}}}", TOOL_ERROR, "timeout as a string"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
-                 "{\"command\":\"true\",\"timeout_s\":-1}}}", MCP_INVALID_PARAMS, "negative timeout"},
+                 "{\"command\":\"true\",\"timeout_s\":-1}}}", TOOL_ERROR, "negative timeout"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
                  "{\"command\":\"a\\u0000b\"}}}", MCP_PARSE_ERROR, "a NUL in a string"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
-                 "{\"command\":\"true\",\"rm\":1}}}", MCP_INVALID_PARAMS, "an unknown argument"},
+                 "{\"command\":\"true\",\"rm\":1}}}", TOOL_ERROR, "an unknown argument"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_transactions\","
-                 "\"arguments\":{\"limit\":1.5}}}", MCP_INVALID_PARAMS, "limit not an integer"},
+                 "\"arguments\":{\"limit\":1.5}}}", TOOL_ERROR, "limit not an integer"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_transactions\","
-                 "\"arguments\":{\"limit\":0}}}", MCP_INVALID_PARAMS, "limit 0"},
+                 "\"arguments\":{\"limit\":0}}}", TOOL_ERROR, "limit 0"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_transactions\","
                  "\"arguments\":7}}", MCP_INVALID_PARAMS, "arguments not an object"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"rollback_transaction\","
-                 "\"arguments\":{\"tx\":\"x\",\"savepoint\":true}}}", MCP_INVALID_PARAMS, "savepoint a boolean"},
+                 "\"arguments\":{\"tx\":\"x\",\"savepoint\":true}}}", TOOL_ERROR, "savepoint a boolean"},
                 {"\xff\xfe{}", MCP_PARSE_ERROR, "invalid UTF-8"},
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 json_t *r = call(s, cases[i].msg);
-                ok(r && well_formed(r) && err_code(r) == cases[i].code, "%s: error %d", cases[i].what, cases[i].code);
+                if (cases[i].code == TOOL_ERROR) { /* MCP 2025-11-25: the model reads what was wrong */
+                        json_t *res = json_object_get(r, "result");
+                        const char *t = json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+                        ok(r && well_formed(r) && json_is_true(json_object_get(res, "isError")) && t &&
+                                   strstr(t, "invalid arguments: ") && !json_object_get(res, "structuredContent"),
+                           "%s: a tool result with isError and the reason: %s", cases[i].what, t ? t : "(none)");
+                } else {
+                        ok(r && well_formed(r) && err_code(r) == cases[i].code, "%s: error %d", cases[i].what, cases[i].code);
+                }
                 json_decref(r);
         }
 
@@ -163,6 +173,15 @@ static void test_tools_list(struct mcp_server *s)
                            json_is_object(json_object_get(schema, "properties")),
                    "%s has an object inputSchema", names[i]);
         }
+        for (size_t i = 0; i < 8; i++) {
+                json_t *os = json_object_get(json_array_get(tools, i), "outputSchema");
+                json_t *props = json_object_get(os, "properties"), *req = json_object_get(os, "required"), *k;
+                size_t j, missing = 0;
+                json_array_foreach (req, j, k)
+                        missing += !json_object_get(props, json_string_value(k));
+                ok(json_is_object(props) && json_object_size(props) > 0 && json_array_size(req) > 0 && !missing,
+                   "%s: an outputSchema with properties, every required key among them", names[i]);
+        }
         json_t *run_props = json_object_get(json_object_get(json_array_get(tools, 0), "inputSchema"), "properties");
         is_str(json_string_value(json_object_get(json_object_get(run_props, "timeout_s"), "type")), "number",
                "run_command's timeout_s is a number");
@@ -189,7 +208,11 @@ static void test_serve(void)
                 memcpy(big, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"x\":\"", 44);
                 const char *a = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n";
                 const char *b = "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
-                if (write(in[1], a, strlen(a)) < 0 || write(in[1], big, 20000) < 0 || write(in[1], b, strlen(b)) < 0)
+                /* the TypeScript SDK puts the id last, after the params */
+                const char *c1 = "\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{\"a\":[1,{\"id\":\"inner\"}],\"x\":\"";
+                const char *c2 = "\\\"\"},\"id\":\"late\"}\n";
+                if (write(in[1], a, strlen(a)) < 0 || write(in[1], big, 20000) < 0 || write(in[1], c1, strlen(c1)) < 0 ||
+                    write(in[1], big + 44, 9000) < 0 || write(in[1], c2, strlen(c2)) < 0 || write(in[1], b + 1, strlen(b) - 1) < 0)
                         _exit(1);
                 _exit(0);
         }
@@ -203,9 +226,13 @@ static void test_serve(void)
         close(out[0]);
         buf[n > 0 ? n : 0] = '\0';
         is_int(r, 0, "serve ends cleanly at end of input");
-        char *l1 = strtok(buf, "\n"), *l2 = strtok(NULL, "\n"), *l3 = strtok(NULL, "\n"), *l4 = strtok(NULL, "\n");
+        char *l1 = strtok(buf, "\n"), *l2 = strtok(NULL, "\n"), *l2b = strtok(NULL, "\n"), *l3 = strtok(NULL, "\n"),
+             *l4 = strtok(NULL, "\n");
         ok(l1 && strstr(l1, "\"id\": 1") && strstr(l1, "\"result\""), "first ping answered: %s", l1 ? l1 : "");
         ok(l2 && strstr(l2, "-32600") && strstr(l2, "too large"), "oversized line: -32600: %s", l2 ? l2 : "");
+        ok(l2 && strstr(l2, "\"id\": 9"), "... answered with its id, so that the client does not wait");
+        ok(l2b && strstr(l2b, "\"id\": \"late\"") && strstr(l2b, "-32600"),
+           "an oversized line whose id comes last (after nested ids and escapes): its id: %s", l2b ? l2b : "");
         ok(l3 && strstr(l3, "\"id\": 2"), "the session goes on; a last line without newline is answered");
         ok(!l4, "nothing else was written (notification, blank line)");
         mcp_server_free(s);
@@ -285,7 +312,8 @@ static const char *sc_str(json_t *res, const char *key)
 
 static const char *text_of(json_t *res)
 {
-        const char *t = json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+        json_t *content = json_object_get(res, "content");
+        const char *t = json_string_value(json_object_get(json_array_get(content, json_array_size(content) - 1), "text"));
         return t ? t : "";
 }
 
@@ -297,6 +325,11 @@ static void test_tools(struct mcp_server *s, const char *ws_path)
         is_str(sc_str(r, "stdout"), "hi\n", "stdout is in structuredContent");
         ok(json_is_false(json_object_get(r, "isError")), "not an error");
         ok(strstr(text_of(r), "added f.txt") != NULL, "the text block names the changed file");
+        const char *jt = json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
+        json_t *parsed = jt ? json_loads(jt, 0, NULL) : NULL;
+        ok(parsed && json_equal(parsed, json_object_get(r, "structuredContent")),
+           "the first text block is structuredContent as JSON");
+        json_decref(parsed);
         snprintf(path, sizeof(path), "%s/f.txt", ws_path);
         ok(access(path, F_OK) == 0, "the file reached the workspace");
         char id[32];
