@@ -1,0 +1,42 @@
+/* A cgroup per transaction, where the machine lets us have one: the kernel then enforces the
+ * memory total (memory.max: processes, tmpfs pages, memfds, kernel memory of the sandbox),
+ * the number of processes (pids.max) and CPU bandwidth (cpu.max), and counts the OOM kills.
+ *
+ * Where: cgroup v2, beneath the nearest ancestor of our own cgroup that enables the memory
+ * and pids controllers for its children and that we may write (root; systemd's delegated
+ * user manager, where a desktop's terminals run; a container with a writable, delegated
+ * cgroup); else cgroup v1 hierarchies of memory and pids we may write (root on a hybrid
+ * machine).  Otherwise nothing, and the limits fall back to rlimits and the sandbox's own
+ * accounting (docs/SECURITY.md says how far that falls short). */
+#ifndef TXBOX_CGROUP_H
+#define TXBOX_CGROUP_H
+
+#include <sys/types.h>
+
+#include "util.h"
+
+enum cgroup_mode { CGROUP_NONE = 0, CGROUP_V2, CGROUP_V1 };
+
+#define CGROUP_MAX_FDS 3 /* v1: memory, pids, cpu; v2: one */
+
+/* What this process can have (probed once): the mode, and in detail where and why. */
+enum cgroup_mode cgroup_probe(char *detail, size_t size);
+/* Whether a transaction's cgroup can bound CPU bandwidth here (cpu controller). */
+bool cgroup_has_cpu(void);
+
+struct cgroup_tx;
+
+/* A new cgroup with the limits (memory.max = memory, pids.max = procs + 2 for init and the
+ * program's first process, cpu.max when cpu_milli).  0 with *out NULL when no cgroup can be
+ * had here; -errno when one should have been made and could not. */
+int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struct txbox_error *err);
+/* Move pid (the sandbox's init, before it starts anything) into it. */
+int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err);
+/* Processes the kernel's OOM killer ended in it so far. */
+uint64_t cgroup_tx_oom_kills(const struct cgroup_tx *cg);
+/* Remove it once its processes are gone (left for cgroup_reap when some are still exiting). */
+void cgroup_tx_destroy(struct cgroup_tx *cg);
+/* Retry removals left by cgroup_tx_destroy; with wait, for up to a second. */
+void cgroup_reap(bool wait);
+
+#endif
