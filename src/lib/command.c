@@ -189,7 +189,7 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, co
                 return;
         }
         struct capture c;
-        int w[2], cr;
+        int w[2], cr = 0;
         _cleanup_close_ int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (in < 0 || (cr = capture_start(&c, cap, w)) < 0) {
                 tx_err(err, in < 0 ? errno : -cr, "cannot set up the program's output: %s",

@@ -288,6 +288,7 @@ const struct netproxy_rule *netproxy_match(const struct netproxy_rule *rules, si
 struct netproxy {
         pid_t pid;
         int log_fd; /* read end: one line per attempt */
+        int sock;   /* ours: the listening socket goes to the proxy over it */
 };
 
 struct proxy_ctx {
@@ -618,17 +619,35 @@ __attribute__((noreturn)) static void proxy_main(const struct proxy_ctx *c, int 
         }
 }
 
+/* The listening socket, once the sandbox's init has made it (-1 when it never comes). */
+static int receive_listener(int sock)
+{
+        char byte, cbuf[CMSG_SPACE(sizeof(int))];
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        ssize_t n;
+        int fd;
+
+        while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+                ;
+        struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+        if (!c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+                return -1;
+        memcpy(&fd, CMSG_DATA(c), sizeof(int));
+        return fd;
+}
+
 /* In the proxy process: keep only the two descriptors it needs, die with the supervisor,
  * write nothing anywhere (Landlock), gain nothing by exec.  It parses what the sandbox sends:
  * a bug there should not hand the sandbox the supervisor's powers. */
-static void proxy_confine(int *listen_fd, int *log_fd)
+static void proxy_confine(int *sock, int *log_fd)
 {
         sigset_t none;
 
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        if (dup3(*listen_fd, 3, O_CLOEXEC) < 0 || dup3(*log_fd, 4, O_CLOEXEC) < 0)
+        if (dup3(*sock, 3, O_CLOEXEC) < 0 || dup3(*log_fd, 4, O_CLOEXEC) < 0)
                 _exit(1);
-        *listen_fd = 3;
+        *sock = 3;
         *log_fd = 4;
         sys_close_range(5, ~0U, 0);
         for (int sig = 1; sig < NSIG; sig++)
@@ -636,44 +655,72 @@ static void proxy_confine(int *listen_fd, int *log_fd)
         signal(SIGPIPE, SIG_IGN);
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        fcntl(*listen_fd, F_SETFL, fcntl(*listen_fd, F_GETFL) & ~O_NONBLOCK);
         static const char *const no_writes[] = {NULL};
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || guard_landlock_apply(no_writes) < 0)
                 _exit(1);
 }
 
-int netproxy_start(int listen_fd, const struct netproxy_rule *rules, size_t n, struct netproxy **out,
-                   struct txbox_error *err)
+/* Forked while the supervisor runs no other thread (before the sandbox is cloned): the
+ * resolver it calls loads modules and takes locks that another thread could have held. */
+int netproxy_start(const struct netproxy_rule *rules, size_t n, struct netproxy **out, struct txbox_error *err)
 {
-        int lp[2];
+        int lp[2], sp[2];
 
-        if (pipe2(lp, O_CLOEXEC) < 0) {
+        if (pipe2(lp, O_CLOEXEC) < 0)
+                return tx_err(err, errno, "cannot start the network proxy: %s", strerror(errno));
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
                 int e = errno;
-                close(listen_fd);
+                close(lp[0]), close(lp[1]);
                 return tx_err(err, e, "cannot start the network proxy: %s", strerror(e));
         }
         fcntl(lp[1], F_SETFL, O_NONBLOCK);
         pid_t pid = fork();
         if (pid == 0) {
                 struct proxy_ctx c = {.rules = rules, .n = n, .log_fd = lp[1]};
-                close(lp[0]);
+                int sock = sp[1];
                 setpgid(0, 0);
-                proxy_confine(&listen_fd, &c.log_fd);
+                proxy_confine(&sock, &c.log_fd);
+                int listen_fd = receive_listener(sock);
+                if (listen_fd < 0)
+                        _exit(0); /* the sandbox never asked for it */
+                close(sock);
+                fcntl(listen_fd, F_SETFL, fcntl(listen_fd, F_GETFL) & ~O_NONBLOCK);
                 proxy_main(&c, listen_fd);
         }
         int e = errno;
-        close(listen_fd);
         close(lp[1]);
+        close(sp[1]);
         if (pid < 0) {
                 close(lp[0]);
+                close(sp[0]);
                 return tx_err(err, e, "cannot start the network proxy: %s", strerror(e));
         }
         setpgid(pid, pid); /* both sides: whichever runs first, the group exists before a kill */
         struct netproxy *p = xcalloc(1, sizeof(*p));
         p->pid = pid;
         p->log_fd = lp[0];
+        p->sock = sp[0];
         *out = p;
         return 0;
+}
+
+int netproxy_listen(struct netproxy *p, int listen_fd)
+{
+        char byte = 'p', cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        int r = 0;
+
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &listen_fd, sizeof(int));
+        if (sendmsg(p->sock, &mh, MSG_NOSIGNAL) != 1)
+                r = -errno;
+        close(listen_fd);
+        closep(&p->sock);
+        return r;
 }
 
 void netproxy_stop(struct netproxy *p, char *log, size_t size)
@@ -698,6 +745,7 @@ void netproxy_stop(struct netproxy *p, char *log, size_t size)
                 *nl = '\0';
                 off += (size_t)snprintf(log + off, size - off, "%s%s", entries ? ", " : "", s);
         }
+        closep(&p->sock);
         close(p->log_fd);
         free(p);
 }

@@ -1,7 +1,7 @@
 /* --net=allow:HOST,...: an HTTP proxy outside the sandbox that lets it reach only the listed
  * hosts.  The sandbox has its own network namespace with only loopback; its init listens on
  * 127.0.0.1:NETPROXY_PORT there and hands the listening socket to the supervisor, which gives
- * it to a proxy process of its own (forked, in the host's network).  The proxy forks one
+ * it to a proxy process of its own (forked before the sandbox, in the host's network).  The proxy forks one
  * handler per connection: it reads the request (CONNECT host:port, or an absolute-form
  * http:// request), checks the host and port against the list, resolves the name once,
  * checks every address it resolves to against a deny list (loopback, private, link-local,
@@ -50,10 +50,12 @@ const struct netproxy_rule *netproxy_match(const struct netproxy_rule *rules, si
 
 struct netproxy;
 
-/* Start the proxy process on listen_fd (taken over: closed here in any case) with rules
- * (copied).  Returns 0, or -errno with err set. */
-int netproxy_start(int listen_fd, const struct netproxy_rule *rules, size_t n, struct netproxy **out,
-                   struct txbox_error *err);
+/* Start the proxy process with rules (copied); it serves nothing until netproxy_listen.
+ * Call while no other thread runs (the resolver takes locks a fork would copy held).
+ * Returns 0, or -errno with err set. */
+int netproxy_start(const struct netproxy_rule *rules, size_t n, struct netproxy **out, struct txbox_error *err);
+/* Hand it the sandbox's listening socket (taken over: closed here in any case). */
+int netproxy_listen(struct netproxy *p, int listen_fd);
 /* End the proxy and every connection it holds; put its log of attempts, one entry each
  * ("allowed CONNECT host:443 via 93.184.216.34", "refused GET localhost:80 (resolves to
  * loopback address 127.0.0.1)"), comma-separated into log.  NULL is fine. */

@@ -54,6 +54,7 @@ struct sandbox_prep {
         struct sandbox_meter *meter;
         struct netproxy_rule *rules; /* --net=allow */
         size_t nrules;
+        struct netproxy *proxy;      /* the supervisor's: its proxy process, forked before clone */
 };
 
 /* What init reports when the program ends. */
@@ -1025,8 +1026,7 @@ struct supervise {
         int statusfd, errfd, sigfd;
         int notify_sock; /* receives the program's seccomp listener */
         int listener;    /* -1 until received */
-        struct netproxy *proxy; /* --net=allow */
-        char proxy_error[200];
+        bool proxy_given; /* --net=allow: the sandbox's port went to the proxy */
         double timeout_s;
         const struct sandbox_spec *spec;
         struct sandbox_prep *prep;
@@ -1056,11 +1056,11 @@ static void receive_listener(struct supervise *sv)
                 return;
         int fd;
         memcpy(&fd, CMSG_DATA(c), sizeof(int));
-        if (byte == 'p' && !sv->proxy && sv->spec->net == TXBOX_NET_ALLOW) {
-                /* Its own process: resolving and connecting never wait in this loop. */
-                struct txbox_error e = {0};
-                if (netproxy_start(fd, sv->prep->rules, sv->prep->nrules, &sv->proxy, &e) < 0)
-                        snprintf(sv->proxy_error, sizeof(sv->proxy_error), "%.190s", e.msg);
+        if (byte == 'p' && sv->prep->proxy && !sv->proxy_given) {
+                /* Its own process: resolving and connecting never wait in this loop.  Should
+                 * it fail, nobody accepts on the port: the program's connections fail. */
+                sv->proxy_given = true;
+                netproxy_listen(sv->prep->proxy, fd);
         } else if (byte == 'n' && sv->listener < 0) {
                 sv->listener = fd;
                 guard_notify_tune(fd);
@@ -1332,6 +1332,7 @@ static void sandbox_free(struct sandbox *sb)
         if (sb->blocked)
                 sigprocmask(SIG_SETMASK, &sb->old, NULL);
         free(sb->prep.envp);
+        netproxy_stop(sb->prep.proxy, NULL, 0);
         free(sb->prep.rules);
         cgroup_tx_destroy(sb->prep.cg); /* init is gone (else it was handed to defer_reap) */
         if (sb->prep.meter)
@@ -1495,6 +1496,9 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         }
         sb->prep.notify_sock = nsock[1];
         sb->prep.cg_sync = cgp[0];
+        /* Forked now, while no other thread of ours runs (start_sandbox saw to it). */
+        if (s->net == TXBOX_NET_ALLOW && (r = netproxy_start(sb->prep.rules, sb->prep.nrules, &sb->prep.proxy, err)) < 0)
+                goto fail;
         /* init starts with them blocked and unblocks them once it forwards them.  Until
          * sandbox_exec they are ours again: ^C while the command is checked (or put to an
          * approver) ends txbox, and init with it (PDEATHSIG). */
@@ -1614,9 +1618,7 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         sv.notify_sock = TAKE_FD(sb->sock);
         supervise_wait(&sv, res);
         trace_mark("program exited");
-        netproxy_stop(sv.proxy, res->net_log, sizeof(res->net_log));
-        if (sv.proxy_error[0])
-                snprintf(res->net_log, sizeof(res->net_log), "proxy failed: %s", sv.proxy_error);
+        netproxy_stop(TAKE_PTR(sb->prep.proxy), res->net_log, sizeof(res->net_log));
         closep(&sv.notify_sock);
         closep(&sv.listener);
         r = read_child_error(sb->errfd, res, err);
