@@ -441,13 +441,15 @@ void disk_meter_start(struct disk_meter *m, const char *upper, const char *work,
         m->next_walk = mono_us() + m->walk_gap;
 }
 
-static void meter_walk(struct disk_meter *m)
+/* The layers; at the end (final) only the upper one, what would be committed: the work
+ * layer holds the overlay's own few directories then. */
+static void meter_walk(struct disk_meter *m, bool final)
 {
         uint64_t b, n;
         int64_t t0 = mono_us();
 
         m->walked = m->walked_files = 0;
-        const char *dirs[] = {m->upper, m->work};
+        const char *dirs[] = {m->upper, final ? NULL : m->work};
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
                 if (!dirs[i])
                         continue;
@@ -496,7 +498,7 @@ int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, b
         char a[32], b[32], c[32];
 
         if (walk || mono_us() >= m->next_walk)
-                meter_walk(m);
+                meter_walk(m, walk);
         if (m->walked + held > m->limit) {
                 fmt_size(m->walked + held, a, sizeof(a));
                 fmt_size(held, b, sizeof(b));

@@ -801,12 +801,21 @@ static void init_tick(int sig)
 /* One tick: publish the deleted files the sandbox holds open (the supervisor adds them to
  * its disk count); without a cgroup, also sum the sandbox's memory and kill everything but
  * init past the limit. */
-static void init_measure(const struct sandbox_prep *p, const struct limits_devs *devs, struct init_status *out)
+static void init_measure(const struct sandbox_spec *s, const struct sandbox_prep *p, struct limits_devs *devs,
+                         struct init_status *out)
 {
         struct limits_usage u;
+        struct stat st;
         uint64_t total;
         bool accounting = !p->cg;
 
+        /* At the first look, not before the program starts (most end before it): files of
+         * the overlay report its device, or the upper layer's (which the supervisor gave
+         * us); memfds that of the kernel's shared-memory mount. */
+        if (!devs->disk[1] && stat(s->workspace, &st) == 0) {
+                devs->disk[1] = st.st_dev;
+                limits_probe_shm_dev(devs);
+        }
         limits_scan(devs, accounting, &u);
         __atomic_store_n(&p->meter->held_disk, u.held_disk, __ATOMIC_RELAXED);
         __atomic_store_n(&p->meter->held_disk_files, u.held_disk_files, __ATOMIC_RELAXED);
@@ -821,7 +830,8 @@ static void init_measure(const struct sandbox_prep *p, const struct limits_devs 
 }
 
 /* Reap until the program exits, measuring every 100 ms. */
-static void init_reap(pid_t pid, const struct sandbox_prep *p, const struct limits_devs *devs, struct init_status *out)
+static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sandbox_prep *p, struct limits_devs *devs,
+                      struct init_status *out)
 {
         struct sigaction sa = {.sa_handler = init_tick};
         struct itimerval it = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
@@ -832,7 +842,7 @@ static void init_reap(pid_t pid, const struct sandbox_prep *p, const struct limi
                 int st;
                 pid_t w = waitpid(-1, &st, 0);
                 if (w < 0 && errno == EINTR) {
-                        init_measure(p, devs, out);
+                        init_measure(s, p, devs, out);
                         continue;
                 }
                 if (w < 0)
@@ -865,7 +875,6 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         struct init_status status = {0};
         const struct sandbox_spec *s = spec;
         struct limits_devs devs = {.disk = {p->upper_dev}};
-        struct stat st;
 
         /* Our own empty network namespace (owned by the sandbox's user namespace, whose
          * capabilities we hold from the start), made while the supervisor maps our ids.
@@ -895,11 +904,6 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         if (protect_proc() < 0)
                 _exit(125);
         trace_mark("init: proc protected");
-        /* Files of the overlay report its device, or the upper layer's (which the
-         * supervisor gave us); memfds that of the kernel's shared-memory mount. */
-        if (stat(s->workspace, &st) == 0)
-                devs.disk[1] = st.st_dev;
-        limits_probe_shm_dev(&devs);
         /* The program runs as our uid: make init unreachable by ptrace from it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         wait_cgroup(p);
@@ -920,7 +924,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        init_reap(pid, p, &devs, &status);
+        init_reap(pid, s, p, &devs, &status);
         trace_mark("init: program reaped");
         /* Nothing may write the upper layer once the supervisor has the status: end every
          * process left (daemons, background jobs) and reap them all first.  Then the
