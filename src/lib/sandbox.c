@@ -1772,14 +1772,16 @@ static int probe_limits(struct txbox_probe *all, int n, int bits)
         bool have = mode != CGROUP_NONE;
 
         probe_set(&all[n++], "cgroups", have, false,
-                  "no kernel-enforced memory total: txbox's own accounting stands in (see the memory limit below)",
+                  "no kernel-enforced memory total: txbox's own accounting stands in (see the memory limit below); "
+                  "on systemd, `systemd-run --user --scope txbox ...` runs it where the user manager delegates one",
                   "%s", cg);
         probe_set(&all[n++], "memory limit", have, false,
                   "accounting by the sandbox's init every 100 ms (processes, /tmp, /dev/shm, memfds, System V): a "
                   "program can overshoot by what it allocates in 100 ms, and kernel memory (socket and pipe buffers, "
                   "page tables) is not counted; RLIMIT_DATA still bounds each process",
-                  "%s", have ? "cgroup: memory.max, OOM kills end the transaction (kernel-enforced total)"
-                             : "accounting: init sums the sandbox's memory every 100 ms");
+                  "%s", mode == CGROUP_V2   ? "cgroup v2: memory.max, an OOM kill ends the transaction (kernel-enforced total)"
+                        : mode == CGROUP_V1 ? "cgroup v1: memory.limit_in_bytes, an OOM kill ends the transaction (kernel-enforced)"
+                                            : "accounting: init sums the sandbox's memory every 100 ms");
         probe_set(&all[n++], "process limit", have || (bits & PROBE_PIDMAX), false,
                   "RLIMIT_NPROC only, which does not bind root; the timeout ends a fork bomb", "%s",
                   have ? "cgroup: pids.max" : bits & PROBE_PIDMAX ? "pid_max of the sandbox's pid namespace" : "RLIMIT_NPROC");
