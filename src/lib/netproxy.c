@@ -526,7 +526,9 @@ static void handle(const struct proxy_ctx *c, int client)
                         reply(client, "431 Request Header Fields Too Large");
                 return;
         }
-        if (sscanf(req, "%15s %2047s %15s", method, target, version) != 3) {
+        /* The method is logged: letters only, as HTTP's are. */
+        if (sscanf(req, "%15s %2047s %15s", method, target, version) != 3 ||
+            strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(method)) {
                 reply(client, "400 Bad Request");
                 return;
         }
@@ -572,7 +574,7 @@ static void handle(const struct proxy_ctx *c, int client)
                         return;
         } else {
                 /* Forward the request in origin form: "GET /path HTTP/1.1" and the rest as sent. */
-                char *after = strstr(req, target) + strlen(target);
+                char *after = strstr(req + strlen(method), target) + strlen(target);
                 char line[2100];
                 int n = snprintf(line, sizeof(line), "%s %s%s", method, *rest == '/' ? "" : "/", rest);
                 if (n < 0 || (size_t)n >= sizeof(line) || !write_all(up, line, (size_t)n) ||
