@@ -291,17 +291,18 @@ static uint64_t sysv_shm(void)
         return total;
 }
 
-void limits_scan(const struct limits_devs *devs, bool memory, struct limits_usage *u)
+void limits_scan(const struct limits_devs *devs, bool fds, bool memory, struct limits_usage *u)
 {
         _cleanup_free_ struct inode_set *seen = NULL;
-        _cleanup_(closedirp) DIR *d = opendir("/proc");
+        _cleanup_(closedirp) DIR *d = fds || memory ? opendir("/proc") : NULL;
         struct dirent *e;
 
         memset(u, 0, sizeof(*u));
         while (d && (e = readdir(d))) {
                 if (!isdigit((unsigned char)e->d_name[0]) || !strcmp(e->d_name, "1"))
                         continue; /* init (pid 1) is txbox's own */
-                scan_fds(e->d_name, devs, &seen, u);
+                if (fds)
+                        scan_fds(e->d_name, devs, &seen, u);
                 if (memory)
                         u->rss += process_rss(e->d_name);
         }
@@ -309,6 +310,25 @@ void limits_scan(const struct limits_devs *devs, bool memory, struct limits_usag
                 u->tmpfs = tmpfs_used("/tmp") + tmpfs_used("/dev/shm");
                 u->sysv = sysv_shm();
         }
+}
+
+void limits_hints(const char *workspace, uint64_t *avail, uint64_t *shmem)
+{
+        struct statfs sf;
+        char buf[4096];
+        unsigned long long kb;
+
+        /* The overlay reports its upper layer's file system. */
+        *avail = statfs(workspace, &sf) == 0 ? (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize : 0;
+        *shmem = 0;
+        _cleanup_close_ int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        if (n <= 0)
+                return;
+        buf[n] = '\0';
+        const char *p = strstr(buf, "\nShmem:");
+        if (p && sscanf(p + 7, "%llu", &kb) == 1)
+                *shmem = (uint64_t)kb * 1024;
 }
 
 /* A process's proportional set size (shared pages divided among their sharers, so a

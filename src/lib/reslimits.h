@@ -41,9 +41,13 @@ struct limits_usage {
         uint64_t sysv;     /* resident System V shared memory */
         uint64_t rss;      /* resident memory of every process but init (an upper bound) */
 };
-/* Look at every process of the caller's /proc (the sandbox's) but init: the deleted files
- * they hold open; with memory, also resident memory, tmpfs and System V usage. */
-void limits_scan(const struct limits_devs *devs, bool memory, struct limits_usage *u);
+/* Look at every process of the caller's /proc (the sandbox's) but init: with fds, the
+ * deleted files they hold open (some microseconds a descriptor: not at every tick); with
+ * memory, resident memory, tmpfs and System V usage. */
+void limits_scan(const struct limits_devs *devs, bool fds, bool memory, struct limits_usage *u);
+/* Cheap signs that the sandbox holds more than before: the available bytes of the
+ * workspace's file system, and the machine's shared memory (/proc/meminfo Shmem). */
+void limits_hints(const char *workspace, uint64_t *avail, uint64_t *shmem);
 /* Whether the sandbox uses more than limit bytes of memory: processes (shared pages counted
  * once, by proportional set size), /tmp, /dev/shm, memfds and System V segments.  *total
  * gets the figure. */

@@ -798,25 +798,58 @@ static void init_tick(int sig)
         (void)sig; /* interrupts waitpid so that init can measure memory */
 }
 
+/* What init knows between its looks at the sandbox. */
+struct init_meter {
+        struct limits_devs devs;
+        uint64_t base_avail, base_shmem; /* when the program started */
+        int64_t last_fd_scan;
+        struct limits_usage held; /* deleted files held open, as of the last descriptor scan */
+};
+
+/* Looking at every descriptor costs microseconds each (a build holds thousands): done when
+ * the file system lost over half the disk limit since the start, or the machine's shared
+ * memory grew by over half the memory limit (accounting only), and else once a second.
+ * What a scan would find sooner is bounded meanwhile by the supervisor's free-space rule. */
+#define FD_SCAN_MAX_GAP_US 1000000
+
+static bool fd_scan_due(const struct sandbox_spec *s, const struct sandbox_prep *p, const struct init_meter *im,
+                        bool accounting)
+{
+        uint64_t avail, shmem;
+
+        if (mono_us() - im->last_fd_scan >= FD_SCAN_MAX_GAP_US)
+                return true;
+        limits_hints(s->workspace, &avail, &shmem);
+        return (im->base_avail > avail && im->base_avail - avail > p->limits.disk / 2) ||
+               (accounting && shmem > im->base_shmem && shmem - im->base_shmem > p->limits.memory / 2);
+}
+
 /* One tick: publish the deleted files the sandbox holds open (the supervisor adds them to
  * its disk count); without a cgroup, also sum the sandbox's memory and kill everything but
  * init past the limit. */
-static void init_measure(const struct sandbox_spec *s, const struct sandbox_prep *p, struct limits_devs *devs,
+static void init_measure(const struct sandbox_spec *s, const struct sandbox_prep *p, struct init_meter *im,
                          struct init_status *out)
 {
         struct limits_usage u;
         struct stat st;
         uint64_t total;
-        bool accounting = !p->cg;
+        bool accounting = !p->cg, fds = fd_scan_due(s, p, im, accounting);
 
-        /* At the first look, not before the program starts (most end before it): files of
+        /* At the first scan, not before the program starts (most end before it): files of
          * the overlay report its device, or the upper layer's (which the supervisor gave
          * us); memfds that of the kernel's shared-memory mount. */
-        if (!devs->disk[1] && stat(s->workspace, &st) == 0) {
-                devs->disk[1] = st.st_dev;
-                limits_probe_shm_dev(devs);
+        if (fds && !im->devs.disk[1] && stat(s->workspace, &st) == 0) {
+                im->devs.disk[1] = st.st_dev;
+                limits_probe_shm_dev(&im->devs);
         }
-        limits_scan(devs, accounting, &u);
+        limits_scan(&im->devs, fds, accounting, &u);
+        if (fds) {
+                im->held = u;
+                im->last_fd_scan = mono_us();
+        }
+        u.held_disk = im->held.held_disk;
+        u.held_disk_files = im->held.held_disk_files;
+        u.held_shm = im->held.held_shm;
         __atomic_store_n(&p->meter->held_disk, u.held_disk, __ATOMIC_RELAXED);
         __atomic_store_n(&p->meter->held_disk_files, u.held_disk_files, __ATOMIC_RELAXED);
         if (accounting && out->limit == LIMIT_NONE && limits_memory_exceeded(&u, p->limits.memory, &total)) {
@@ -830,19 +863,22 @@ static void init_measure(const struct sandbox_spec *s, const struct sandbox_prep
 }
 
 /* Reap until the program exits, measuring every 100 ms. */
-static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sandbox_prep *p, struct limits_devs *devs,
+static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sandbox_prep *p, struct init_meter *im,
                       struct init_status *out)
 {
         struct sigaction sa = {.sa_handler = init_tick};
         struct itimerval it = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
 
+        /* The program runs now: what it takes is measured from here. */
+        limits_hints(s->workspace, &im->base_avail, &im->base_shmem);
+        im->last_fd_scan = mono_us();
         sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid returns EINTR */
         setitimer(ITIMER_REAL, &it, NULL);
         for (;;) {
                 int st;
                 pid_t w = waitpid(-1, &st, 0);
                 if (w < 0 && errno == EINTR) {
-                        init_measure(s, p, devs, out);
+                        init_measure(s, p, im, out);
                         continue;
                 }
                 if (w < 0)
@@ -874,7 +910,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         char c;
         struct init_status status = {0};
         const struct sandbox_spec *s = spec;
-        struct limits_devs devs = {.disk = {p->upper_dev}};
+        struct init_meter im = {.devs = {.disk = {p->upper_dev}}};
 
         /* Our own empty network namespace (owned by the sandbox's user namespace, whose
          * capabilities we hold from the start), made while the supervisor maps our ids.
@@ -924,7 +960,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        init_reap(pid, s, p, &devs, &status);
+        init_reap(pid, s, p, &im, &status);
         trace_mark("init: program reaped");
         /* Nothing may write the upper layer once the supervisor has the status: end every
          * process left (daemons, background jobs) and reap them all first.  Then the
