@@ -231,6 +231,7 @@ struct cgroup_tx {
         char path[CGROUP_MAX_FDS][PATH_MAX];
         int procs[CGROUP_MAX_FDS];
         int events; /* v2 memory.events, v1 memory.oom_control */
+        char peak[PATH_MAX + 32]; /* v2 memory.peak, v1 memory.max_usage_in_bytes */
 };
 
 static int write_knob(const char *dir, const char *knob, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -317,6 +318,7 @@ static int setup_v2(struct cgroup_tx *cg, const struct txbox_limits *l, const ch
         write_knob(d, "memory.oom.group", "1");
         if (l->cpu_milli && (r = write_knob(d, "cpu.max", "%llu 100000", (unsigned long long)l->cpu_milli * 100)) < 0)
                 return tx_err(err, -r, "cannot set %s/cpu.max: %s", d, strerror(-r));
+        snprintf(cg->peak, sizeof(cg->peak), "%s/memory.peak", d);
         return open_events(cg, d, "memory.events", err);
 }
 
@@ -333,6 +335,7 @@ static int setup_v1(struct cgroup_tx *cg, const struct txbox_limits *l, const ch
                         if ((r = knob_or_fail(d, "memory.limit_in_bytes", l->memory, err)) < 0)
                                 return r;
                         write_knob(d, "memory.memsw.limit_in_bytes", "%llu", (unsigned long long)l->memory);
+                        snprintf(cg->peak, sizeof(cg->peak), "%s/memory.max_usage_in_bytes", d);
                         if ((r = open_events(cg, d, "memory.oom_control", err)) < 0)
                                 return r;
                 } else if (c == CG_PIDS) {
@@ -413,6 +416,12 @@ uint64_t cgroup_tx_oom_kills(const struct cgroup_tx *cg)
                 if (p == buf || p[-1] == '\n')
                         return sscanf(p + 9, "%llu", &v) == 1 ? v : 0;
         return 0;
+}
+
+uint64_t cgroup_tx_memory_peak(const struct cgroup_tx *cg)
+{
+        char buf[32];
+        return cg && cg->peak[0] && read_small(cg->peak, buf, sizeof(buf)) > 0 ? strtoull(buf, NULL, 10) : 0;
 }
 
 /* Removals that found processes still exiting; retried by cgroup_reap. */

@@ -34,6 +34,8 @@ int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struc
 int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err);
 /* Processes the kernel's OOM killer ended in it so far. */
 uint64_t cgroup_tx_oom_kills(const struct cgroup_tx *cg);
+/* The most memory it was charged at once, in bytes (0 when the kernel does not say). */
+uint64_t cgroup_tx_memory_peak(const struct cgroup_tx *cg);
 /* Remove it once its processes are gone (left for cgroup_reap when some are still exiting). */
 void cgroup_tx_destroy(struct cgroup_tx *cg);
 /* Retry removals left by cgroup_tx_destroy; with wait, for up to a second. */

@@ -1125,9 +1125,10 @@ static bool oom_killed(struct supervise *sv)
         uint64_t kills = cgroup_tx_oom_kills(sv->prep->cg);
         if (!kills)
                 return false;
-        snprintf(d, sizeof(d), "the kernel's OOM killer ended %llu process%s of its cgroup at memory.max = %.1f MiB "
-                 "(--max-memory)", (unsigned long long)kills, kills == 1 ? "" : "es",
-                 (double)sv->prep->limits.memory / (1 << 20));
+        uint64_t peak = cgroup_tx_memory_peak(sv->prep->cg);
+        snprintf(d, sizeof(d), "the kernel's OOM killer ended %llu process%s of its cgroup at the limit of %.1f MiB "
+                 "(--max-memory; peak %.1f MiB)", (unsigned long long)kills, kills == 1 ? "" : "es",
+                 (double)sv->prep->limits.memory / (1 << 20), (double)peak / (1 << 20));
         stop_at(sv, LIMIT_MEMORY, d);
         return true;
 }
