@@ -70,13 +70,13 @@ static char *next_line(const char *text, size_t *pos, char *line, size_t size)
 
 /* The mount point and root of the cgroup file system with fstype (and, for v1, the
  * controller among its super options). */
-static bool find_mount(const struct proc_text *t, const char *fstype, const char *controller, char *mnt, char *root,
+static bool find_mount(const char *mountinfo, const char *fstype, const char *controller, char *mnt, char *root,
                        size_t size)
 {
         char line[4096];
         size_t pos = 0;
 
-        while (next_line(t->mountinfo, &pos, line, sizeof(line))) {
+        while (next_line(mountinfo, &pos, line, sizeof(line))) {
                 char *sep = strstr(line, " - "), *save = NULL;
                 if (!sep)
                         continue;
@@ -100,12 +100,12 @@ static bool find_mount(const struct proc_text *t, const char *fstype, const char
 }
 
 /* Our cgroup's path in the hierarchy listing controller ("" for v2's "0::" line). */
-static bool own_path(const struct proc_text *t, const char *controller, char *path, size_t size)
+static bool own_path(const char *cgroup, const char *controller, char *path, size_t size)
 {
         char line[4096];
         size_t pos = 0;
 
-        while (next_line(t->cgroup, &pos, line, sizeof(line))) {
+        while (next_line(cgroup, &pos, line, sizeof(line))) {
                 char *a = strchr(line, ':'), *b = a ? strchr(a + 1, ':') : NULL;
                 if (!b)
                         continue;
@@ -138,24 +138,23 @@ static bool writable_dir(const char *dir)
         return access(dir, W_OK) == 0 && access(procs, W_OK) == 0;
 }
 
-/* v2: the nearest ancestor of our cgroup (itself included) that hands memory and pids to
- * its children and that we may write. */
-static bool probe_v2(const struct proc_text *t)
+bool cgroup_v2_parent(const char *mountinfo, const char *cgroup, char *parent, size_t size, bool *cpu)
 {
         char mnt[PATH_MAX], root[PATH_MAX], path[PATH_MAX], dir[PATH_MAX], file[PATH_MAX + 32], ctl[256];
 
-        if (!find_mount(t, "cgroup2", NULL, mnt, root, sizeof(mnt)) || !own_path(t, "", path, sizeof(path)) ||
-            !join_path(mnt, root, path, dir, sizeof(dir)))
+        if (size)
+                parent[0] = '\0';
+        if (!find_mount(mountinfo, "cgroup2", NULL, mnt, root, sizeof(mnt)))
+                return false;
+        snprintf(parent, size, "%s", mnt);
+        if (!own_path(cgroup, "", path, sizeof(path)) || !join_path(mnt, root, path, dir, sizeof(dir)))
                 return false;
         for (;;) {
                 snprintf(file, sizeof(file), "%s/cgroup.subtree_control", dir);
                 if (read_small(file, ctl, sizeof(ctl)) >= 0 && has_token(ctl, "memory", " \n") &&
                     has_token(ctl, "pids", " \n") && writable_dir(dir)) {
-                        probe.mode = CGROUP_V2;
-                        probe.cpu = has_token(ctl, "cpu", " \n");
-                        snprintf(probe.v2_parent, sizeof(probe.v2_parent), "%s", dir);
-                        snprintf(probe.detail, sizeof(probe.detail), "cgroup v2 beneath %.120s (memory, pids%s)", dir,
-                                 probe.cpu ? ", cpu" : "");
+                        *cpu = has_token(ctl, "cpu", " \n");
+                        snprintf(parent, size, "%s", dir);
                         return true;
                 }
                 char *slash = strrchr(dir, '/');
@@ -163,8 +162,25 @@ static bool probe_v2(const struct proc_text *t)
                         break;
                 *slash = '\0';
         }
-        snprintf(probe.detail, sizeof(probe.detail),
-                 "cgroup v2 at %.80s: no writable ancestor of this process's cgroup enables memory and pids", mnt);
+        return false;
+}
+
+/* v2: the nearest ancestor of our cgroup (itself included) that hands memory and pids to
+ * its children and that we may write. */
+static bool probe_v2(const struct proc_text *t)
+{
+        char dir[PATH_MAX];
+
+        if (cgroup_v2_parent(t->mountinfo, t->cgroup, dir, sizeof(dir), &probe.cpu)) {
+                probe.mode = CGROUP_V2;
+                snprintf(probe.v2_parent, sizeof(probe.v2_parent), "%s", dir);
+                snprintf(probe.detail, sizeof(probe.detail), "cgroup v2 beneath %.120s (memory, pids%s)", dir,
+                         probe.cpu ? ", cpu" : "");
+                return true;
+        }
+        if (dir[0])
+                snprintf(probe.detail, sizeof(probe.detail),
+                         "cgroup v2 at %.80s: no writable ancestor of this process's cgroup enables memory and pids", dir);
         return false;
 }
 
@@ -175,8 +191,8 @@ static bool probe_v1(const struct proc_text *t)
 
         for (int c = 0; c < CG_N; c++) {
                 probe.v1_dir[c][0] = '\0';
-                if (!find_mount(t, "cgroup", cg_names[c], mnt, root, sizeof(mnt)) ||
-                    !own_path(t, cg_names[c], path, sizeof(path)) ||
+                if (!find_mount(t->mountinfo, "cgroup", cg_names[c], mnt, root, sizeof(mnt)) ||
+                    !own_path(t->cgroup, cg_names[c], path, sizeof(path)) ||
                     !join_path(mnt, root, path, probe.v1_dir[c], sizeof(probe.v1_dir[c])) ||
                     access(probe.v1_dir[c], W_OK) < 0)
                         probe.v1_dir[c][0] = '\0';

@@ -23,6 +23,12 @@ enum cgroup_mode { CGROUP_NONE = 0, CGROUP_V2, CGROUP_V1 };
 enum cgroup_mode cgroup_probe(char *detail, size_t size);
 /* Whether a transaction's cgroup can bound CPU bandwidth here (cpu controller). */
 bool cgroup_has_cpu(void);
+/* Where transaction cgroups go under cgroup v2, given the text of /proc/self/mountinfo and
+ * /proc/self/cgroup: the nearest ancestor of our cgroup (itself included) whose
+ * cgroup.subtree_control enables memory and pids and whose directory and cgroup.procs we may
+ * write; *cpu tells whether it enables cpu too.  False when none (parent then holds the
+ * cgroup2 mount point, or "" when there is none).  Exposed for tests. */
+bool cgroup_v2_parent(const char *mountinfo, const char *cgroup, char *parent, size_t size, bool *cpu);
 
 struct cgroup_tx;
 
