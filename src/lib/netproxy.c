@@ -509,15 +509,71 @@ static const char *loggable(const char *host)
                        : "(unprintable host)";
 }
 
+struct request {
+        char method[16], target[2048], version[16];
+        char hostport[300];
+        char *host;    /* in hostport */
+        unsigned port;
+        const char *rest; /* plain HTTP: the path and what follows, in target */
+        bool connect;
+};
+
+/* Parse the request line; false after answering the client when it is malformed. */
+static bool parse_request(int client, const char *req, struct request *r)
+{
+        /* The method is logged: letters only, as HTTP's are. */
+        if (sscanf(req, "%15s %2047s %15s", r->method, r->target, r->version) != 3 ||
+            strspn(r->method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(r->method)) {
+                reply(client, "400 Bad Request");
+                return false;
+        }
+        r->connect = !strcasecmp(r->method, "CONNECT");
+        const char *hp = r->target;
+        r->rest = NULL;
+        if (!r->connect) {
+                /* Absolute form: http://host[:port]/path; https must come through CONNECT. */
+                if (strncasecmp(r->target, "http://", 7) != 0) {
+                        reply(client, "400 Bad Request");
+                        return false;
+                }
+                hp = r->target + 7;
+                r->rest = hp + strcspn(hp, "/?#");
+        }
+        snprintf(r->hostport, sizeof(r->hostport), "%.*s", r->rest ? (int)(r->rest - hp) : (int)strlen(hp), hp);
+        if (!split_hostport(r->hostport, r->connect ? 443 : 80, &r->host, &r->port)) {
+                reply(client, "400 Bad Request");
+                return false;
+        }
+        return true;
+}
+
+/* The connection is made: answer CONNECT, or forward a plain request in origin form
+ * ("GET /path HTTP/1.1" and the rest as sent), then whatever followed the head. */
+static bool forward(int client, int up, const char *req, size_t head, size_t len, const struct request *r)
+{
+        if (r->connect) {
+                const char *ok = "HTTP/1.1 200 Connection established\r\n\r\n";
+                if (!write_all(client, ok, strlen(ok)))
+                        return false;
+        } else {
+                const char *after = strstr(req + strlen(r->method), r->target) + strlen(r->target);
+                char line[2100];
+                int n = snprintf(line, sizeof(line), "%s %s%s", r->method, *r->rest == '/' ? "" : "/", r->rest);
+                if (n < 0 || (size_t)n >= sizeof(line) || !write_all(up, line, (size_t)n) ||
+                    !write_all(up, after, (size_t)(req + head - after)))
+                        return false;
+        }
+        return head >= len || write_all(up, req + head, len - head);
+}
+
 /* One connection, in its own process: request, decision, connection, relay. */
 static void handle(const struct proxy_ctx *c, int client)
 {
         static char req[REQ_MAX + 1];
-        char method[16], target[2048], version[16], addr[64], why[256];
+        char addr[64], why[256];
         size_t len;
         struct timeval tv = {.tv_sec = REQUEST_TIMEOUT_S};
-        unsigned port;
-        char *host;
+        struct request r;
 
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
         ssize_t head = read_head(client, req, &len);
@@ -526,64 +582,29 @@ static void handle(const struct proxy_ctx *c, int client)
                         reply(client, "431 Request Header Fields Too Large");
                 return;
         }
-        /* The method is logged: letters only, as HTTP's are. */
-        if (sscanf(req, "%15s %2047s %15s", method, target, version) != 3 ||
-            strspn(method, "ABCDEFGHIJKLMNOPQRSTUVWXYZ") != strlen(method)) {
-                reply(client, "400 Bad Request");
+        if (!parse_request(client, req, &r))
                 return;
-        }
-        bool connect_method = !strcasecmp(method, "CONNECT");
-        char *hp = target, *rest = NULL;
-        if (!connect_method) {
-                /* Absolute form: http://host[:port]/path; https must come through CONNECT. */
-                if (strncasecmp(target, "http://", 7) != 0) {
-                        reply(client, "400 Bad Request");
-                        return;
-                }
-                hp = target + 7;
-                rest = hp + strcspn(hp, "/?#");
-        }
-        char hpbuf[300];
-        snprintf(hpbuf, sizeof(hpbuf), "%.*s", rest ? (int)(rest - hp) : (int)strlen(hp), hp);
-        if (!split_hostport(hpbuf, connect_method ? 443 : 80, &host, &port)) {
-                reply(client, "400 Bad Request");
-                return;
-        }
         const char *refusal = NULL;
-        const struct netproxy_rule *rule = netproxy_match(c->rules, c->n, host, port, &refusal);
+        const struct netproxy_rule *rule = netproxy_match(c->rules, c->n, r.host, r.port, &refusal);
         if (!rule) {
-                log_line(c, "refused %s %s:%u (%s)", method, loggable(host), port, refusal);
+                log_line(c, "refused %s %s:%u (%s)", r.method, loggable(r.host), r.port, refusal);
                 reply(client, "403 Forbidden (txbox: not in --net=allow)");
                 return;
         }
         alarm(RESOLVE_TIMEOUT_S + CONNECT_TIMEOUT_MS / 1000);
-        int up = resolve_connect(host, port, rule->private_ok, addr, sizeof(addr), why, sizeof(why));
+        int up = resolve_connect(r.host, r.port, rule->private_ok, addr, sizeof(addr), why, sizeof(why));
         alarm(0);
         if (up < 0) {
                 bool denied = str_has_prefix(why, "resolves to");
-                log_line(c, "%s %s %s:%u (%s)", denied ? "refused" : "failed", method, loggable(host), port, why);
+                log_line(c, "%s %s %s:%u (%s)", denied ? "refused" : "failed", r.method, loggable(r.host), r.port, why);
                 reply(client, denied ? "403 Forbidden (txbox: private address)" : "502 Bad Gateway");
                 return;
         }
-        log_line(c, "allowed %s %s:%u via %s", method, loggable(host), port, addr);
+        log_line(c, "allowed %s %s:%u via %s", r.method, loggable(r.host), r.port, addr);
         tv.tv_sec = 0;
         setsockopt(client, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        if (connect_method) {
-                const char *ok = "HTTP/1.1 200 Connection established\r\n\r\n";
-                if (!write_all(client, ok, strlen(ok)))
-                        return;
-        } else {
-                /* Forward the request in origin form: "GET /path HTTP/1.1" and the rest as sent. */
-                char *after = strstr(req + strlen(method), target) + strlen(target);
-                char line[2100];
-                int n = snprintf(line, sizeof(line), "%s %s%s", method, *rest == '/' ? "" : "/", rest);
-                if (n < 0 || (size_t)n >= sizeof(line) || !write_all(up, line, (size_t)n) ||
-                    !write_all(up, after, (size_t)(req + head - after)))
-                        return;
-        }
-        if ((size_t)head < len && !write_all(up, req + head, len - (size_t)head))
-                return;
-        relay(client, up);
+        if (forward(client, up, req, (size_t)head, len, &r))
+                relay(client, up);
 }
 
 static void reap(unsigned *active, bool block)

@@ -1162,6 +1162,53 @@ static const char *limit_name(int limit)
         return limit == LIMIT_MEMORY ? "memory" : limit == LIMIT_DISK ? "disk" : limit == LIMIT_FILES ? "files" : "";
 }
 
+/* The program's status (st: init's report, NULL when init died without one) and the limit
+ * that stopped it, once everything has stopped. */
+static void supervise_end(struct supervise *sv, struct txbox_run_result *res, struct init_status *st)
+{
+        if (st && st->limit != LIMIT_NONE && sv->limit == LIMIT_NONE) {
+                st->detail[sizeof(st->detail) - 1] = '\0';
+                sv->limit = st->limit;
+                snprintf(sv->detail, sizeof(sv->detail), "%s", st->detail);
+        }
+        /* With the status in hand, init has ended everything else: its own exit (the
+         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it (below). */
+        if (!st)
+                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        /* Everything has stopped: what the program left is what would be committed. */
+        bool stopped = sv->limit != LIMIT_NONE;
+        if (!res->timed_out)
+                check_limits(sv, true);
+        if (sv->limit != LIMIT_NONE) {
+                snprintf(res->limit_hit, sizeof(res->limit_hit), "%s", limit_name(sv->limit));
+                snprintf(res->limit_detail, sizeof(res->limit_detail), "%s", sv->detail);
+        }
+        res->exit_code = -1;
+        res->signal = SIGKILL; /* timed out, or init died without a word */
+        if (!res->timed_out && st && WIFSIGNALED(st->status)) {
+                res->signal = WTERMSIG(st->status);
+        } else if (!res->timed_out && st) {
+                res->exit_code = WEXITSTATUS(st->status);
+                res->signal = 0;
+        }
+        /* Over a limit found only by the final check: as if stopped a moment earlier. */
+        if (!stopped && sv->limit != LIMIT_NONE && res->exit_code == 0) {
+                res->exit_code = -1;
+                res->signal = SIGKILL;
+        }
+        if (st)
+                defer_reap(sv->pid, TAKE_PTR(sv->prep->cg));
+        /* A single file that reached RLIMIT_FSIZE (the disk limit) killed its writer (a shell
+         * reports that as 128 + SIGXFSZ). */
+        if (sv->limit == LIMIT_NONE && (res->signal == SIGXFSZ || res->exit_code == 128 + SIGXFSZ)) {
+                snprintf(res->limit_hit, sizeof(res->limit_hit), "disk");
+                snprintf(res->limit_detail, sizeof(res->limit_detail),
+                         "a file reached the disk limit of %.1f MiB (--max-disk; RLIMIT_FSIZE sends SIGXFSZ)",
+                         (double)sv->prep->limits.disk / (1 << 20));
+        }
+}
+
 /* Wait for the program's status, forwarding termination signals, answering exec checks and
  * enforcing the timeout and the limits. */
 static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
@@ -1205,49 +1252,7 @@ static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                         break;
                 }
         }
-        if (got && st.limit != LIMIT_NONE && sv->limit == LIMIT_NONE) {
-                st.detail[sizeof(st.detail) - 1] = '\0';
-                sv->limit = st.limit;
-                snprintf(sv->detail, sizeof(sv->detail), "%s", st.detail);
-        }
-        /* With the status in hand, init has ended everything else: its own exit (the
-         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it (below). */
-        if (!got)
-                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
-        /* Everything has stopped: what the program left is what would be committed. */
-        bool stopped = sv->limit != LIMIT_NONE;
-        if (!res->timed_out)
-                check_limits(sv, true);
-        if (sv->limit != LIMIT_NONE) {
-                snprintf(res->limit_hit, sizeof(res->limit_hit), "%s", limit_name(sv->limit));
-                snprintf(res->limit_detail, sizeof(res->limit_detail), "%s", sv->detail);
-        }
-        if (res->timed_out || !got) {
-                res->exit_code = -1;
-                res->signal = SIGKILL;
-        } else if (WIFSIGNALED(st.status)) {
-                res->exit_code = -1;
-                res->signal = WTERMSIG(st.status);
-        } else {
-                res->exit_code = WEXITSTATUS(st.status);
-                res->signal = 0;
-        }
-        /* Over a limit found only by the final check: as if stopped a moment earlier. */
-        if (!stopped && sv->limit != LIMIT_NONE && res->exit_code == 0) {
-                res->exit_code = -1;
-                res->signal = SIGKILL;
-        }
-        if (got)
-                defer_reap(sv->pid, TAKE_PTR(sv->prep->cg));
-        /* A single file that reached RLIMIT_FSIZE (the disk limit) killed its writer (a shell
-         * reports that as 128 + SIGXFSZ). */
-        if (sv->limit == LIMIT_NONE && (res->signal == SIGXFSZ || res->exit_code == 128 + SIGXFSZ)) {
-                snprintf(res->limit_hit, sizeof(res->limit_hit), "disk");
-                snprintf(res->limit_detail, sizeof(res->limit_detail),
-                         "a file reached the disk limit of %.1f MiB (--max-disk; RLIMIT_FSIZE sends SIGXFSZ)",
-                         (double)sv->prep->limits.disk / (1 << 20));
-        }
+        supervise_end(sv, res, got ? &st : NULL);
 }
 
 /* Read what the sandbox reported before exec (setup or exec failure). */
