@@ -82,6 +82,26 @@ if [ "$mech" = cgroup ]; then
 else
         ok "doctor says accounting, and the program runs in no cgroup of txbox's" test "$in_cgroup" -eq 0
 fi
+if [ "$mech" = cgroup ]; then
+        # The program cannot raise its own limit nor leave its cgroup: the cgroup file
+        # systems are read-only in the sandbox, and it holds no descriptor of them.
+        escape='for line in $(cat /proc/self/cgroup); do
+                ctl=$(echo "$line" | cut -d: -f2); path=$(echo "$line" | cut -d: -f3)
+                for base in /sys/fs/cgroup/"$ctl" /sys/fs/cgroup/unified /sys/fs/cgroup; do
+                        d=$base$path
+                        [ -e "$d/cgroup.procs" ] || continue
+                        echo "FOUND"
+                        for knob in memory.max memory.limit_in_bytes pids.max; do
+                                [ -e "$d/$knob" ] && echo max >"$d/$knob" 2>/dev/null && echo "RAISED $d/$knob"
+                        done
+                        echo $$ >"$d/../cgroup.procs" 2>/dev/null && echo "LEFT $d"
+                done
+        done; echo "descriptors: $(ls -l /proc/self/fd | grep -c cgroup)"'
+        out=$(tx run -- sh -c "$escape" 2>/dev/null)
+        like "$out" "FOUND" "the program sees its cgroup"
+        ok "... but can neither raise its limits nor leave it" sh -c "! printf '%s' \"\$1\" | grep -qE 'RAISED|LEFT'" _ "$out"
+        like "$out" "descriptors: 0" "... and holds no descriptor of a cgroup file"
+fi
 like "$(printf '%s\n' "$doctor" | grep 'memory limit')" "cgroup|accounting" "doctor names the memory limit's mechanism"
 like "$(printf '%s\n' "$doctor" | grep 'disk and files limits')" "accounting" "... and the disk limit's"
 [ "$JAIL_MODE" = user ] && is "$mech" accounting "an unprivileged user without a delegated cgroup gets accounting"
