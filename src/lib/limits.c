@@ -320,6 +320,8 @@ void limits_hints(const char *workspace, uint64_t *avail, uint64_t *shmem)
 
         /* The overlay reports its upper layer's file system. */
         *avail = statfs(workspace, &sf) == 0 ? (uint64_t)sf.f_bavail * (uint64_t)sf.f_bsize : 0;
+        if (!shmem)
+                return;
         *shmem = 0;
         _cleanup_close_ int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
         ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;

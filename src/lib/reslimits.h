@@ -46,7 +46,8 @@ struct limits_usage {
  * memory, resident memory, tmpfs and System V usage. */
 void limits_scan(const struct limits_devs *devs, bool fds, bool memory, struct limits_usage *u);
 /* Cheap signs that the sandbox holds more than before: the available bytes of the
- * workspace's file system, and the machine's shared memory (/proc/meminfo Shmem). */
+ * workspace's file system, and (shmem not NULL) the machine's shared memory
+ * (/proc/meminfo Shmem). */
 void limits_hints(const char *workspace, uint64_t *avail, uint64_t *shmem);
 /* Whether the sandbox uses more than limit bytes of memory: processes (shared pages counted
  * once, by proportional set size), /tmp, /dev/shm, memfds and System V segments.  *total

@@ -815,11 +815,11 @@ struct init_meter {
 static bool fd_scan_due(const struct sandbox_spec *s, const struct sandbox_prep *p, const struct init_meter *im,
                         bool accounting)
 {
-        uint64_t avail, shmem;
+        uint64_t avail, shmem = 0;
 
         if (mono_us() - im->last_fd_scan >= FD_SCAN_MAX_GAP_US)
                 return true;
-        limits_hints(s->workspace, &avail, &shmem);
+        limits_hints(s->workspace, &avail, accounting ? &shmem : NULL);
         return (im->base_avail > avail && im->base_avail - avail > p->limits.disk / 2) ||
                (accounting && shmem > im->base_shmem && shmem - im->base_shmem > p->limits.memory / 2);
 }
@@ -870,7 +870,7 @@ static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sand
         struct itimerval it = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
 
         /* The program runs now: what it takes is measured from here. */
-        limits_hints(s->workspace, &im->base_avail, &im->base_shmem);
+        limits_hints(s->workspace, &im->base_avail, p->cg ? NULL : &im->base_shmem);
         im->last_fd_scan = mono_us();
         sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid returns EINTR */
         setitimer(ITIMER_REAL, &it, NULL);
