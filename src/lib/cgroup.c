@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/utsname.h>
 #include <time.h>
 
 #define STALE_AGE_S 60
@@ -338,11 +339,23 @@ static int setup_v2(struct cgroup_tx *cg, const struct txbox_limits *l, const ch
         return open_events(cg, d, "memory.events", err);
 }
 
+bool cgroup_pid_max_per_ns(void)
+{
+        struct utsname u;
+        unsigned major = 0, minor = 0;
+        return uname(&u) == 0 && sscanf(u.release, "%u.%u", &major, &minor) == 2 &&
+               (major > 6 || (major == 6 && minor >= 14));
+}
+
 static int setup_v1(struct cgroup_tx *cg, const struct txbox_limits *l, const char *name, struct txbox_error *err)
 {
+        /* A v1 pids cgroup costs a transaction about as much CPU as its memory cgroup, for
+         * nothing the sandbox's own pid_max (Linux >= 6.14) does not already enforce. */
+        bool pids = !cgroup_pid_max_per_ns();
         int r;
+
         for (int c = 0; c < CG_N; c++) {
-                if (!probe.v1_dir[c][0] || (c == CG_CPU && !l->cpu_milli))
+                if (!probe.v1_dir[c][0] || (c == CG_CPU && !l->cpu_milli) || (c == CG_PIDS && !pids))
                         continue;
                 if ((r = make_dir(cg, probe.v1_dir[c], name, err)) < 0)
                         return r;

@@ -21,6 +21,9 @@ enum cgroup_mode { CGROUP_NONE = 0, CGROUP_V2, CGROUP_V1 };
 
 /* What this process can have (probed once): the mode, and in detail where and why. */
 enum cgroup_mode cgroup_probe(char *detail, size_t size);
+/* Whether the kernel keeps pid_max per pid namespace (Linux >= 6.14): then a v1 pids
+ * cgroup adds nothing and is not made. */
+bool cgroup_pid_max_per_ns(void);
 /* Whether a transaction's cgroup can bound CPU bandwidth here (cpu controller). */
 bool cgroup_has_cpu(void);
 /* Where transaction cgroups go under cgroup v2, given the text of /proc/self/mountinfo and
@@ -33,7 +36,8 @@ bool cgroup_v2_parent(const char *mountinfo, const char *cgroup, char *parent, s
 struct cgroup_tx;
 
 /* A new cgroup with the limits (memory.max = memory, pids.max = procs + 2 for init and the
- * program's first process, cpu.max when cpu_milli).  0 with *out NULL when no cgroup can be
+ * program's first process (v1: only where pid_max is not per namespace), cpu.max when
+ * cpu_milli).  0 with *out NULL when no cgroup can be
  * had here; -errno when one should have been made and could not. */
 int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struct txbox_error *err);
 /* Move pid (the sandbox's init, before it starts anything) into it. */

@@ -1824,9 +1824,13 @@ static int probe_limits(struct txbox_probe *all, int n, int bits)
                   "%s", mode == CGROUP_V2   ? "cgroup v2: memory.max, an OOM kill ends the transaction (kernel-enforced total)"
                         : mode == CGROUP_V1 ? "cgroup v1: memory.limit_in_bytes, an OOM kill ends the transaction (kernel-enforced)"
                                             : "accounting: init sums the sandbox's memory every 100 ms");
-        probe_set(&all[n++], "process limit", have || (bits & PROBE_PIDMAX), false,
-                  "RLIMIT_NPROC only, which does not bind root; the timeout ends a fork bomb", "%s",
-                  have ? "cgroup: pids.max" : bits & PROBE_PIDMAX ? "pid_max of the sandbox's pid namespace" : "RLIMIT_NPROC");
+        bool v1_pids = mode == CGROUP_V1 && !cgroup_pid_max_per_ns();
+        probe_set(&all[n++], "process limit", mode == CGROUP_V2 || v1_pids || (bits & PROBE_PIDMAX), false,
+                  "RLIMIT_NPROC only, which does not bind root; the timeout ends a fork bomb", "%s%s%s",
+                  bits & PROBE_PIDMAX ? "pid_max of the sandbox's pid namespace" : "",
+                  (bits & PROBE_PIDMAX) && (mode == CGROUP_V2 || v1_pids) ? " and " : "",
+                  mode == CGROUP_V2 ? "cgroup v2 pids.max" : v1_pids ? "cgroup v1 pids.max"
+                                                        : bits & PROBE_PIDMAX ? "" : "RLIMIT_NPROC");
         probe_set(&all[n++], "CPU limits", true, false, NULL, "RLIMIT_CPU per process (--max-cpu); --max-cpus %s",
                   cgroup_has_cpu() ? "by cgroup cpu.max" : "unavailable (no cgroup with the cpu controller)");
         probe_set(&all[n++], "disk and files limits", true, false, NULL, "%s",
