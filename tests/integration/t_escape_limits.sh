@@ -48,15 +48,18 @@ import time; b = bytearray(100 << 20); time.sleep(15)" & done; wait' >/dev/null 
 is "$?" 137 "six processes of 100 MiB each are killed together (memory total)"
 
 # Disk: the supervisor measures the upper layer; one big file also meets RLIMIT_FSIZE.
-avail0=$(df -k --output=avail "$T" | tail -1)
+state_kib() { du -sk "$HOME/.local/state" 2>/dev/null | cut -f1; }
+state0=$(state_kib)
 lim "$TXBOX" -C "$WS" run -- sh -c 'for i in $(seq 200); do head -c 1048576 /dev/zero >f$i || exit 1; done; sleep 2' >/dev/null 2>&1
 rc=$?
 ok "filling the disk with many files is stopped (status $rc)" test "$rc" -ne 0
 lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 100000000 /dev/zero >big' >/dev/null 2>&1
 rc=$?
 ok "one big file stops at the limit (status $rc)" test "$rc" -ne 0
-avail1=$(df -k --output=avail "$T" | tail -1)
-ok "the host's free space is unchanged after rollback ($avail0 -> $avail1 KiB)" test $((avail0 - avail1)) -lt 8192
+# What txbox keeps after the rollback, measured where it keeps it (the file system's free
+# space also moves with every other writer on this machine).
+state1=$(state_kib)
+ok "the rollback freed the disk: the state dir holds ${state0:-?} -> ${state1:-?} KiB" test "$((${state1:-99999} - ${state0:-0}))" -lt 1024
 is "$(tree_hash "$WS")" "$before" "the workspace is unchanged"
 ok "no pending transaction keeps the data" test -z "$(find "$HOME/.local/state" -name 'f1*' -o -name big 2>/dev/null | head -1)"
 
@@ -126,17 +129,18 @@ watch_free() {
         out=$(cat "$T/watch.out")
         drop=$((base - min))
 }
-# Attacks of up to 300 MiB, each under a 32 MiB limit.  The bound checked: the limit, plus
-# the free-space rule's slack (64 MiB), plus 64 MiB for what the machine's other writers do
-# meanwhile; the attack would otherwise take 300 MiB.
-bound=$(((32 + 64 + 64) * 1024))
+# Attacks of up to 400 MiB, each under a 32 MiB limit.  The bound checked: the limit, plus
+# the free-space rule's slack (64 MiB), plus 128 MiB for what the program writes while a
+# loaded machine keeps the supervisor from its 20 ms check, and for the machine's other
+# writers meanwhile; unstopped, the attack takes 400 MiB.
+bound=$(((32 + 64 + 128) * 1024))
 cat >"$T/held.py" <<'PY'
 import os, sys, time, mmap, socket
 how = sys.argv[1]
 chunk = b"\1" * (1 << 20)
 keep = []
 pair = None
-for i in range(300):
+for i in range(400):
     name = "held%d" % i
     if how == "tmpfile":
         fd = os.open(".", os.O_TMPFILE | os.O_RDWR)
