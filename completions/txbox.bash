@@ -18,7 +18,7 @@ _txbox()
         local cur prev verb i
         cur=${COMP_WORDS[COMP_CWORD]}
         prev=${COMP_WORDS[COMP_CWORD - 1]}
-        local verbs="run sh check log show diff commit rollback undo recover begin doctor report hook mcp agent"
+        local verbs="run sh check log show diff commit rollback undo recover begin doctor report hook mcp agent trust"
 
         for ((i = 1; i < COMP_CWORD; i++)); do
                 case ${COMP_WORDS[i]} in
@@ -57,6 +57,8 @@ _txbox()
         log) COMPREPLY=($(compgen -W "--json -n --help" -- "$cur")) ;;
         report) COMPREPLY=($(compgen -W "--html -n --help" -- "$cur")) ;;
         check) COMPREPLY=($(compgen -W "--json -c --help" -- "$cur")) ;;
+        trust) COMPREPLY=($(compgen -W "--status --revoke --help" -- "$cur")) ;;
+        hook) COMPREPLY=($(compgen -W "claude-code codex gemini --help" -- "$cur")) ;;
         *) COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;
         esac
 }

@@ -36,8 +36,10 @@ struct verb {
 int cli_parse_globals(int argc, char **argv, struct global_opts *g);
 /* Open the workspace (recovering interrupted commits when recover); prints the error. */
 struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags); /* TXBOX_OPEN_* */
-/* Print "txbox: MSG" to stderr. */
+/* Print "txbox: MSG" to stderr, MSG escaped for the terminal (util.h: text for humans). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Write s (may be NULL) to f as one line of text for humans: escaped. */
+void cli_human(FILE *f, const char *s);
 /* True when argv has -h or --help before any "--". */
 bool cli_wants_help(int argc, char **argv);
 /* Colour is used only on a terminal and never with NO_COLOR. */
@@ -58,6 +60,11 @@ int cmd_report(int argc, char **argv, const struct global_opts *g);
 int cmd_agent(int argc, char **argv, const struct global_opts *g);
 int cmd_doctor(int argc, char **argv, const struct global_opts *g);
 int cmd_hook(int argc, char **argv, const struct global_opts *g);
+int cmd_trust(int argc, char **argv, const struct global_opts *g);
+/* The hook's answer to one event of agent (claude-code, codex, gemini): printed on stdout,
+ * the exit status returned (0, or 2 to block).  cmd_hook runs it in a child process;
+ * tests/fuzz/fuzz_hook.c calls it directly. */
+int hook_answer(const char *agent, const char *event, size_t len, const struct global_opts *g);
 int cmd_mcp(int argc, char **argv, const struct global_opts *g);
 
 /* Human output shared by show, log, commit, rollback and undo. */

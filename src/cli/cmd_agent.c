@@ -161,7 +161,10 @@ static int agent_inputs(struct agent_args *a, char **prompt)
 static void log_line(void *ctx, const char *line)
 {
         (void)ctx;
-        fprintf(stderr, "agent: %s\n", line);
+        /* Tool labels carry the model's commands and paths: escaped. */
+        fputs("agent: ", stderr);
+        cli_human(stderr, line);
+        fputc('\n', stderr);
 }
 
 static int write_summary_json(const char *file, const struct agent_stats *st)
@@ -197,11 +200,14 @@ int cmd_agent(int argc, char **argv, const struct global_opts *g)
         if (r < 0)
                 cli_error("agent: %s", err.msg);
         _cleanup_free_ char *summary = agent_summary_text(&st);
-        fprintf(stderr, "agent: %s", summary);
+        fputs("agent: ", stderr);
+        human_write(stderr, summary, strlen(summary), HUMAN_KEEP_LINES);
         if (a.summary_json && write_summary_json(a.summary_json, &st) < 0 && r == 0)
                 r = -EIO;
-        if (st.final_answer)
-                printf("%s\n", st.final_answer);
+        if (st.final_answer) { /* the model's own text: lines pass, controls do not */
+                human_write(stdout, st.final_answer, strlen(st.final_answer), HUMAN_KEEP_LINES);
+                putchar('\n');
+        }
         int status = r < 0 ? EXIT_TXBOX
                      : st.finished && (!st.session_outcome || !strcmp(st.session_outcome, "committed")) ? 0
                                                                                                          : EXIT_REFUSED;

@@ -1,5 +1,9 @@
 /* txbox check [--json] (-c STRING | -- PROGRAM [ARG...]): the policy decision only.  It
- * never runs anything: the string or argv is parsed and matched, nothing more. */
+ * never runs anything: the string or argv is parsed and matched, nothing more.
+ *
+ * Its exit status is what scripts and hooks act on, so it never says 0 by accident: the
+ * decision is made in a child process (judge_fork), and a child that crashes, aborts, hangs
+ * or ends without a decision is reported as a refusal (1). */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <jansson.h>
@@ -9,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "judge.h"
 #include "policy.h"
 
 static void check_usage(FILE *f)
@@ -46,11 +51,18 @@ static void print_human(const struct policy_result *r)
                 printf("allow\n");
                 return;
         }
-        printf("%s (%s): %s\n", policy_decision_name(r->decision), r->rule, r->reason);
-        if (r->command[0] && r->offset >= 0)
-                printf("  in: %s (at offset %d)\n", r->command, r->offset);
-        else if (r->command[0])
-                printf("  in: %s\n", r->command);
+        printf("%s (", policy_decision_name(r->decision));
+        cli_human(stdout, r->rule);
+        fputs("): ", stdout);
+        cli_human(stdout, r->reason);
+        putchar('\n');
+        if (r->command[0]) {
+                fputs("  in: ", stdout);
+                cli_human(stdout, r->command);
+                if (r->offset >= 0)
+                        printf(" (at offset %d)", r->offset);
+                putchar('\n');
+        }
 }
 
 struct check_args {
@@ -81,12 +93,17 @@ static int check_parse(int argc, char **argv, struct check_args *a)
         return 0;
 }
 
-int cmd_check(int argc, char **argv, const struct global_opts *g)
+struct check_job {
+        const struct check_args *a;
+        const struct global_opts *g;
+};
+
+static int check_child(void *arg)
 {
-        struct check_args a = {0};
-        int r = check_parse(argc, argv, &a);
-        if (r)
-                return r < 0 ? 0 : r;
+        const struct check_job *j = arg;
+        const struct check_args a = *j->a;
+        const struct global_opts *g = j->g;
+        int r;
         char ws[PATH_MAX], cwd[PATH_MAX];
         if (!realpath(g->workspace ? g->workspace : ".", ws)) {
                 cli_error("workspace '%s': %s", g->workspace ? g->workspace : ".", strerror(errno));
@@ -100,13 +117,17 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
                 cli_error("%s", err.msg);
                 return EXIT_USAGE;
         }
+        if (policy_note(p) && !a.json)
+                cli_error("note: %s", policy_note(p));
         struct policy_ctx ctx = {.workspace = ws, .home = getenv("HOME"), .cwd = cwd};
         struct policy_result res;
         r = a.script ? policy_check_shell(p, a.script, &ctx, &res) : policy_check_argv(p, a.argv, &ctx, &res);
         policy_free(p);
         if (r < 0) { /* fail closed */
-                cli_error("policy check failed: %s", strerror(-r));
-                return EXIT_REFUSED;
+                char why[128];
+                snprintf(why, sizeof(why), "the policy engine failed: %s", strerror(-r));
+                policy_result_failed(&res, a.script ? a.script : a.argv[0], why);
+                cli_error("%s; refused", why);
         }
         /* With an approval channel, "ask" is put to it and reported as what it decided. */
         if (res.decision == POLICY_ASK && g->approve)
@@ -116,4 +137,44 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
         else
                 print_human(&res);
         return res.decision == POLICY_ALLOW ? 0 : EXIT_REFUSED;
+}
+
+int cmd_check(int argc, char **argv, const struct global_opts *g)
+{
+        struct check_args a = {0};
+        int r = check_parse(argc, argv, &a);
+        if (r)
+                return r < 0 ? 0 : r;
+        /* An approval program may take its 60 s: the deadline leaves it that. */
+        struct check_job job = {&a, g};
+        struct txbox_error err = {0};
+        char *out = NULL;
+        int status = -1;
+        r = judge_fork(check_child, &job,
+                       judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", g->approve ? 75000 : JUDGE_FORK_TIMEOUT_MS), 1 << 20,
+                       &out, &status, &err);
+        /* An answer is believed only from a child that ended by itself and printed it (a
+         * sanitizer's report also exits 1, with nothing on stdout); usage errors and an
+         * unreadable policy (2) are on stderr. */
+        bool answered = r == 0 && (status == EXIT_USAGE || (status == EXIT_REFUSED && *out) ||
+                                   (status == 0 && strstr(out, "allow")));
+        if (answered) {
+                fputs(out, stdout);
+                free(out);
+                return status;
+        }
+        free(out);
+        char why[300];
+        if (r < 0)
+                snprintf(why, sizeof(why), "the policy engine failed: %.200s", err.msg);
+        else
+                snprintf(why, sizeof(why), "the policy engine failed: it exited with status %d", status);
+        struct policy_result res;
+        policy_result_failed(&res, a.script ? a.script : a.argv[0], why);
+        cli_error("%s; refused", why);
+        if (a.json)
+                print_json(&res);
+        else
+                print_human(&res);
+        return EXIT_REFUSED;
 }

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "util.h"
 
 static void diff_usage(FILE *f)
 {
@@ -27,7 +28,9 @@ static void print_colored(const char *s)
                         c = "\033[31m";
                 else if (*s == '@')
                         c = "\033[36m";
-                printf("%s%.*s%s", c, (int)(nl ? len - 1 : len), s, *c ? "\033[0m" : "");
+                fputs(c, stdout);
+                human_write(stdout, s, nl ? len - 1 : len, HUMAN_KEEP_LINES);
+                fputs(*c ? "\033[0m" : "", stdout);
                 if (nl)
                         putchar('\n');
                 s += len;
@@ -55,8 +58,8 @@ int cmd_diff(int argc, char **argv, const struct global_opts *g)
                 cli_error("%s", err.msg);
         else if (cli_color(stdout))
                 print_colored(out);
-        else
-                fputs(out, stdout);
+        else /* the files' own bytes: lines pass, controls do not (util.h) */
+                human_write(stdout, out, strlen(out), HUMAN_KEEP_LINES);
         free(out);
         txbox_ws_close(ws);
         return r < 0 ? EXIT_REFUSED : 0;

@@ -10,9 +10,12 @@
  *   gemini       BeforeTool, tool "run_shell_command": {"decision": "deny", "reason": ...};
  *                ask counts as deny; allow -> {} (Gemini CLI expects JSON on stdout).
  * Input that cannot be understood fails closed: exit 2 with the reason on stderr, which all
- * three agents treat as "block". */
+ * three agents treat as "block".  So does any failure of the judgement itself: it runs in a
+ * child process (judge_fork), and a child that crashes, aborts (out of memory), hangs past
+ * its deadline or ends in any other way than with an answer is a block. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -20,7 +23,9 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "judge.h"
 #include "policy.h"
+#include "util.h"
 
 #define HOOK_MAX_INPUT (4 * 1024 * 1024)
 #define EXIT_BLOCK 2 /* the hook protocols' "block, reason on stderr" */
@@ -46,9 +51,13 @@ static void hook_usage(FILE *f)
                    "  deny   print the agent's deny answer with the rule and the reason\n"
                    "  ask    Claude Code: ask the user; Codex and Gemini CLI: deny\n"
                    "  allow  no opinion (Claude Code, Codex: no output; Gemini CLI: {})\n"
-                   "Input that cannot be understood is blocked (exit 2, reason on stderr).\n"
-                   "The workspace is -C DIR, else $CLAUDE_PROJECT_DIR (claude-code), else the\n"
-                   "event's cwd.  docs/INTEGRATIONS.md shows the settings for each agent.\n"
+                   "Input that cannot be understood is blocked (exit 2, reason on stderr), and so\n"
+                   "is any failure of the judgement itself (a crash, out of memory, 10 s passed).\n"
+                   "The workspace is -C DIR, else $CLAUDE_PROJECT_DIR (claude-code), else this\n"
+                   "process's working directory (where the agent starts hooks): never the event's\n"
+                   "cwd, which the model chooses.  That cwd is only where the command runs:\n"
+                   "relative paths are judged from there, inside the workspace or not.\n"
+                   "docs/INTEGRATIONS.md shows the settings for each agent.\n"
                    "claude-code also applies the Bash rules of Claude Code's own settings\n"
                    "(~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json:\n"
                    "permissions.deny and .ask add to txbox's refusals; .allow lifts an ask).\n");
@@ -59,52 +68,58 @@ static int block(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int block(const char *fmt, ...)
 {
         va_list ap;
+        char *msg = NULL;
         fputs("txbox hook: ", stderr);
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        if (vasprintf(&msg, fmt, ap) >= 0)
+                cli_human(stderr, msg); /* names from the event: escaped */
         va_end(ap);
+        free(msg);
         fputs(" (blocked: txbox fails closed)\n", stderr);
         return EXIT_BLOCK;
 }
 
-static json_t *read_event(char *why, size_t size)
+/* All of stdin (at most HOOK_MAX_INPUT bytes), or NULL with why filled. */
+static char *read_stdin(size_t *len, char *why, size_t size)
 {
-        size_t cap = 65536, len = 0;
+        size_t cap = 65536;
         char *buf = malloc(cap);
         ssize_t n;
 
-        while (buf && (n = read(STDIN_FILENO, buf + len, cap - len)) != 0) {
+        *len = 0;
+        while (buf && (n = read(STDIN_FILENO, buf + *len, cap - *len)) != 0) {
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0 || len + (size_t)n > HOOK_MAX_INPUT) {
+                if (n < 0 || *len + (size_t)n > HOOK_MAX_INPUT) {
                         snprintf(why, size, n < 0 ? "cannot read stdin" : "the event is over 4 MiB");
                         free(buf);
                         return NULL;
                 }
-                len += (size_t)n;
-                if (len == cap) {
+                *len += (size_t)n;
+                if (*len == cap) {
                         char *nb = realloc(buf, cap *= 2);
                         if (!nb)
                                 free(buf);
                         buf = nb;
                 }
         }
-        json_error_t jerr;
-        json_t *ev = buf ? json_loadb(buf, len, 0, &jerr) : NULL;
-        if (!ev)
-                snprintf(why, size, "the event on stdin is not JSON: %s", buf ? jerr.text : "out of memory");
-        free(buf);
-        return ev;
+        if (!buf)
+                snprintf(why, size, "out of memory");
+        return buf;
 }
 
-static const char *workspace_for(const struct global_opts *g, enum hook_agent agent, const char *cwd)
+/* Whose policy applies: what the user configured (-C DIR), what Claude Code says the
+ * project is, or where the agent started this hook.  Never the event's cwd: the model
+ * chooses it (Codex's workdir), and a workspace of its choosing (the secrets directory)
+ * would make everything there "inside the workspace". */
+static const char *workspace_for(const struct global_opts *g, enum hook_agent agent)
 {
         const char *pd = getenv("CLAUDE_PROJECT_DIR");
         if (g->workspace)
                 return g->workspace;
         if (agent == AGENT_CLAUDE && pd && *pd)
                 return pd;
-        return cwd ? cwd : ".";
+        return ".";
 }
 
 static void print_json(json_t *j)
@@ -152,12 +167,23 @@ static bool bash_rule_matches(const char *rule, const char *command)
         return strlen(command) == plen && !strncmp(command, pat, plen);
 }
 
-/* The strongest of this file's rules that match (deny > ask > allow). */
-static enum perm perms_in_file(const char *file, const char *command, char *pattern, size_t size)
+/* The strongest of the rules in dir/rel that match (deny > ask > allow).  The file is read
+ * beneath dir with no symlink on the way and at most 1 MiB (the workspace's is the
+ * program's to shape: a link to a secret, a fifo, /dev/zero). */
+static enum perm perms_in_file(const char *dir, const char *rel, const char *command, char *pattern, size_t size)
 {
         static const char *const lists[] = {"allow", "ask", "deny"};
-        json_t *root = json_load_file(file, 0, NULL);
+        char *text = NULL, file[PATH_MAX + 64];
+        size_t len = 0;
+        int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        json_t *root = dfd >= 0 && read_beneath(dfd, rel, 1 << 20, &text, &len) == 0 ? json_loadb(text, len, 0, NULL)
+                                                                                   : NULL;
         enum perm best = PERM_NONE;
+
+        if (dfd >= 0)
+                close(dfd);
+        free(text);
+        snprintf(file, sizeof(file), "%s/%s", dir, rel);
 
         for (int k = 0; root && k < 3; k++) {
                 json_t *arr = json_object_get(json_object_get(root, "permissions"), lists[k]), *v;
@@ -176,14 +202,19 @@ static enum perm perms_in_file(const char *file, const char *command, char *patt
 static enum perm claude_permission(const char *ws, const char *command, char *pattern, size_t size)
 {
         const char *home = getenv("HOME");
-        char files[3][PATH_MAX + 64], tmp[PATH_MAX + 128];
+        const char *files[3][2] = {{home ? home : "/nonexistent", ".claude/settings.json"},
+                                   {ws, ".claude/settings.json"},
+                                   {ws, ".claude/settings.local.json"}};
+        char tmp[PATH_MAX + 128];
         enum perm best = PERM_NONE;
 
-        snprintf(files[0], sizeof(files[0]), "%s/.claude/settings.json", home ? home : "/nonexistent");
-        snprintf(files[1], sizeof(files[1]), "%s/.claude/settings.json", ws);
-        snprintf(files[2], sizeof(files[2]), "%s/.claude/settings.local.json", ws);
         for (int i = 0; i < 3; i++) {
-                enum perm p = perms_in_file(files[i], command, tmp, sizeof(tmp));
+                enum perm p = perms_in_file(files[i][0], files[i][1], command, tmp, sizeof(tmp));
+                /* The workspace's own files may add refusals, never lift one of txbox's asks:
+                 * a command could have written them (as a workspace policy, they only
+                 * tighten). */
+                if (i > 0 && p == PERM_ALLOW)
+                        continue;
                 if (p > best) {
                         best = p;
                         snprintf(pattern, size, "%.600s", tmp);
@@ -212,15 +243,20 @@ static void apply_claude_permissions(const char *ws, const char *command, struct
 static int decide(const struct global_opts *g, enum hook_agent agent, const char *command, const char *cwd)
 {
         char ws[PATH_MAX], here[PATH_MAX];
-        const char *w = workspace_for(g, agent, cwd);
+        const char *w = workspace_for(g, agent);
         struct txbox_error err = {0};
         struct policy *p = NULL;
         struct policy_result res;
 
         if (!realpath(w, ws))
                 return block("workspace '%s': %s", w, strerror(errno));
-        if (!cwd || !realpath(cwd, here))
+        /* Where the command runs: relative paths are judged from there, so a cwd outside
+         * the workspace makes them outside paths (a secrets directory: secrets).  One that
+         * cannot be resolved cannot be judged from. */
+        if (!cwd)
                 snprintf(here, sizeof(here), "%s", ws);
+        else if (cwd[0] != '/' || !realpath(cwd, here))
+                return block("the event's cwd '%s' is not an existing absolute directory", cwd);
         if (policy_load_for(ws, g->policy, &p, &err) < 0)
                 return block("%s", err.msg);
         struct policy_ctx ctx = {.workspace = ws, .home = getenv("HOME"), .cwd = here};
@@ -237,24 +273,18 @@ static int decide(const struct global_opts *g, enum hook_agent agent, const char
         return 0;
 }
 
-int cmd_hook(int argc, char **argv, const struct global_opts *g)
+int hook_answer(const char *agent, const char *event, size_t len, const struct global_opts *g)
 {
-        char why[256];
         size_t a;
+        json_error_t jerr;
 
-        if (cli_wants_help(argc, argv)) {
-                hook_usage(stdout);
-                return 0;
-        }
-        for (a = 0; argc == 2 && a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, argv[1]); a++)
+        for (a = 0; a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, agent); a++)
                 ;
-        if (argc != 2 || a == sizeof(agents) / sizeof(agents[0])) {
-                hook_usage(stderr);
-                return EXIT_USAGE;
-        }
-        json_t *ev = read_event(why, sizeof(why));
+        if (a == sizeof(agents) / sizeof(agents[0]))
+                return block("unknown agent '%s'", agent);
+        json_t *ev = json_loadb(event, len, 0, &jerr);
         if (!ev)
-                return block("%s", why);
+                return block("the event on stdin is not JSON: %s", jerr.text);
         const char *tool = json_string_value(json_object_get(ev, "tool_name"));
         json_t *input = json_object_get(ev, "tool_input");
         int r = 0;
@@ -275,4 +305,56 @@ int cmd_hook(int argc, char **argv, const struct global_opts *g)
         json_decref(ev);
         fflush(stdout);
         return r;
+}
+
+struct hook_job {
+        const char *agent;
+        const struct global_opts *g;
+};
+
+static int hook_child(void *arg)
+{
+        struct hook_job *j = arg;
+        char why[256];
+        size_t len;
+        char *event = read_stdin(&len, why, sizeof(why));
+        if (!event)
+                return block("%s", why);
+        int r = hook_answer(j->agent, event, len, j->g);
+        free(event);
+        return r;
+}
+
+int cmd_hook(int argc, char **argv, const struct global_opts *g)
+{
+        size_t a;
+
+        if (cli_wants_help(argc, argv)) {
+                hook_usage(stdout);
+                return 0;
+        }
+        for (a = 0; argc == 2 && a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, argv[1]); a++)
+                ;
+        if (argc != 2 || a == sizeof(agents) / sizeof(agents[0])) {
+                hook_usage(stderr);
+                return EXIT_USAGE;
+        }
+        /* The whole judgement (reading the event, the policy file, the settings, deciding)
+         * runs in a child: whatever happens to it, this process can still say "block".  Its
+         * answer counts only when it ended by itself with one of the protocol's statuses. */
+        struct hook_job job = {agents[a].name, g};
+        struct txbox_error err = {0};
+        char *out = NULL;
+        int status = -1;
+        int r = judge_fork(hook_child, &job, judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", JUDGE_FORK_TIMEOUT_MS),
+                           1 << 20, &out, &status, &err);
+        if (r < 0 || (status != 0 && status != EXIT_BLOCK)) {
+                free(out);
+                return r < 0 ? block("the judgement failed: %s", err.msg)
+                             : block("the judgement failed: it exited with status %d", status);
+        }
+        fputs(out, stdout);
+        free(out);
+        fflush(stdout);
+        return status;
 }

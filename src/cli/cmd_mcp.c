@@ -29,7 +29,9 @@ static void mcp_usage(FILE *f)
 static void log_stderr(void *ctx, const char *line)
 {
         (void)ctx;
-        fprintf(stderr, "txbox mcp: %s\n", line);
+        fputs("txbox mcp: ", stderr);
+        cli_human(stderr, line);
+        fputc('\n', stderr);
 }
 
 /* Returns 0, EXIT_USAGE, or -1 after --help. */
@@ -96,8 +98,11 @@ int cmd_mcp(int argc, char **argv, const struct global_opts *g)
         }
         o.log = verbose ? log_stderr : NULL;
         mcp_server_new(ws, &o, &s);
-        if (verbose)
-                fprintf(stderr, "txbox mcp: serving workspace %s\n", txbox_ws_path(ws));
+        if (verbose) {
+                fputs("txbox mcp: serving workspace ", stderr);
+                cli_human(stderr, txbox_ws_path(ws));
+                fputc('\n', stderr);
+        }
         r = mcp_serve(s, STDIN_FILENO, proto);
         if (r < 0 && r != -EPIPE)
                 cli_error("mcp: %s", strerror(-r));

@@ -73,8 +73,10 @@ int cmd_report(int argc, char **argv, const struct global_opts *g)
                 } else {
                         for (size_t i = 0; i < n; i++)
                                 count[recs[i].outcome == TXBOX_COMMITTED ? 0 : recs[i].outcome == TXBOX_ROLLED_BACK ? 1 : 2]++;
-                        printf("workspace %s: %zu transactions, %zu committed, %zu rolled back, %zu other\n\n",
-                               txbox_ws_path(ws), n, count[0], count[1], count[2]);
+                        fputs("workspace ", stdout);
+                        cli_human(stdout, txbox_ws_path(ws));
+                        printf(": %zu transactions, %zu committed, %zu rolled back, %zu other\n\n", n, count[0],
+                               count[1], count[2]);
                         print_log_table(stdout, recs, n);
                 }
                 txbox_records_free(recs, n);

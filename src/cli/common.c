@@ -7,15 +7,29 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util.h"
 
+/* Every "txbox:" line carries names and text from the program or the model: escaped
+ * (util.h, text for humans), so that one line stays one line and moves nothing. */
 void cli_error(const char *fmt, ...)
 {
         va_list ap;
-        fputs("txbox: ", stderr);
+        char *msg = NULL;
+
         va_start(ap, fmt);
-        vfprintf(stderr, fmt, ap);
+        int n = vasprintf(&msg, fmt, ap);
         va_end(ap);
+        fputs("txbox: ", stderr);
+        if (n >= 0)
+                human_write(stderr, msg, (size_t)n, HUMAN_LINE);
         fputc('\n', stderr);
+        free(msg);
+}
+
+void cli_human(FILE *f, const char *s)
+{
+        if (s)
+                human_write(f, s, strlen(s), HUMAN_LINE);
 }
 
 bool cli_wants_help(int argc, char **argv)
@@ -64,19 +78,28 @@ static void count_changes(const struct txbox_record *rec, size_t c[3])
                 c[rec->paths[i].change]++;
 }
 
+/* The command line for a table or a field: escaped, cut at about max bytes (at a
+ * character's boundary). */
 static char *argv_line(char *const *argv, size_t max)
 {
+        char *joined = NULL, *s;
         size_t len = 0;
-        char *s = calloc(1, max + 4);
-        for (size_t i = 0; s && argv && argv[i] && len < max; i++) {
-                int n = snprintf(s + len, max - len, "%s%s", i ? " " : "", argv[i]);
-                len += n > 0 ? (size_t)n : 0;
+        FILE *f = open_memstream(&joined, &len);
+
+        for (size_t i = 0; f && argv && argv[i] && len < 4 * max; i++) {
+                fputs(i ? " " : "", f);
+                human_write(f, argv[i], strlen(argv[i]), HUMAN_LINE);
+                fflush(f);
         }
-        if (s && len >= max)
-                strcpy(s + max - 3, "...");
-        for (char *p = s; p && *p; p++)
-                if (*p == '\n' || *p == '\t')
-                        *p = ' ';
+        if (!f || fclose(f) != 0)
+                return NULL;
+        s = joined;
+        if (len > max) {
+                size_t cut = max - 3;
+                while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+                        cut--;
+                strcpy(s + cut, "...");
+        }
         return s;
 }
 
@@ -131,28 +154,54 @@ void print_log_table(FILE *f, const struct txbox_record *recs, size_t n)
         }
 }
 
+/* One "label value" line of a record, the value escaped. */
+static void field(FILE *f, const char *label, const char *value)
+{
+        fprintf(f, "%-10s", label);
+        cli_human(f, value ? value : "");
+        fputc('\n', f);
+}
+
 void print_record_human(FILE *f, const struct txbox_record *rec)
 {
         static const char mark[] = {'+', '~', '-'};
-        char when[32], ex[16];
+        char when[32], ex[16], buf[80];
         char *cmd = argv_line(rec->argv, 400);
 
         format_time(rec->started_ms, when, sizeof(when));
         exit_text(rec, ex, sizeof(ex));
-        fprintf(f, "tx        %s\ncommand   %s\ncwd       %s\nstarted   %s (%lld ms)\n", rec->id, cmd ? cmd : "",
-                rec->cwd ? rec->cwd : "", when, (long long)rec->duration_ms);
-        fprintf(f, "decision  %s%s%s\n", rec->decision ? rec->decision : "allow", rec->rule ? " by rule " : "",
-                rec->rule ? rec->rule : "");
+        field(f, "tx", rec->id);
+        fprintf(f, "%-10s%s\n", "command", cmd ? cmd : "");
+        field(f, "cwd", rec->cwd);
+        snprintf(buf, sizeof(buf), "%s (%lld ms)", when, (long long)rec->duration_ms);
+        field(f, "started", buf);
+        fprintf(f, "%-10s", "decision");
+        cli_human(f, rec->decision ? rec->decision : "allow");
+        if (rec->rule) {
+                fputs(" by rule ", f);
+                cli_human(f, rec->rule);
+        }
+        fputc('\n', f);
         if (rec->reason)
-                fprintf(f, "reason    %s\n", rec->reason);
-        fprintf(f, "exit      %s\noutcome   %s\n", ex, txbox_outcome_name(rec->outcome));
+                field(f, "reason", rec->reason);
+        field(f, "exit", ex);
+        field(f, "outcome", txbox_outcome_name(rec->outcome));
         if (rec->message)
-                fprintf(f, "message   %s\n", rec->message);
-        for (size_t i = 0; i < rec->nviolations; i++)
-                fprintf(f, "violation %s: %s (%s)\n", rec->violations[i].rule, rec->violations[i].path,
-                        rec->violations[i].detail);
+                field(f, "message", rec->message);
+        for (size_t i = 0; i < rec->nviolations; i++) {
+                fprintf(f, "%-10s", "violation");
+                cli_human(f, rec->violations[i].rule);
+                fputs(": ", f);
+                cli_human(f, rec->violations[i].path);
+                fputs(" (", f);
+                cli_human(f, rec->violations[i].detail);
+                fputs(")\n", f);
+        }
         fprintf(f, "changes   %zu\n", rec->npaths);
-        for (size_t i = 0; i < rec->npaths; i++)
-                fprintf(f, "  %c %s\n", mark[rec->paths[i].change], rec->paths[i].path);
+        for (size_t i = 0; i < rec->npaths; i++) {
+                fprintf(f, "  %c ", mark[rec->paths[i].change]);
+                cli_human(f, rec->paths[i].path);
+                fputc('\n', f);
+        }
         free(cmd);
 }

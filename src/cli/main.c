@@ -24,6 +24,7 @@ static const struct verb verbs[] = {
         {"agent", cmd_agent, "a headless agent loop: an OpenAI-compatible model's tool calls as transactions"},
         {"doctor", cmd_doctor, "which protections hold on this machine, and what missing ones cost"},
         {"hook", cmd_hook, "answer an agent's pre-tool hook (claude-code, codex, gemini) with the policy"},
+        {"trust", cmd_trust, "trust the workspace's .txbox/policy as it is now (else it only adds restrictions)"},
         {"mcp", cmd_mcp, "serve the Model Context Protocol on stdio (tools for AI agents)"},
 };
 
@@ -39,7 +40,8 @@ static void usage(FILE *f)
                    "  -C, --workspace DIR  the workspace (default: the current directory)\n"
                    "  --state DIR          transactions and audit log (default: on the workspace's\n"
                    "                       filesystem, outside it, e.g. ~/.local/state/txbox/NAME-HASH)\n"
-                   "  --policy FILE        policy file (default: .txbox/policy, else built-in)\n"
+                   "  --policy FILE        policy file (default: .txbox/policy, which only adds\n"
+                   "                       restrictions until you txbox trust it; else built-in)\n"
                    "  --approve PROGRAM    put the policy's \"ask\" decisions to PROGRAM (JSON on its\n"
                    "                       stdin, answers allow or deny); without it they refuse\n"
                    "  -h, --help           this help; txbox VERB --help for a verb's\n"

@@ -8,6 +8,7 @@
  * listing xattrs needs no permission on the entry. */
 #define _GNU_SOURCE
 #include "changeset.h"
+#include "journal.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -28,6 +29,7 @@ enum kind { K_WHITEOUT = 1, K_SPECIAL, K_DIR, K_FILE };
 
 struct walk {
         struct changeset *cs; /* NULL while preparing */
+        struct cs_manifest *mf; /* while preparing: what moves in whole */
         struct txbox_error *err;
         size_t entries;
 };
@@ -43,7 +45,7 @@ struct pair {
 };
 
 static int report_tree(struct walk *w, int parentfd, const char *name, const char *path,
-                       unsigned depth, enum side s);
+                       unsigned depth, enum side s, mode_t mode);
 static int compare_dirs(struct walk *w, const struct pair *p);
 static int walk_dir(struct walk *w, int ufd, int lfd, const char *path, unsigned depth);
 static int prepare_entry(struct walk *w, int dirfd, const char *name, const char *path,
@@ -129,6 +131,36 @@ static int open_dir(struct walk *w, int dirfd, const char *name, const char *pat
 {
         int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         return fd >= 0 ? fd : fail(w, errno, "open directory", path, s);
+}
+
+/* A directory of the upper layer that the program closed (no read, write or search for its
+ * owner) is opened to us while the walk is in it, and gets its mode back after: the layer
+ * is ours, and its modes are what the program left (a directory that moves in whole keeps
+ * exactly that mode).  Nothing is lent in the workspace itself. */
+struct lent {
+        int dirfd;
+        const char *name;
+        mode_t mode;
+        bool on;
+};
+
+/* mode: the entry's, as the walk saw it (no stat of its own: this is on every run's path). */
+static struct lent lend_dir(int dirfd, const char *name, mode_t mode)
+{
+        struct lent l = { .dirfd = dirfd, .name = name };
+
+        if (S_ISDIR(mode) && (mode & S_IRWXU) != S_IRWXU && fchmodat(dirfd, name, (mode | S_IRWXU) & 07777, 0) == 0) {
+                l.mode = mode & 07777;
+                l.on = true;
+        }
+        return l;
+}
+
+static void lend_back(struct lent *l)
+{
+        if (l->on && fchmodat(l->dirfd, l->name, l->mode, 0) < 0) {
+                /* it stays open to its owner: the layer is ours, and prepare sets modes again */
+        }
 }
 
 /* lstat of name in dirfd; a missing entry (or dirfd < 0: no directory) is not an error. */
@@ -378,7 +410,8 @@ static void add_swap(struct walk *w, const struct pair *p)
         if (p->has_live)
                 op->old_mode = p->lst.st_mode;
         if (p->has_upper) {
-                op->new_mode = p->ust.st_mode;
+                /* As it will be live: changeset_prepare clears setuid/setgid. */
+                op->new_mode = p->ust.st_mode & ~(mode_t)(S_ISUID | S_ISGID);
                 op->new_ino = p->ust.st_ino;
                 op->new_size = p->ust.st_size;
                 op->new_mtime_ns = (int64_t)p->ust.st_mtim.tv_sec * 1000000000 + p->ust.st_mtim.tv_nsec;
@@ -396,9 +429,9 @@ static int report_change(struct walk *w, const struct pair *p)
 
         add_path(w->cs, p->path, c);
         if (p->has_live && S_ISDIR(p->lst.st_mode))
-                r = report_tree(w, p->lfd, p->name, p->path, p->depth, LIVE);
+                r = report_tree(w, p->lfd, p->name, p->path, p->depth, LIVE, p->lst.st_mode);
         if (r >= 0 && p->has_upper && S_ISDIR(p->ust.st_mode))
-                r = report_tree(w, p->ufd, p->name, p->path, p->depth, UPPER);
+                r = report_tree(w, p->ufd, p->name, p->path, p->depth, UPPER, p->ust.st_mode);
         return r;
 }
 
@@ -421,13 +454,14 @@ static int report_tree_entry(struct walk *w, int dirfd, const char *name, const 
                         return r < 0 ? r : 0;
         }
         add_path(w->cs, path, s == LIVE ? TXBOX_DELETED : TXBOX_ADDED);
-        return S_ISDIR(st.st_mode) ? report_tree(w, dirfd, name, path, depth, s) : 0;
+        return S_ISDIR(st.st_mode) ? report_tree(w, dirfd, name, path, depth, s, st.st_mode) : 0;
 }
 
 static int report_tree(struct walk *w, int parentfd, const char *name, const char *path,
-                       unsigned depth, enum side s)
+                       unsigned depth, enum side s, mode_t mode)
 {
         _cleanup_(strvec_clearp) struct strvec names = { 0 };
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l = s == UPPER ? lend_dir(parentfd, name, mode) : (struct lent){ 0 };
         _cleanup_close_ int fd = open_dir(w, parentfd, name, path, s);
         int r = fd < 0 ? fd : list_dir(w, fd, path, s, &names);
 
@@ -474,6 +508,7 @@ static int compare_entry(struct walk *w, int ufd, int lfd, const char *name, con
 static int compare_dirs(struct walk *w, const struct pair *p)
 {
         _cleanup_(strvec_clearp) struct strvec un = { 0 }, ln = { 0 };
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
         _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
         _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
         int r = ufd < 0 ? ufd : lfd < 0 ? lfd : list_dir(w, ufd, p->path, UPPER, &un);
@@ -527,14 +562,24 @@ static int on_merged_dir(struct walk *w, const struct pair *p)
         }
         _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
         _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
+        size_t before = w->cs->nops;
         if (ufd < 0 || lfd < 0)
                 return ufd < 0 ? ufd : lfd;
-        return walk_dir(w, ufd, lfd, p->path, p->depth);
+        int r = walk_dir(w, ufd, lfd, p->path, p->depth);
+        /* A live directory closed to us (no write or search) that the program opened in its
+         * view, changed and closed again: the commit opens it for its moves and closes it
+         * after, as its mode steps do for a changed mode (journal.c). */
+        if (r >= 0 && nm == lm && (lm & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR) && w->cs->nops > before) {
+                struct cs_op *op = add_op(w->cs, p->path, CS_OP_CHMOD);
+                op->old_mode = op->new_mode = lm;
+        }
+        return r;
 }
 
 static int on_dir(struct walk *w, const struct pair *p)
 {
         bool both = p->has_live && S_ISDIR(p->lst.st_mode);
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
 
         if (both) {
                 int r = is_opaque(p->ufd, p->name);
@@ -686,7 +731,14 @@ static int prepare_child(struct walk *w, int dirfd, const char *name, const char
                 return fail(w, -r, "read the xattrs of", path, UPPER);
         if (r)
                 return unlinkat(dirfd, name, 0) < 0 ? fail(w, errno, "remove whiteout", path, UPPER) : 0;
-        return prepare_entry(w, dirfd, name, path, &st, depth);
+        if ((r = prepare_entry(w, dirfd, name, path, &st, depth)) < 0)
+                return r;
+        /* As it will be live: prepare_entry gave it its final mode. */
+        if (w->mf && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return fail(w, errno, "stat", path, UPPER);
+        if (w->mf)
+                cs_manifest_add(w->mf, path, &st);
+        return 0;
 }
 
 static int prepare_dir(struct walk *w, int dirfd, const char *name, const char *path,
@@ -768,20 +820,105 @@ static int prepared_mark(int upper_fd, bool set)
         return getxattr(p, PREPARED_XATTR, &v, 1) >= 0;
 }
 
-int changeset_prepare(int upper_fd, const struct changeset *cs, struct txbox_error *err)
+/* Merged directories stay in the layer: their modes go live by the plan's mode steps, not
+ * from the layer.  Those the program closed there are opened to us, parents first, so that
+ * prepare and the commit's moves can reach what lies beneath them. */
+static int open_merged_dirs(struct walk *w, int upper_fd, const struct changeset *cs)
 {
-        struct walk w = { .err = err };
+        char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+
+        for (unsigned depth = 0, more = 1; more; depth++) {
+                more = 0;
+                for (size_t i = 0; i < cs->nops; i++) {
+                        const struct cs_op *op = &cs->ops[i];
+                        unsigned d = 0;
+                        for (const char *s = op->path; *s; s++)
+                                d += *s == '/';
+                        if (op->kind != CS_OP_CHMOD || d < depth)
+                                continue;
+                        if (d > depth) {
+                                more = 1;
+                                continue;
+                        }
+                        struct stat st;
+                        _cleanup_close_ int fd = open_beneath(upper_fd, op->path, O_PATH | O_DIRECTORY, 0);
+                        if (fd == -ENOENT)
+                                continue;
+                        if (fd < 0 || fstat(fd, &st) < 0)
+                                return fail(w, fd < 0 ? -fd : errno, "open the directory", op->path, UPPER);
+                        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+                        if ((st.st_mode & S_IRWXU) != S_IRWXU && chmod(proc, (st.st_mode | S_IRWXU) & 07777) < 0)
+                                return fail(w, errno, "chmod", op->path, UPPER);
+                }
+        }
+        return 0;
+}
+
+int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struct txbox_error *err)
+{
+        struct cs_manifest mf = { 0 };
+        struct walk w = { .err = err, .mf = &mf };
+        bool dirs = false;
         int r = need_proc(err);
 
         if (r < 0 || prepared_mark(upper_fd, false) > 0)
                 return r;
+        r = open_merged_dirs(&w, upper_fd, cs);
         for (size_t i = 0; r >= 0 && i < cs->nops; i++) {
                 const struct cs_op *op = &cs->ops[i];
                 if (op->kind != CS_OP_SWAP || !op->has_new)
                         continue;
+                dirs = dirs || S_ISDIR(op->new_mode);
                 r = prepare_op(&w, upper_fd, op->path);
         }
+        /* Written before the mark: a retried commit finds both or neither. */
+        if (r >= 0 && dirs) {
+                cs_manifest_sort(&mf);
+                r = journal_manifest_write(dirfd, "manifest", &mf, err);
+        }
+        cs_manifest_free(&mf);
         if (r >= 0 && (r = prepared_mark(upper_fd, true)) < 0)
                 return tx_err(err, -r, "mark the upper layer prepared: %s", strerror(-r));
         return r;
+}
+
+/* ---- the manifest ---- */
+
+void cs_manifest_add(struct cs_manifest *m, const char *path, const struct stat *st)
+{
+        GROW(m->e, m->n, m->cap);
+        m->e[m->n++] = (struct cs_manifest_entry){
+                .path = xstrdup(path),
+                .ino = st->st_ino,
+                .mode = st->st_mode & (S_IFMT | 07777),
+                .size = st->st_size,
+                .mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
+        };
+}
+
+static int cmp_entry(const void *a, const void *b)
+{
+        return strcmp(((const struct cs_manifest_entry *)a)->path, ((const struct cs_manifest_entry *)b)->path);
+}
+
+void cs_manifest_sort(struct cs_manifest *m)
+{
+        if (m->n > 1)
+                qsort(m->e, m->n, sizeof(*m->e), cmp_entry);
+}
+
+const struct cs_manifest_entry *cs_manifest_find(const struct cs_manifest *m, const char *path)
+{
+        struct cs_manifest_entry key = { .path = (char *)path };
+        return m->n ? bsearch(&key, m->e, m->n, sizeof(*m->e), cmp_entry) : NULL;
+}
+
+void cs_manifest_free(struct cs_manifest *m)
+{
+        for (size_t i = 0; m && i < m->n; i++)
+                free(m->e[i].path);
+        if (m)
+                free(m->e);
+        if (m)
+                memset(m, 0, sizeof(*m));
 }

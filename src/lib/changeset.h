@@ -58,12 +58,34 @@ struct changeset {
  * follows symlinks. */
 int changeset_build(int upper_fd, int live_fd, struct changeset *cs, struct txbox_error *err);
 
+/* What the directories that move in whole hold, entry by entry, as they will be live (the
+ * entries beneath each such op, not the op's own): undo compares the workspace with it, so
+ * that nothing made or changed there since is taken away. */
+struct cs_manifest_entry {
+        char *path;     /* relative to the workspace */
+        uint64_t ino;
+        mode_t mode;    /* type and permission bits */
+        int64_t size;
+        int64_t mtime_ns;
+};
+struct cs_manifest {
+        struct cs_manifest_entry *e; /* sorted by path once complete */
+        size_t n, cap;
+};
+void cs_manifest_add(struct cs_manifest *m, const char *path, const struct stat *st);
+void cs_manifest_sort(struct cs_manifest *m);
+/* The entry at path, or NULL. */
+const struct cs_manifest_entry *cs_manifest_find(const struct cs_manifest *m, const char *path);
+void cs_manifest_free(struct cs_manifest *m);
+
 /* Make the upper layer fit to move into the live workspace: remove overlay's own xattrs
  * (user.overlay.opaque, .origin, .impure, .nlink, .upper, .redirect, .metacopy, .whiteout,
  * .protattr, .uuid ...), unescape user.overlay.overlay.X to user.overlay.X, remove whiteouts
  * inside directories that move whole, clear setuid/setgid bits.  Only touches entries
- * named by cs->ops (and their subtrees). */
-int changeset_prepare(int upper_fd, const struct changeset *cs, struct txbox_error *err);
+ * named by cs->ops (and their subtrees).  Runs once: the first run writes the manifest of
+ * the directories that move whole to dirfd/"manifest" (journal_manifest_write) before it
+ * marks the layer prepared. */
+int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struct txbox_error *err);
 
 void changeset_free(struct changeset *cs);
 

@@ -15,6 +15,7 @@ struct eff {
         const struct policy *p;
         const struct policy_ctx *ctx;
         struct changeset *cs;
+        int upper_fd, live_fd;
         int added;
 };
 
@@ -107,9 +108,12 @@ static bool env_file(const char *path)
         return true;
 }
 
+/* .txbox itself or anything under it (txbox's own configuration in the workspace: a command
+ * that could add a file there, or make .txbox a link, could change the policy for every
+ * later command), or the policy file in use when it lies in the workspace. */
 static bool policy_path(const struct eff *e, const char *path)
 {
-        if (path_is_within(path, ".txbox/policy"))
+        if (path_is_within(path, ".txbox"))
                 return true;
         const char *f = e->p->file, *ws = e->ctx ? e->ctx->workspace : NULL;
         if (!f || !ws || !path_is_within(f, ws) || !strcmp(f, ws))
@@ -137,7 +141,8 @@ static void protected_paths(struct eff *e, const struct txbox_path *tp)
                 snprintf(detail, sizeof(detail), "%s an .env file (secrets); edit it by hand", verb);
                 violation(e, "effect-protected-path", tp->path, detail);
         } else if (policy_path(e, tp->path)) {
-                snprintf(detail, sizeof(detail), "%s the txbox policy; only the user changes it", verb);
+                snprintf(detail, sizeof(detail), "%s txbox's configuration (.txbox/, the policy); only the user "
+                                                 "changes it", verb);
                 violation(e, "effect-protected-path", tp->path, detail);
         } else if (user_protected(e, tp->path)) {
                 snprintf(detail, sizeof(detail), "%s a path the policy protects", verb);
@@ -147,26 +152,139 @@ static void protected_paths(struct eff *e, const struct txbox_path *tp)
 
 /* ---- what the upper layer holds ---- */
 
-/* Does a link at path (workspace-relative) with this target leave the workspace? */
-static bool link_escapes(const char *path, const char *target, const struct policy_ctx *ctx)
+/* ---- symlinks leaving the workspace ----
+ * A link is judged as the kernel will follow it once committed: in the view the commit
+ * produces (the upper layer over the live workspace), through every other link on the way,
+ * in either layer.  And as later commits could change that view: a ".." after a name of
+ * the target climbs out of whatever the name leads to then (a directory today, a link to
+ * the workspace root tomorrow), so only leading ".." are accepted, and none after an
+ * absolute target's workspace prefix. */
+
+#define LINK_FOLLOW_MAX 40 /* as the kernel's own limit */
+
+enum link_verdict { LINK_STAYS = 0, LINK_LEAVES, LINK_CLIMBS, LINK_TOO_DEEP };
+
+/* Components of target: "." and empty ones dropped; *rest points past an absolute target's
+ * workspace prefix.  LINK_CLIMBS when a ".." follows a name, LINK_LEAVES when an absolute
+ * target is not beneath the workspace. */
+static enum link_verdict link_shape(const char *target, const struct policy_ctx *ctx, const char **rest)
 {
-        if (target[0] == '/')
-                return !ctx || !ctx->workspace || !path_is_within(target, ctx->workspace);
-        int depth = 0; /* components below the workspace root of the link's directory */
-        for (const char *s = path; (s = strchr(s, '/')); s++)
-                depth++;
-        for (const char *s = target; *s;) {
-                const char *e = strchrnul(s, '/');
-                size_t l = (size_t)(e - s);
-                if (l == 2 && s[0] == '.' && s[1] == '.')
-                        depth--;
-                else if (l && !(l == 1 && s[0] == '.'))
-                        depth++;
-                if (depth < 0)
-                        return true;
-                s = *e ? e + 1 : e;
+        bool named = false;
+
+        *rest = target;
+        if (target[0] == '/') {
+                const char *ws = ctx ? ctx->workspace : NULL;
+                if (!ws || !path_is_within(target, ws))
+                        return LINK_LEAVES;
+                *rest = target + strlen(ws);
+                named = true; /* the prefix names the workspace: no ".." may follow */
         }
-        return false;
+        for (const char *c = *rest; *c;) {
+                const char *end = strchrnul(c, '/');
+                size_t l = (size_t)(end - c);
+                if (l == 2 && c[0] == '.' && c[1] == '.') {
+                        if (named)
+                                return LINK_CLIMBS;
+                } else if (l && !(l == 1 && c[0] == '.'))
+                        named = true;
+                c = *end ? end + 1 : end;
+        }
+        return LINK_STAYS;
+}
+
+static int cmp_tpath(const void *key, const void *elem)
+{
+        return strcmp(key, ((const struct txbox_path *)elem)->path);
+}
+
+/* The entry at rel (whose parent is a directory of the committed view): the upper layer's,
+ * unless it has none; the live one unless the changeset deletes it (a whiteout, or beneath
+ * a directory that replaces the live one whole).  0 when there is none; the link's target
+ * in buf. */
+static mode_t view_lookup(const struct eff *e, const char *rel, char *buf, size_t size)
+{
+        struct stat st;
+        const char *base;
+        int root = e->upper_fd;
+
+        if (lstat_beneath(root, rel, &st) < 0) {
+                const struct txbox_path *tp = bsearch(rel, e->cs->paths, e->cs->npaths, sizeof(*tp), cmp_tpath);
+                root = e->live_fd;
+                if ((tp && tp->change == TXBOX_DELETED) || root < 0 || lstat_beneath(root, rel, &st) < 0)
+                        return 0;
+        } else if (S_ISCHR(st.st_mode) && st.st_rdev == 0)
+                return 0; /* a whiteout */
+        if (!S_ISLNK(st.st_mode))
+                return st.st_mode;
+        _cleanup_close_ int dir = open_parent_beneath(root, rel, &base);
+        ssize_t n = dir < 0 ? -1 : readlinkat(dir, base, buf, size - 1);
+        if (n < 0)
+                return 0;
+        buf[n] = '\0';
+        return st.st_mode;
+}
+
+struct link_walk {
+        const struct eff *e;
+        char cur[PATH_MAX]; /* where the walk is, workspace-relative ("": the root) */
+        int follows;
+};
+
+/* Follow target from the directory w->cur; w->cur ends at what it leads to. */
+static enum link_verdict follow(struct link_walk *w, const char *target)
+{
+        const char *rest;
+        enum link_verdict v = link_shape(target, w->e->ctx, &rest);
+        bool gone = false; /* a name on the way does not exist (yet): the rest is only names */
+
+        if (v != LINK_STAYS)
+                return v;
+        if (rest != target)
+                w->cur[0] = '\0';
+        for (const char *c = rest; *c;) {
+                const char *end = strchrnul(c, '/');
+                size_t l = (size_t)(end - c), n = strlen(w->cur);
+                const char *next = *end ? end + 1 : end;
+                if (!l || (l == 1 && c[0] == '.')) {
+                        c = next;
+                        continue;
+                }
+                if (l == 2 && c[0] == '.' && c[1] == '.') {
+                        if (!n)
+                                return LINK_LEAVES;
+                        char *slash = strrchr(w->cur, '/');
+                        *(slash ? slash : w->cur) = '\0';
+                        c = next;
+                        continue;
+                }
+                if (n + 1 + l >= sizeof(w->cur))
+                        return LINK_TOO_DEEP;
+                snprintf(w->cur + n, sizeof(w->cur) - n, "%s%.*s", n ? "/" : "", (int)l, c);
+                c = next;
+                char link[PATH_MAX];
+                mode_t m = gone ? 0 : view_lookup(w->e, w->cur, link, sizeof(link));
+                gone = gone || !m;
+                if (!S_ISLNK(m))
+                        continue;
+                if (++w->follows > LINK_FOLLOW_MAX)
+                        return LINK_TOO_DEEP;
+                char *slash = strrchr(w->cur, '/'); /* a relative target starts beside the link */
+                *(slash ? slash : w->cur) = '\0';
+                if ((v = follow(w, link)) != LINK_STAYS)
+                        return v;
+        }
+        return LINK_STAYS;
+}
+
+/* Does a link at path (workspace-relative) with this target leave the workspace? */
+static enum link_verdict link_escapes(const struct eff *e, const char *path, const char *target)
+{
+        struct link_walk w = {.e = e};
+        const char *slash = strrchr(path, '/');
+
+        if (slash)
+                snprintf(w.cur, sizeof(w.cur), "%.*s", (int)(slash - path), path);
+        return follow(&w, target);
 }
 
 static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp)
@@ -183,8 +301,15 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
                 if (n < 0)
                         return;
                 target[n] = 0;
-                if (link_escapes(tp->path, target, e->ctx)) {
-                        snprintf(detail, sizeof(detail), "symlink points outside the workspace: %s", target);
+                static const char *const why[] = {
+                        [LINK_LEAVES] = "symlink points outside the workspace",
+                        [LINK_CLIMBS] = "symlink target climbs back out of a directory it names (NAME/..), which a "
+                                        "later change could point anywhere; write the target without it",
+                        [LINK_TOO_DEEP] = "symlink chain too long or deep to judge",
+                };
+                enum link_verdict v = link_escapes(e, tp->path, target);
+                if (v != LINK_STAYS) {
+                        snprintf(detail, sizeof(detail), "%s: %s", why[v], target);
                         violation(e, "effect-symlink-escape", tp->path, detail);
                 }
                 return;
@@ -205,7 +330,7 @@ int effects_check(const struct policy *p, int upper_fd, int live_fd, struct chan
 {
         if (!p || !cs)
                 return tx_err(err, EINVAL, "effects_check: no policy or changeset");
-        struct eff e = {.p = p, .ctx = ctx, .cs = cs};
+        struct eff e = {.p = p, .ctx = ctx, .cs = cs, .upper_fd = upper_fd, .live_fd = live_fd};
         if (live_fd >= 0)
                 mass_deletion(&e, live_fd);
         for (size_t k = 0; k < cs->npaths; k++) {

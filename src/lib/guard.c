@@ -26,6 +26,7 @@
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 
+#include "exectarget.h"
 #include "util.h"
 
 /* ---- the filter ---- */
@@ -429,6 +430,18 @@ void guard_notify_tune(int listener)
         }
 }
 
+/* The program the exec will run (exectarget.c), resolved before the notification is
+ * confirmed valid, like its argv: NULL when it has no name to judge; the path as named when
+ * nothing is there (the exec fails by itself). */
+static const char *exec_program_of(const struct seccomp_notif *n, const char *path, char *buf, size_t size)
+{
+        bool at = n->data.nr != seccomp_syscall_resolve_name_arch(
+                                        n->data.arch == AUDIT_ARCH_I386 ? SCMP_ARCH_X86 : SCMP_ARCH_NATIVE, "execve");
+        int r = exec_target((pid_t)n->pid, at ? (int)n->data.args[0] : AT_FDCWD, path,
+                            at ? (unsigned)n->data.args[4] : 0, buf, size);
+        return r == 0 ? buf : r == -ENOENT ? path : NULL;
+}
+
 int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
 {
         struct seccomp_notif n;
@@ -445,6 +458,7 @@ int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
         r->used = r->cap = r->ptrs.wl = r->strs.wl = 0;
         snprintf(path, sizeof(path), "/proc/%u/mem", n.pid);
         r->mem = open(path, O_RDONLY | O_CLOEXEC);
+        char prog[PATH_MAX];
         if (r->mem >= 0) {
                 int ok = read_exec(r, &n, &argv, &path_off);
                 close(r->mem);
@@ -454,8 +468,9 @@ int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
                         free(r->buf);
                         return 0; /* the task is gone: nothing to answer */
                 }
-                if (ok == 0)
-                        allow = check ? check(ctx, r->buf + path_off, argv) : true;
+                /* Unreadable, over the budget, or nobody to judge it: refused. */
+                if (ok == 0 && check)
+                        allow = check(ctx, exec_program_of(&n, r->buf + path_off, prog, sizeof(prog)), argv);
         }
         free(r->buf);
         return reply(listener, n.id, allow);

@@ -128,6 +128,74 @@ bad:
         return tx_err(err, EBADMSG, "the journal '%s' is incomplete or malformed", name);
 }
 
+/* ---- the manifest of directories moved in whole ---- */
+
+#define MANIFEST_MAGIC "txbox-manifest 1"
+
+int journal_manifest_write(int dirfd, const char *name, const struct cs_manifest *m, struct txbox_error *err)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        int r;
+
+        if (!f)
+                return tx_err(err, ENOMEM, "cannot build the manifest");
+        fprintf(f, "%s\n", MANIFEST_MAGIC);
+        for (size_t i = 0; i < m->n; i++) {
+                const struct cs_manifest_entry *e = &m->e[i];
+                fprintf(f, "%llu %o %lld %lld ", (unsigned long long)e->ino, (unsigned)e->mode, (long long)e->size,
+                        (long long)e->mtime_ns);
+                escape_path(f, e->path);
+                fputc('\n', f);
+        }
+        fprintf(f, "end %zu\n", m->n);
+        fclose(f);
+        r = write_file_atomic_at(dirfd, name, buf, len, false);
+        free(buf);
+        return r < 0 ? tx_err(err, -r, "cannot write the manifest '%s': %s", name, strerror(-r)) : 0;
+}
+
+int journal_manifest_read(int dirfd, const char *name, struct cs_manifest *m, struct txbox_error *err)
+{
+        _cleanup_free_ char *buf = NULL;
+        struct cs_manifest out = {0};
+        size_t declared = SIZE_MAX;
+        char *save = NULL, *line;
+        int r = read_file_at(dirfd, name, JOURNAL_MAX, &buf, NULL);
+
+        if (r < 0)
+                return r == -ENOENT ? r : tx_err(err, -r, "cannot read the manifest '%s': %s", name, strerror(-r));
+        line = strtok_r(buf, "\n", &save);
+        if (!line || strcmp(line, MANIFEST_MAGIC) != 0)
+                goto bad;
+        while ((line = strtok_r(NULL, "\n", &save))) {
+                unsigned long long ino;
+                unsigned mode;
+                long long size, mtime;
+                int off = 0;
+                char *path;
+                if (sscanf(line, "end %zu", &declared) == 1)
+                        break;
+                if (sscanf(line, "%llu %o %lld %lld %n", &ino, &mode, &size, &mtime, &off) != 4 || !off ||
+                    unescape_path(line + off, &path) < 0)
+                        goto bad;
+                struct stat st = {.st_ino = ino, .st_mode = mode, .st_size = size};
+                st.st_mtim.tv_sec = mtime / 1000000000;
+                st.st_mtim.tv_nsec = mtime % 1000000000;
+                cs_manifest_add(&out, path, &st);
+                free(path);
+        }
+        if (declared != out.n)
+                goto bad;
+        cs_manifest_sort(&out);
+        *m = out;
+        return 0;
+bad:
+        cs_manifest_free(&out);
+        return tx_err(err, EBADMSG, "the manifest '%s' is incomplete or malformed", name);
+}
+
 void journal_ops_free(struct cs_op *ops, size_t n)
 {
         for (size_t i = 0; ops && i < n; i++)
@@ -164,27 +232,89 @@ static bool exists_at(int dirfd, const char *name)
 
 /* Parent directory of path beneath root, created when missing (for the aside/source areas,
  * which belong to txbox), or only opened (for the live workspace, which must not be
- * changed beyond the op itself). */
+ * changed beyond the op itself).  Never through a symlink either way. */
 static int parent_at(int root, const char *path, bool create, const char **base)
 {
-        const char *slash = strrchr(path, '/');
-        if (create && slash) {
-                char dir[PATH_MAX];
-                if ((size_t)(slash - path) >= sizeof(dir))
-                        return -ENAMETOOLONG;
-                memcpy(dir, path, slash - path);
-                dir[slash - path] = '\0';
-                int r = mkdir_p_at(root, dir, 0700);
-                if (r < 0)
-                        return r;
-        }
-        return open_parent_beneath(root, path, base);
+        return create ? make_parent_beneath(root, path, 0700, base) : open_parent_beneath(root, path, base);
 }
 
 static int move(int from_dir, const char *from, int to_dir, const char *to)
 {
         /* NOREPLACE: a step must never destroy an entry it did not plan to move. */
         return renameat2(from_dir, from, to_dir, to, RENAME_NOREPLACE) < 0 ? -errno : 0;
+}
+
+/* A directory changes parents only when it is writable (its ".." entry changes): a
+ * read-only one (mode from the plan) is lent u+w for the move and gets its mode back
+ * after it, wherever it ended up. */
+static bool closed_dir(mode_t mode)
+{
+        return S_ISDIR(mode) && !(mode & S_IWUSR);
+}
+
+static int move_entry(int from_dir, int to_dir, const char *base, mode_t mode)
+{
+        bool lend = closed_dir(mode);
+        int r;
+
+        if (lend && fchmodat(from_dir, base, (mode | S_IWUSR) & 07777, 0) < 0)
+                return -errno;
+        r = move(from_dir, base, to_dir, base);
+        if (lend && fchmodat(r == 0 ? to_dir : from_dir, base, mode & 07777, 0) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+/* The source and aside areas are txbox's (the upper layer, undo/, redo/), but what the
+ * program left there keeps the program's modes: a directory it closed there is opened
+ * (u+rwx) once a move out of it or into it is refused, and only then, so that the common
+ * case costs nothing.  (The live workspace's directories are opened by the plan's own
+ * mode steps, which also close them again.) */
+static void open_area(int dirfd)
+{
+        struct stat st;
+        char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
+        if (fstat(dirfd, &st) == 0 && S_ISDIR(st.st_mode) && chmod(proc, (st.st_mode | S_IRWXU) & 07777) < 0) {
+                /* the retry reports it */
+        }
+}
+
+/* move_entry between two of fds[3] (0 the live parent, 1 the source's, 2 the aside's). */
+static int move_op(const int fds[3], int from, int to, const char *base, mode_t mode)
+{
+        int r = move_entry(fds[from], fds[to], base, mode);
+
+        if (r != -EACCES || (!from && !to))
+                return r;
+        if (from)
+                open_area(fds[from]);
+        if (to)
+                open_area(fds[to]);
+        return move_entry(fds[from], fds[to], base, mode);
+}
+
+/* The exchange of the source's entry with the live one, the source area opened as above. */
+static int exchange(const int fds[3], const char *base)
+{
+        int r = renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0 ? -errno : 0;
+
+        if (r == -EACCES) {
+                open_area(fds[1]);
+                r = renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0 ? -errno : 0;
+        }
+        return r;
+}
+
+/* After a crash between a lent move and its mode: the mode again (idempotent). */
+static void closed_mode_again(int dirfd, const char *base, mode_t mode)
+{
+        struct stat st;
+        if (closed_dir(mode) && fstatat(dirfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+            (st.st_mode & 07777) != (mode & 07777) && fchmodat(dirfd, base, mode & 07777, 0) < 0) {
+                /* no matter: the entry is where it belongs, only more open */
+        }
 }
 
 static int op_dirs(int live_fd, int src_fd, int aside_fd, const char *path, int fds[3],
@@ -207,12 +337,16 @@ static void close3(int fds[3])
                 closep(&fds[i]);
 }
 
+/* chmod of the directory at path, reached beneath live_fd with no symlink and through an
+ * O_PATH descriptor: a directory closed to reading (mode 000) still gets its mode. */
 static int chmod_beneath(int live_fd, const char *path, mode_t mode)
 {
-        _cleanup_close_ int fd = open_beneath(live_fd, path, O_RDONLY | O_DIRECTORY, 0);
+        char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+        _cleanup_close_ int fd = open_beneath(live_fd, path, O_PATH | O_DIRECTORY, 0);
         if (fd < 0)
                 return fd;
-        return fchmod(fd, mode & 07777) < 0 ? -errno : 0;
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+        return chmod(proc, mode & 07777) < 0 ? -errno : 0;
 }
 
 /* A file replaced by a file (or symlink), where one side is identified by inode: the new
@@ -261,11 +395,11 @@ static int apply_exchange(const int fds[3], const char *base, const struct cs_op
         if (st == EX_READY) {
                 if ((r = failpoint(fp)) < 0)
                         return r;
-                if (renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0)
-                        return errno == EINVAL || errno == ENOSYS || errno == EOPNOTSUPP ? 0 : -errno;
+                if ((r = exchange(fds, base)) < 0)
+                        return r == -EINVAL || r == -ENOSYS || r == -EOPNOTSUPP ? 0 : r;
         }
         /* The original, now where the new entry was, goes aside. */
-        if ((r = failpoint(fp)) < 0 || (r = move(fds[1], base, fds[2], base)) < 0)
+        if ((r = failpoint(fp)) < 0 || (r = move_op(fds, 1, 2, base, o->old_mode)) < 0)
                 return r;
         return 1;
 }
@@ -275,8 +409,6 @@ static int apply_one(int live_fd, int src_fd, int aside_fd, const struct cs_op *
         int fds[3] = {-1, -1, -1}, r;
         const char *base;
 
-        if (o->kind == CS_OP_CHMOD)
-                return (r = failpoint(fp)) < 0 ? r : chmod_beneath(live_fd, o->path, o->new_mode);
         if ((r = op_dirs(live_fd, src_fd, aside_fd, o->path, fds, &base)) < 0)
                 goto out;
         if (exchangeable(o) && (r = apply_exchange(fds, base, o, fp)) != 0) {
@@ -284,11 +416,15 @@ static int apply_one(int live_fd, int src_fd, int aside_fd, const struct cs_op *
                 goto out;
         }
         if (o->has_old && exists_at(fds[0], base) && !exists_at(fds[2], base)) {
-                if ((r = failpoint(fp)) < 0 || (r = move(fds[0], base, fds[2], base)) < 0)
+                if ((r = failpoint(fp)) < 0 || (r = move_op(fds, 0, 2, base, o->old_mode)) < 0)
                         goto out;
         }
         if (o->has_new && exists_at(fds[1], base))
-                r = failpoint(fp) ?: move(fds[1], base, fds[0], base);
+                r = failpoint(fp) ?: move_op(fds, 1, 0, base, o->new_mode);
+        if (r == 0 && o->has_old)
+                closed_mode_again(fds[2], base, o->old_mode);
+        if (r == 0 && o->has_new)
+                closed_mode_again(fds[0], base, o->new_mode);
 out:
         close3(fds);
         return r;
@@ -299,28 +435,100 @@ static int revert_one(int live_fd, int src_fd, int aside_fd, const struct cs_op 
         int fds[3] = {-1, -1, -1}, r;
         const char *base;
 
-        if (o->kind == CS_OP_CHMOD)
-                return chmod_beneath(live_fd, o->path, o->old_mode);
         if ((r = op_dirs(live_fd, src_fd, aside_fd, o->path, fds, &base)) < 0)
                 goto out;
         if (exchangeable(o) && exchange_state(fds, base, o) == EX_DONE) {
                 /* Exchanged, original not yet aside: trade them back. */
-                if (renameat2(fds[1], base, fds[0], base, RENAME_EXCHANGE) < 0)
-                        r = -errno;
+                r = exchange(fds, base);
                 goto out;
         }
         if (o->has_new && !exists_at(fds[1], base) && exists_at(fds[0], base) &&
-            (r = move(fds[0], base, fds[1], base)) < 0)
+            (r = move_op(fds, 0, 1, base, o->new_mode)) < 0)
                 goto out;
         if (o->has_old && exists_at(fds[2], base))
-                r = move(fds[2], base, fds[0], base);
+                r = move_op(fds, 2, 0, base, o->old_mode);
+        if (r == 0 && o->has_old)
+                closed_mode_again(fds[0], base, o->old_mode);
 out:
         close3(fds);
         return r;
 }
 
-/* SWAPs first, parents before children; then CHMODs children first, so a directory that
- * becomes read-only gets its mode only after everything has moved into it. */
+/* ---- the order of the steps ----
+ * A directory's mode decides whether entries can move in and out of it (write) and whether
+ * anything beneath it can be reached (search).  So the renames happen between two rounds
+ * of modes: first every directory whose mode changes gets the permissions it has before
+ * and after together (what the change adds, parents first, so that each is reachable when
+ * its turn comes), then the renames, then every such directory its final mode (children
+ * first, while their parents can still be searched).  A directory made read-only by one
+ * commit thus never blocks a later commit that makes it writable again and writes into it,
+ * and an undo, a revert or a recovery, which run the same steps, never meet a directory
+ * that the commit closed. */
+
+static size_t path_depth(const char *p)
+{
+        size_t d = 0;
+        for (; *p; p++)
+                d += *p == '/';
+        return d;
+}
+
+/* Indices of the CHMOD ops, parents first: by depth, as the list itself may run either
+ * way (undo's is reversed).  NULL when there are none. */
+static size_t *chmod_order(const struct cs_op *ops, size_t n, size_t *m)
+{
+        size_t *idx = NULL;
+
+        *m = 0;
+        for (size_t k = 0; k < n; k++)
+                if (ops[k].kind == CS_OP_CHMOD) {
+                        if (!idx)
+                                idx = xcalloc(n, sizeof(*idx));
+                        idx[(*m)++] = k;
+                }
+        for (size_t i = 1; i < *m; i++) /* stable insertion sort: a change has few of them */
+                for (size_t j = i; j > 0 && path_depth(ops[idx[j - 1]].path) > path_depth(ops[idx[j]].path); j--) {
+                        size_t t = idx[j];
+                        idx[j] = idx[j - 1];
+                        idx[j - 1] = t;
+                }
+        return idx;
+}
+
+/* Round one: each directory gets its modes before and after together, and our own write
+ * and search permission for the moves beneath it, parents first.  Nothing to do where
+ * that adds nothing. */
+static int widen_modes(int live_fd, const struct cs_op *ops, const size_t *idx, size_t m, const char *fp,
+                       const char **bad)
+{
+        for (size_t i = 0; i < m; i++) {
+                const struct cs_op *o = &ops[idx[i]];
+                mode_t both = (o->old_mode | o->new_mode | S_IWUSR | S_IXUSR) & 07777;
+                int r = both == (o->old_mode & 07777) ? 0 : failpoint(fp) ?: chmod_beneath(live_fd, o->path, both);
+                if (r < 0) {
+                        *bad = o->path;
+                        return r;
+                }
+        }
+        return 0;
+}
+
+/* Round two: each directory its final mode (new_mode, or old_mode when reverting),
+ * children first. */
+static int final_modes(int live_fd, const struct cs_op *ops, const size_t *idx, size_t m, bool revert,
+                       const char *fp, const char **bad)
+{
+        for (size_t i = m; i-- > 0;) {
+                const struct cs_op *o = &ops[idx[i]];
+                int r = failpoint(fp) ?: chmod_beneath(live_fd, o->path, revert ? o->old_mode : o->new_mode);
+                if (r < 0) {
+                        *bad = o->path;
+                        return r;
+                }
+        }
+        return 0;
+}
+
 /* Report progress every 256 operations once a second has gone by. */
 static bool progress(const struct journal_progress *pg, int64_t t0, size_t done, size_t total, bool reported)
 {
@@ -332,27 +540,34 @@ static bool progress(const struct journal_progress *pg, int64_t t0, size_t done,
         return true;
 }
 
+static int apply_failed(struct txbox_error *err, const char *path, int r)
+{
+        return tx_err(err, -r, "cannot apply the change to '%s': %s", path,
+                      r == -ELOOP || r == -EXDEV ? "a symlink or mount point is in the way" : strerror(-r));
+}
+
 int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
                   const char *fp, const struct journal_progress *pg, bool sync, struct txbox_error *err)
 {
         int64_t t0 = mono_us();
         bool reported = false;
-        size_t done = 0;
+        size_t done = 0, m;
+        const char *bad = NULL;
+        _cleanup_free_ size_t *modes = chmod_order(ops, n, &m);
+        int r = widen_modes(live_fd, ops, modes, m, fp, &bad);
 
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t k = 0; k < n; k++) {
-                        const struct cs_op *o = pass == 0 ? &ops[k] : &ops[n - 1 - k];
-                        if ((o->kind == CS_OP_CHMOD) != (pass == 1))
-                                continue;
-                        int r = apply_one(live_fd, src_fd, aside_fd, o, fp);
-                        if (r < 0)
-                                return tx_err(err, -r, "cannot apply the change to '%s': %s", o->path,
-                                              r == -ELOOP || r == -EXDEV
-                                                      ? "a symlink or mount point is in the way"
-                                                      : strerror(-r));
-                        reported = progress(pg, t0, ++done, n, reported);
-                }
-        if (reported && done % 256 != 0)
+        if (r < 0)
+                return apply_failed(err, bad, r);
+        for (size_t k = 0; k < n; k++) {
+                if (ops[k].kind == CS_OP_CHMOD)
+                        continue;
+                if ((r = apply_one(live_fd, src_fd, aside_fd, &ops[k], fp)) < 0)
+                        return apply_failed(err, ops[k].path, r);
+                reported = progress(pg, t0, ++done, n, reported);
+        }
+        if ((r = final_modes(live_fd, ops, modes, m, false, fp, &bad)) < 0)
+                return apply_failed(err, bad, r);
+        if (reported && done != n) /* the modes were the rest */
                 pg->fn(pg->ctx, pg->what, n, n);
         /* One filesystem sync makes every rename above durable before the caller's marker. */
         if (sync && syncfs(live_fd) < 0)
@@ -360,21 +575,27 @@ int journal_apply(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops
         return 0;
 }
 
-/* The mirror of journal_apply: modes back first (parents writable again), then the
- * renames in reverse. */
+/* The mirror of journal_apply, from wherever it stopped: the modes of before and after
+ * together (parents first), the renames back in reverse, then the modes of before
+ * (children first). */
 int journal_revert(int live_fd, int src_fd, int aside_fd, const struct cs_op *ops, size_t n,
                    struct txbox_error *err)
 {
-        for (int pass = 0; pass < 2; pass++)
-                for (size_t k = 0; k < n; k++) {
-                        const struct cs_op *o = pass == 0 ? &ops[k] : &ops[n - 1 - k];
-                        if ((o->kind == CS_OP_CHMOD) != (pass == 0))
-                                continue;
-                        int r = failpoint("revert") ?: revert_one(live_fd, src_fd, aside_fd, o);
-                        if (r < 0)
-                                return tx_err(err, -r, "cannot revert the change to '%s': %s", o->path,
-                                              strerror(-r));
-                }
+        size_t m;
+        const char *bad = NULL;
+        _cleanup_free_ size_t *modes = chmod_order(ops, n, &m);
+        int r = widen_modes(live_fd, ops, modes, m, "revert", &bad);
+
+        for (size_t k = n; r >= 0 && k-- > 0;) {
+                if (ops[k].kind == CS_OP_CHMOD)
+                        continue;
+                bad = ops[k].path;
+                r = failpoint("revert") ?: revert_one(live_fd, src_fd, aside_fd, &ops[k]);
+        }
+        if (r >= 0)
+                r = final_modes(live_fd, ops, modes, m, true, "revert", &bad);
+        if (r < 0)
+                return tx_err(err, -r, "cannot revert the change to '%s': %s", bad, strerror(-r));
         if (syncfs(live_fd) < 0)
                 return tx_err(err, errno, "cannot sync the workspace's filesystem: %s", strerror(errno));
         return 0;

@@ -28,6 +28,13 @@ struct journal_progress {
         const char *what;
 };
 
+/* The manifest of directories moved in whole (struct cs_manifest), as dirfd/name; not
+ * durable by itself (the commit's one sync covers it).  Reading: -ENOENT when there is
+ * none (a commit that moved no directory in, or one made before txbox kept them),
+ * -EBADMSG when malformed. */
+int journal_manifest_write(int dirfd, const char *name, const struct cs_manifest *m, struct txbox_error *err);
+int journal_manifest_read(int dirfd, const char *name, struct cs_manifest *m, struct txbox_error *err);
+
 /* Apply ops to live_fd, taking new entries from src_fd and moving originals to aside_fd.
  * Idempotent: applying again after a crash part-way completes the job.  fp names the
  * failpoint hit before every rename (tests crash there).  pg (may be NULL) hears about

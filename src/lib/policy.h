@@ -35,11 +35,39 @@ struct policy;
 /* Load a policy: file (YAML) when non-NULL, else the built-in default.  Errors name the
  * file, line and what is wrong. */
 int policy_load(const char *file, struct policy **out, struct txbox_error *err);
-/* The policy for a workspace: explicit file if given, else WORKSPACE/.txbox/policy when it
- * exists, else the built-in default. */
+/* The policy for a workspace: explicit file if given (the user's choice), else
+ * WORKSPACE/.txbox/policy when it exists, else the built-in default.  The workspace's file
+ * is read beneath the workspace with no symlink on the way; unless the user trusted that
+ * exact file (policy_trusted), it may only tighten the built-in policy: its rules are
+ * judged beside the built-in ones (the stricter decision wins, its allow rules lift
+ * nothing), defaults: false is ignored, and its effect limits count only where lower. */
 int policy_load_for(const char *workspace, const char *explicit_file, struct policy **out,
                     struct txbox_error *err);
 void policy_free(struct policy *p);
+/* What the user should know about how the policy applies (an untrusted workspace policy
+ * that would loosen it), or NULL. */
+const char *policy_note(const struct policy *p);
+/* A policy file's text as written (name for messages), as policy_load does with a file. */
+int policy_load_text(const char *name, const char *text, size_t len, struct policy **out,
+                     struct txbox_error *err);
+/* One line on what a policy holds: its rules, those that allow, whether it drops the
+ * built-in ones, malloc'd (for txbox trust). */
+char *policy_summary(const struct policy *p);
+
+/* ---- the workspace's policy file and the user's trust in it (policy/trust.c) ---- */
+/* Read WORKSPACE/.txbox/policy beneath the workspace, no symlink followed: 0, -ENOENT
+ * when there is none, else -errno with err naming the file and why. */
+int policy_ws_read(const char *workspace, char **text, size_t *len, struct txbox_error *err);
+/* The SHA-256 of a policy file's content, as 64 hex digits. */
+void policy_hash(const char *text, size_t len, char out[65]);
+/* The trust store's path ($XDG_CONFIG_HOME/txbox/trusted-policies, default
+ * ~/.config/txbox/trusted-policies), malloc'd; NULL without a home. */
+char *policy_trust_path(void);
+/* 1 when the user trusted the policy file with this hash in this workspace, else 0 (also
+ * when the trust store lies inside the workspace: a command could have written it). */
+int policy_trusted(const char *workspace, const char *hash);
+/* Record the trust (hash), or withdraw it (hash NULL), for this workspace. */
+int policy_trust_set(const char *workspace, const char *hash, struct txbox_error *err);
 
 /* Decide on a shell string (as sh -c would run it). */
 int policy_check_shell(const struct policy *p, const char *script, const struct policy_ctx *ctx,
@@ -49,6 +77,13 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
                       struct policy_result *res);
 
 const char *policy_decision_name(enum policy_decision d);
+
+/* The rule id of a decision that could not be made (the engine crashed, hung or failed):
+ * a refusal, like every other failure to judge. */
+#define POLICY_RULE_FAILED "judgement-failed"
+/* Fill res with that refusal: command (may be NULL) is what was being judged, why what
+ * went wrong ("the policy engine crashed (signal 11, Segmentation fault)"). */
+void policy_result_failed(struct policy_result *res, const char *command, const char *why);
 
 /* An "ask" decision put to an approval program (--approve=PROGRAM): it gets the decision as
  * one JSON object on stdin ({"decision": "ask", "rule", "reason", "command", "workspace"})

@@ -18,60 +18,76 @@ int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_record *out, st
         return audit_get(ws->audit, id, out, err);
 }
 
-/* Where the two sides of a diff live for a transaction in a given state. */
+/* The two sides of a diff for a transaction in a given state: directory fds, each the root
+ * beneath which the record's paths are opened (-1: that side is empty). */
 struct diff_sides {
-        char *old_root, *new_root;
+        int old_root, new_root;
 };
+
+static int tx_area(struct txbox_ws *ws, const char *id, const char *name)
+{
+        _cleanup_free_ char *rel = xasprintf("%s/%s", id, name);
+        return open_beneath(ws->tx_fd, rel, O_PATH | O_DIRECTORY, 0);
+}
 
 static int diff_sides(struct txbox_ws *ws, const struct txbox_record *rec, struct diff_sides *s,
                       struct txbox_error *err)
 {
-        switch (rec->outcome) {
-        case TXBOX_PENDING:
-                s->old_root = xstrdup(ws->path);
-                s->new_root = xasprintf("%s/tx/%s/upper", ws->state, rec->id);
-                return 0;
-        case TXBOX_COMMITTED:
-                s->old_root = xasprintf("%s/tx/%s/undo", ws->state, rec->id);
-                s->new_root = xstrdup(ws->path);
-                return 0;
-        case TXBOX_UNDONE:
-                s->old_root = xstrdup(ws->path);
-                s->new_root = xasprintf("%s/tx/%s/redo", ws->state, rec->id);
-                return 0;
-        default:
+        bool ws_old = rec->outcome != TXBOX_COMMITTED;
+        const char *area = rec->outcome == TXBOX_PENDING     ? "upper"
+                           : rec->outcome == TXBOX_COMMITTED ? "undo"
+                           : rec->outcome == TXBOX_UNDONE    ? "redo"
+                                                             : NULL;
+
+        if (!area)
                 return tx_err(err, ENOENT, "transaction %s is %s: its changes were not kept, so there is no diff",
                               rec->id, txbox_outcome_name(rec->outcome));
-        }
+        int live = fcntl(ws->ws_fd, F_DUPFD_CLOEXEC, 3), other = tx_area(ws, rec->id, area);
+        s->old_root = ws_old ? live : other;
+        s->new_root = ws_old ? other : live;
+        return 0;
 }
 
-/* A side of the diff: the file when it is a regular file, else /dev/null (absent, whiteout). */
-static char *side_path(const char *root, const char *rel)
+/* One side of the diff, as a descriptor: the file when it is a regular file beneath its
+ * root (no symlink on the way: the program made these trees), else -1 (/dev/null: absent,
+ * a whiteout, a directory, a symlink, a fifo). */
+static int side_fd(int root, const char *rel)
 {
-        struct stat st;
-        char *p = xasprintf("%s/%s", root, rel);
-        if (lstat(p, &st) == 0 && S_ISREG(st.st_mode))
-                return p;
-        free(p);
-        return xstrdup("/dev/null");
+        if (root < 0)
+                return -1;
+        int fd = open_beneath_regular(root, rel, NULL);
+        /* Clear of 3 and 4, where the child wants them. */
+        int moved = fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 10) : -1;
+        if (fd >= 0)
+                close(fd);
+        return moved;
 }
 
-/* Run diff -u for one path, appending its output to f. */
+/* Run diff -u for one path, appending its output to f.  The two files reach diff(1) as
+ * descriptors 3 and 4, opened here: diff never resolves a name the program chose. */
 static int diff_one(FILE *f, const struct diff_sides *s, const char *rel)
 {
-        _cleanup_free_ char *a = side_path(s->old_root, rel), *b = side_path(s->new_root, rel);
-        _cleanup_free_ char *la = xasprintf("a/%s", rel), *lb = xasprintf("b/%s", rel);
-        char *argv[] = {"diff", "-u", "--label", la, "--label", lb, a, b, NULL};
+        _cleanup_close_ int a = side_fd(s->old_root, rel), b = side_fd(s->new_root, rel);
+        /* The labels are the one part of diff's output it takes from a name: escaped, so
+         * that a name cannot make lines of its own (util.h, text for humans). */
+        _cleanup_free_ char *name = human_escape(rel, HUMAN_LINE);
+        _cleanup_free_ char *la = xasprintf("a/%s", name), *lb = xasprintf("b/%s", name);
+        char *argv[] = {"diff", "-u", "--label", la, "--label", lb, a >= 0 ? "/dev/fd/3" : "/dev/null",
+                        b >= 0 ? "/dev/fd/4" : "/dev/null", NULL};
         int pipefd[2], status;
         pid_t pid;
         posix_spawn_file_actions_t fa;
 
-        if (!strcmp(a, "/dev/null") && !strcmp(b, "/dev/null"))
+        if (a < 0 && b < 0)
                 return 0; /* a directory, symlink or special file: no text to show */
         if (pipe2(pipefd, O_CLOEXEC) < 0)
                 return -errno;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, pipefd[1], 1);
+        if (a >= 0)
+                posix_spawn_file_actions_adddup2(&fa, a, 3);
+        if (b >= 0)
+                posix_spawn_file_actions_adddup2(&fa, b, 4);
         int r = posix_spawnp(&pid, "diff", &fa, NULL, argv, environ);
         posix_spawn_file_actions_destroy(&fa);
         close(pipefd[1]);
@@ -91,7 +107,7 @@ static int diff_one(FILE *f, const struct diff_sides *s, const char *rel)
 int txbox_diff(struct txbox_ws *ws, const char *id, char **out, struct txbox_error *err)
 {
         struct txbox_record rec = {0};
-        struct diff_sides s = {0};
+        struct diff_sides s = {-1, -1};
         char *buf = NULL;
         size_t len = 0;
         int r;
@@ -112,8 +128,8 @@ int txbox_diff(struct txbox_ws *ws, const char *id, char **out, struct txbox_err
         }
         *out = buf ? buf : xstrdup("");
 out:
-        free(s.old_root);
-        free(s.new_root);
+        closep(&s.old_root);
+        closep(&s.new_root);
         txbox_record_clear(&rec);
         return r;
 }

@@ -8,9 +8,12 @@
 
 #define REPORT_DIFF_MAX (256 * 1024) /* per transaction: a huge diff would drown the page */
 
-static void html_escape(FILE *f, const char *s)
+/* Text for humans, then for HTML: control bytes become visible escapes first (util.h),
+ * newlines and tabs pass (a diff's lines, a long message). */
+static void html_escape(FILE *f, const char *text)
 {
-        for (; s && *s; s++) {
+        _cleanup_free_ char *h = human_escape(text, HUMAN_KEEP_LINES);
+        for (const char *s = h; *s; s++) {
                 switch (*s) {
                 case '&': fputs("&amp;", f); break;
                 case '<': fputs("&lt;", f); break;

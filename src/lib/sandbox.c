@@ -364,9 +364,17 @@ static int setup_dev(const char *tmpfs_opts)
 static int mask_path(const char *path)
 {
         struct stat st;
+        char real[PATH_MAX];
 
-        if (lstat(path, &st) < 0 || S_ISLNK(st.st_mode))
-                return 0; /* nothing there to hide (a symlink's target is masked if listed) */
+        if (lstat(path, &st) < 0)
+                return 0; /* nothing there to hide */
+        if (S_ISLNK(st.st_mode)) {
+                /* What the name leads to is what must go dark (~/.ssh -> dotfiles/ssh, a
+                 * state root that is a link): resolved here, in the sandbox's own view. */
+                if (!realpath(path, real) || lstat(real, &st) < 0 || S_ISLNK(st.st_mode))
+                        return 0; /* dangling: nothing there */
+                path = real;
+        }
         if (S_ISDIR(st.st_mode)) {
                 if (mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                           "mode=0755,size=4k") < 0)
@@ -541,13 +549,30 @@ static void reset_signals(void)
                 signal(sig, SIG_DFL);
 }
 
-/* Where the program may write, for Landlock: the workspace, the private /tmp and /dev nodes,
- * its own stdio (a terminal or a file the caller redirected to). */
+/* A terminal on fd, open for writing. */
+static bool writable_terminal(int fd)
+{
+        int fl = fcntl(fd, F_GETFL);
+        return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && isatty(fd);
+}
+
+/* Where the program may write, for Landlock: the workspace, the private /tmp and /dev nodes.
+ * Not its standard streams: Landlock checks opens, not writes through descriptors the
+ * program already has, so they need no grant; and a grant on /proc/self/fd/N is one on
+ * whatever the caller passed there: a file given as stdin (read-only) could be reopened
+ * for writing, a directory given as stdin filled with files.  Only a terminal on stdout
+ * or stderr, open for writing, is granted (the program writes to it anyway), so that
+ * "echo x >/dev/stderr" still reaches it; the host's terminal is not under /dev/pts here. */
 static int apply_landlock(const struct sandbox_spec *s)
 {
-        const char *const paths[] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
-                                     "/dev/full", "/dev/tty", "/proc", "/proc/self/fd/0", "/proc/self/fd/1",
-                                     "/proc/self/fd/2", NULL};
+        const char *paths[16] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
+                                 "/dev/full", "/dev/tty", "/proc"};
+        size_t n = 9;
+        if (writable_terminal(1))
+                paths[n++] = "/proc/self/fd/1";
+        if (writable_terminal(2))
+                paths[n++] = "/proc/self/fd/2";
+        paths[n] = NULL;
         int r = guard_landlock_apply(paths);
         if (r < 0) {
                 errno = -r;

@@ -1190,7 +1190,7 @@ static int check_conflicts(struct txbox_tx *tx, struct txbox_error *err)
         for (size_t i = 0; i < tx->cs.touched.n && bad.n < 20; i++) {
                 struct cs_op o = {.path = tx->cs.touched.v[i], .kind = CS_OP_SWAP, .has_old = true};
                 struct stat st;
-                if (fstatat(tx->ws->ws_fd, o.path, &st, AT_SYMLINK_NOFOLLOW) == 0)
+                if (lstat_beneath(tx->ws->ws_fd, o.path, &st) == 0)
                         o.old_mode = st.st_mode;
                 if (!strvec_lists_path(&bad, o.path) && live_changed(tx, &o))
                         strvec_push(&bad, xasprintf("%s (changed since tx %s began)", o.path, tx->rec.id));
@@ -1228,7 +1228,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                         set_message(tx, NULL);
                 return finish_record(tx, TXBOX_COMMITTED, err);
         }
-        if ((r = changeset_prepare(upper, &tx->cs, err)) < 0)
+        if ((r = changeset_prepare(upper, &tx->cs, tx->dir_fd, err)) < 0)
                 return r;
         if ((mkdirat(tx->dir_fd, "undo", 0700) < 0 && errno != EEXIST) ||
             (undo = openat(tx->dir_fd, "undo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
@@ -1271,7 +1271,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         if (before == TXBOX_PENDING)
                 set_message(tx, NULL); /* "is pending: txbox commit ..." no longer holds */
         return finish_record(tx, TXBOX_COMMITTED, err);
-revert:
+revert:; /* a label needs a statement before the declaration below (C11; clang holds to it) */
         /* Put the workspace back as it was; the error above is what the user needs to see.
          * The journal becomes "revert" first, or recovery would complete the commit; when
          * even the revert fails it stays, and recovery finishes the job.  (Should the rename

@@ -24,28 +24,176 @@ static bool has_file(int dirfd, const char *name)
 
 /* Is the live entry still what the commit put there?  Renames keep inode and mtime, so any
  * later write, replacement, deletion or chmod shows. */
-static bool live_untouched(int ws_fd, const struct cs_op *o)
+static bool live_untouched(int ws_fd, const struct cs_op *o, bool *unreachable)
 {
         struct stat st;
         const char *base;
         _cleanup_close_ int dir = open_parent_beneath(ws_fd, o->path, &base);
 
+        *unreachable = dir == -EACCES;
         if (dir < 0)
                 return false;
         int r = fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW);
+        *unreachable = r < 0 && errno == EACCES;
         if (o->kind == CS_OP_CHMOD)
                 return r == 0 && (st.st_mode & 07777) == (o->new_mode & 07777);
         if (!o->has_new)
                 return r < 0 && errno == ENOENT;
         if (r < 0 || st.st_ino != o->new_ino || (st.st_mode & S_IFMT) != (o->new_mode & S_IFMT))
                 return false;
-        if (S_ISDIR(st.st_mode))
-                return true; /* a directory's own changes show as later transactions' paths */
+        if (S_ISDIR(st.st_mode)) /* its entries: check_moved_dirs */
+                return (st.st_mode & 0777) == (o->new_mode & 0777);
         int64_t mt = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
         return st.st_size == o->new_size && mt == o->new_mtime_ns;
 }
 
-static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, const struct cs_op *ops,
+/* ---- what a directory the commit moved in holds now, against its manifest ---- */
+
+#define UNDO_MAX_NAMED 20 /* paths named in a refusal; more only flood it */
+
+struct tree_check {
+        const struct cs_manifest *mf;
+        struct strvec *bad;
+        size_t seen; /* manifest entries found as they were */
+};
+
+static void named(struct strvec *bad, const char *path, const char *why)
+{
+        if (bad->n < UNDO_MAX_NAMED && !strvec_lists_path(bad, path))
+                strvec_push(bad, xasprintf("%s (%s)", path, why));
+}
+
+/* Manifest entries beneath prefix ("dir/"): they are contiguous in its sorted order. */
+static size_t manifest_range(const struct cs_manifest *mf, const char *prefix, size_t *first)
+{
+        size_t lo = 0, hi = mf->n, len = strlen(prefix);
+
+        while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                if (strcmp(mf->e[mid].path, prefix) < 0)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        *first = lo;
+        for (hi = lo; hi < mf->n && !strncmp(mf->e[hi].path, prefix, len); hi++)
+                ;
+        return hi - lo;
+}
+
+static bool as_committed(const struct cs_manifest_entry *e, const struct stat *st)
+{
+        int64_t mt = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+        if (e->ino != st->st_ino || e->mode != (st->st_mode & (S_IFMT | 07777)))
+                return false;
+        return S_ISDIR(st->st_mode) || (e->size == st->st_size && e->mtime_ns == mt);
+}
+
+static void check_tree(struct tree_check *tc, int dirfd, const char *path, int depth);
+
+static void check_entry(struct tree_check *tc, int dirfd, const char *name, const char *path, int depth)
+{
+        _cleanup_free_ char *child = xasprintf("%s/%s", path, name);
+        const struct cs_manifest_entry *e = cs_manifest_find(tc->mf, child);
+        struct stat st;
+
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return; /* gone meanwhile: counted as missing */
+        if (!e || !as_committed(e, &st)) {
+                named(tc->bad, child, e ? "changed outside txbox" : "made outside txbox");
+                return;
+        }
+        tc->seen++;
+        if (!S_ISDIR(st.st_mode))
+                return;
+        _cleanup_close_ int sub = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sub >= 0) {
+                check_tree(tc, sub, child, depth + 1);
+                return;
+        }
+        /* Closed as the commit left it (its mode is as committed): nobody wrote in it
+         * without opening it first, which changes its mode. */
+        _cleanup_free_ char *prefix = xasprintf("%s/", child);
+        size_t first;
+        tc->seen += manifest_range(tc->mf, prefix, &first);
+}
+
+static void check_tree(struct tree_check *tc, int dirfd, const char *path, int depth)
+{
+        DIR *d = depth <= CS_MAX_DEPTH ? dir_stream(dirfd) : NULL;
+        struct dirent *de;
+
+        if (!d) {
+                named(tc->bad, path, "cannot be read to compare");
+                return;
+        }
+        while (tc->bad->n < UNDO_MAX_NAMED && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        check_entry(tc, dirfd, de->d_name, path, depth);
+        closedir(d);
+}
+
+/* A directory the commit moved in whole (a new one, or one replacing what was there): undo
+ * takes it away, so everything in it must be what the commit put there, at every depth. */
+static void check_moved_dir(struct txbox_ws *ws, const struct cs_manifest *mf, const struct cs_op *o,
+                            struct strvec *bad)
+{
+        _cleanup_free_ char *prefix = xasprintf("%s/", o->path);
+        _cleanup_close_ int fd = open_beneath(ws->ws_fd, o->path, O_RDONLY | O_DIRECTORY, 0);
+        struct tree_check tc = {.mf = mf, .bad = bad};
+        size_t first, want = manifest_range(mf, prefix, &first);
+
+        if (fd < 0)
+                return; /* live_untouched names it */
+        check_tree(&tc, fd, o->path, 1);
+        for (size_t i = first; tc.seen < want && i < first + want && bad->n < UNDO_MAX_NAMED; i++) {
+                struct stat st;
+                if (lstat_beneath(ws->ws_fd, mf->e[i].path, &st) < 0)
+                        named(bad, mf->e[i].path, "deleted outside txbox");
+        }
+}
+
+static void check_moved_dirs(struct txbox_ws *ws, int dir, const struct cs_op *ops, size_t n, struct strvec *bad)
+{
+        struct cs_manifest mf = {0};
+        struct txbox_error e;
+        bool loaded = false;
+        int r = 0;
+
+        for (size_t i = 0; i < n && bad->n < UNDO_MAX_NAMED; i++) {
+                const struct cs_op *o = &ops[i];
+                if (o->kind != CS_OP_SWAP || !o->has_new || !S_ISDIR(o->new_mode) || strvec_lists_path(bad, o->path))
+                        continue;
+                if (!loaded) {
+                        r = journal_manifest_read(dir, "manifest", &mf, &e);
+                        loaded = true;
+                }
+                /* No record, no undo: what is in the directory cannot be told from what
+                 * the commit put there. */
+                if (r < 0)
+                        named(bad, o->path, "what the transaction made in it is not on record (committed by an "
+                                            "older txbox)");
+                else
+                        check_moved_dir(ws, &mf, o, bad);
+        }
+        cs_manifest_free(&mf);
+}
+
+/* Is path beneath a directory that the commit closed to its owner (no search or read) and
+ * that is still exactly as the commit left it?  Nothing beneath it can be seen, and nothing
+ * changed there without opening it first, which changes its mode. */
+static bool beneath_closed(int ws_fd, const struct cs_op *ops, size_t n, const char *path)
+{
+        bool unreachable;
+        for (size_t i = 0; i < n; i++)
+                if (ops[i].kind == CS_OP_CHMOD && (ops[i].new_mode & (S_IRUSR | S_IXUSR)) != (S_IRUSR | S_IXUSR) &&
+                    path_is_within(path, ops[i].path) && strcmp(path, ops[i].path) &&
+                    live_untouched(ws_fd, &ops[i], &unreachable))
+                        return true;
+        return false;
+}
+
+static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, int dir, const struct cs_op *ops,
                           size_t n, struct txbox_error *err)
 {
         struct strvec bad = {0};
@@ -54,9 +202,13 @@ static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, c
 
         if ((r = audit_later_overlaps(ws->audit, rec->commit_seq, rec->paths, rec->npaths, &bad, err)) < 0)
                 return r;
-        for (size_t i = 0; i < n && bad.n < 20; i++)
-                if (!strvec_lists_path(&bad, ops[i].path) && !live_untouched(ws->ws_fd, &ops[i]))
+        for (size_t i = 0; i < n && bad.n < UNDO_MAX_NAMED; i++) {
+                bool unreachable;
+                if (!strvec_lists_path(&bad, ops[i].path) && !live_untouched(ws->ws_fd, &ops[i], &unreachable) &&
+                    !(unreachable && beneath_closed(ws->ws_fd, ops, n, ops[i].path)))
                         strvec_push(&bad, xasprintf("%s (changed outside txbox)", ops[i].path));
+        }
+        check_moved_dirs(ws, dir, ops, n, &bad);
         if (!bad.n)
                 return 0;
         for (size_t i = 0; i < bad.n && i < 8; i++)
@@ -131,7 +283,7 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         }
         if ((r = undo_ctx_open(ws, rec->id, &c, err)) < 0)
                 goto out;
-        if ((r = undo_conflicts(ws, rec, c.ops, c.n, err)) < 0)
+        if ((r = undo_conflicts(ws, rec, c.dir, c.ops, c.n, err)) < 0)
                 goto out;
         if ((r = write_file_atomic_at(c.dir, "undoing", "", 0, true)) < 0) {
                 r = tx_err(err, -r, "cannot start undo of tx %s: %s", rec->id, strerror(-r));

@@ -467,6 +467,80 @@ int open_parent_beneath(int rootfd, const char *relpath, const char **base)
         return open_beneath(rootfd, buf, O_PATH | O_DIRECTORY, 0);
 }
 
+int make_parent_beneath(int rootfd, const char *relpath, mode_t mode, const char **base)
+{
+        char buf[PATH_MAX];
+        const char *slash = strrchr(relpath, '/');
+        int fd = open_parent_beneath(rootfd, relpath, base);
+        char *save = NULL;
+
+        if (fd != -ENOENT || !slash)
+                return fd;
+        if ((size_t)(slash - relpath) >= sizeof(buf))
+                return -ENAMETOOLONG;
+        memcpy(buf, relpath, slash - relpath);
+        buf[slash - relpath] = '\0';
+        /* Missing parents: made and entered one by one, O_NOFOLLOW, so that a symlink in
+         * the way is an error (ELOOP/ENOTDIR), never a detour. */
+        if ((fd = openat(rootfd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return -errno;
+        for (char *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                if (!strcmp(c, "."))
+                        continue;
+                if (!strcmp(c, "..") || (mkdirat(fd, c, mode) < 0 && errno != EEXIST)) {
+                        int e = !strcmp(c, "..") ? EXDEV : errno;
+                        close(fd);
+                        return -e;
+                }
+                int next = openat(fd, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int e = errno;
+                close(fd);
+                if (next < 0)
+                        return e == ENOTDIR ? -ELOOP : -e;
+                fd = next;
+        }
+        *base = slash + 1;
+        return fd;
+}
+
+int lstat_beneath(int rootfd, const char *relpath, struct stat *st)
+{
+        const char *base;
+        _cleanup_close_ int dir = open_parent_beneath(rootfd, relpath, &base);
+
+        if (dir < 0)
+                return dir;
+        return fstatat(dir, base, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+int open_beneath_regular(int rootfd, const char *relpath, struct stat *st)
+{
+        struct stat sb;
+        char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
+        _cleanup_close_ int path = open_beneath(rootfd, relpath, O_PATH, 0);
+
+        if (!st)
+                st = &sb;
+        if (path < 0)
+                return path;
+        if (fstat(path, st) < 0)
+                return -errno;
+        if (!S_ISREG(st->st_mode))
+                return -EINVAL;
+        /* Reopened through the descriptor's own magic link: the same inode, whatever the
+         * name now leads to. */
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", path);
+        int fd = open(proc, O_RDONLY | O_NOCTTY | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+int read_beneath(int rootfd, const char *relpath, size_t max, char **out, size_t *len)
+{
+        _cleanup_close_ int fd = open_beneath_regular(rootfd, relpath, NULL);
+
+        return fd < 0 ? fd : read_fd(fd, max, out, len);
+}
+
 int fsync_dirfd_at(int dirfd, const char *relpath)
 {
         _cleanup_close_ int fd = openat(dirfd, *relpath ? relpath : ".",
@@ -517,11 +591,15 @@ int write_file_atomic_at(int dirfd, const char *name, const void *data, size_t l
 int read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len)
 {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+        return fd < 0 ? -errno : read_fd(fd, max, out, len);
+}
+
+int read_fd(int fd, size_t max, char **out, size_t *len)
+{
         _cleanup_free_ char *buf = NULL;
         size_t n = 0, cap = 0;
 
-        if (fd < 0)
-                return -errno;
         for (;;) {
                 if (n + 4096 + 1 > cap) {
                         cap = cap ? cap * 2 : 8192;
@@ -592,18 +670,119 @@ int files_equal_at(int dirfd_a, const char *a, int dirfd_b, const char *b)
         }
 }
 
+/* ---- text for humans ---- */
+
+/* Length of the UTF-8 sequence at s (1-4), or 0 when it is not valid UTF-8 (overlong,
+ * surrogate, beyond U+10FFFF, cut short); *cp receives the code point. */
+static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+        unsigned char c = s[0];
+        size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        uint32_t v = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+
+        if (!len || len > n)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                v = v << 6 | (s[i] & 0x3f);
+        }
+        if ((len == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) || (len == 4 && (v < 0x10000 || v > 0x10ffff)))
+                return 0;
+        *cp = v;
+        return len;
+}
+
+static bool human_unsafe(uint32_t cp, unsigned flags)
+{
+        if (cp == '\n' || cp == '\t')
+                return !(flags & HUMAN_KEEP_LINES);
+        return cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f) || (cp >= 0x202a && cp <= 0x202e) ||
+               (cp >= 0x2066 && cp <= 0x2069);
+}
+
+static void human_put(FILE *f, unsigned char byte, uint32_t cp, bool valid)
+{
+        if (!valid)
+                fprintf(f, "\\x%02x", byte);
+        else if (cp == '\n' || cp == '\t' || cp == '\r')
+                fprintf(f, "\\%c", cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r');
+        else if (cp < 0x80)
+                fprintf(f, "\\x%02x", (unsigned)cp);
+        else
+                fprintf(f, "\\u%04x", (unsigned)cp);
+}
+
+void human_write(FILE *f, const char *s, size_t n, unsigned flags)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        size_t run = 0; /* bytes that pass, written at once */
+
+        for (size_t i = 0; i < n;) {
+                uint32_t cp = 0;
+                size_t len = utf8_seq(p + i, n - i, &cp);
+                /* A line's end of text from elsewhere (CR LF) is no control of the line. */
+                bool crlf = (flags & HUMAN_KEEP_LINES) && cp == '\r' && i + 1 < n && p[i + 1] == '\n';
+                if (len && (crlf || !human_unsafe(cp, flags))) {
+                        run += len;
+                        i += len;
+                        continue;
+                }
+                fwrite(p + i - run, 1, run, f);
+                run = 0;
+                human_put(f, p[i], cp, len != 0);
+                i += len ? len : 1;
+        }
+        fwrite(p + n - run, 1, run, f);
+}
+
+bool human_plain(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        size_t n = s ? strlen(s) : 0;
+
+        for (size_t i = 0; i < n;) {
+                uint32_t cp = 0;
+                size_t len = utf8_seq(p + i, n - i, &cp);
+                if (!len || human_unsafe(cp, HUMAN_LINE))
+                        return false;
+                i += len;
+        }
+        return true;
+}
+
+char *human_escape(const char *s, unsigned flags)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f;
+
+        if (!s)
+                s = "";
+        if (human_plain(s))
+                return xstrdup(s);
+        if (!(f = open_memstream(&buf, &len)))
+                abort();
+        human_write(f, s, strlen(s), flags);
+        if (fclose(f) != 0)
+                abort();
+        return buf;
+}
+
 int failpoint(const char *name)
 {
+        enum { FP_KILL, FP_ENOSPC, FP_SEGV, FP_ABORT, FP_HANG };
         static struct {
                 char name[32];
                 long target, count;
-                bool enospc;
+                int action;
         } fp[4];
         static size_t nfp;
         static bool loaded;
 
         if (!loaded) {
-                /* NAME:N[:ACTION][,NAME:N[:ACTION]...] (ACTION: kill, the default, or enospc) */
+                /* NAME:N[:ACTION][,NAME:N[:ACTION]...] (ACTION: kill, the default, enospc, segv,
+                 * abort or hang) */
                 const char *env = getenv("TXBOX_FAILPOINT");
                 char buf[256], *save = NULL;
                 loaded = true;
@@ -616,16 +795,31 @@ int failpoint(const char *name)
                         char *a = strtok_r(NULL, ":", &s2);
                         if (!n || !k || strlen(n) >= sizeof(fp[0].name))
                                 continue;
+                        static const char *const actions[] = {"kill", "enospc", "segv", "abort", "hang"};
                         strcpy(fp[nfp].name, n);
                         fp[nfp].target = strtol(k, NULL, 10);
-                        fp[nfp++].enospc = a && !strcmp(a, "enospc");
+                        fp[nfp].action = FP_KILL;
+                        for (int i = 0; a && i < (int)ARRAY_SIZE(actions); i++)
+                                if (!strcmp(a, actions[i]))
+                                        fp[nfp].action = i;
+                        nfp++;
                 }
         }
         for (size_t i = 0; i < nfp; i++) {
                 if (strcmp(name, fp[i].name) != 0 || fp[i].count++ != fp[i].target)
                         continue;
-                if (fp[i].enospc)
+                switch (fp[i].action) {
+                case FP_ENOSPC:
                         return -ENOSPC; /* the step fails as on a full disk */
+                case FP_SEGV:
+                        raise(SIGSEGV); /* as a bug would */
+                        break;
+                case FP_ABORT:
+                        abort(); /* as xmalloc does when memory runs out */
+                case FP_HANG:
+                        for (;;)
+                                pause();
+                }
                 /* A test asked for a crash here: die as a power cut or OOM kill would. */
                 kill(getpid(), SIGKILL);
                 _exit(137);

@@ -125,6 +125,13 @@ int rm_children(int dirfd);
 /* mkdir -p of relpath beneath dirfd (components created with mode). */
 int mkdir_p_at(int dirfd, const char *relpath, mode_t mode);
 int mkdir_p(const char *path, mode_t mode);
+/* ---- beneath a root: the one way txbox, acting as the user, reaches data the sandboxed
+ * program controlled (the workspace, a transaction's layers, what undo keeps) ----
+ * Every such path is hostile input: a relative path opened beneath a directory fd that is
+ * its root, never following a symlink in any component, never leaving the root, and
+ * content read from the descriptor, never from a path joined as a string
+ * (docs/SECURITY.md, "Where txbox acts on what the program left"). */
+
 /* Open relpath beneath rootfd never following a symlink in any component and never
  * leaving rootfd (openat2 RESOLVE_BENEATH|RESOLVE_NO_SYMLINKS, with a per-component
  * O_NOFOLLOW walk when openat2 is missing).  "" or "." opens rootfd itself. */
@@ -132,6 +139,19 @@ int open_beneath(int rootfd, const char *relpath, int flags, mode_t mode);
 /* Open the parent directory of relpath beneath rootfd (O_PATH|O_DIRECTORY) and point
  * *base at the last component. */
 int open_parent_beneath(int rootfd, const char *relpath, const char **base);
+/* The same, creating missing parent directories (mode) one component at a time, none of
+ * them through a symlink (for txbox's own areas inside a transaction's directory). */
+int make_parent_beneath(int rootfd, const char *relpath, mode_t mode, const char **base);
+/* lstat of relpath beneath rootfd (the last component itself; no symlink before it). */
+int lstat_beneath(int rootfd, const char *relpath, struct stat *st);
+/* Open relpath beneath rootfd for reading when it is a regular file, and only then: it is
+ * looked at through an O_PATH descriptor first, so a fifo is never opened (it would block)
+ * nor a device (opening one can act).  -EINVAL for anything but a regular file.  *st (may
+ * be NULL) receives its stat. */
+int open_beneath_regular(int rootfd, const char *relpath, struct stat *st);
+/* The content of the regular file relpath beneath rootfd (open_beneath_regular), at most
+ * max bytes (-EFBIG beyond); *out is NUL-terminated. */
+int read_beneath(int rootfd, const char *relpath, size_t max, char **out, size_t *len);
 int fsync_dirfd_at(int dirfd, const char *relpath);
 /* Write data to dirfd/name atomically (temp + fsync + rename + fsync dir when durable). */
 int write_file_atomic_at(int dirfd, const char *name, const void *data, size_t len, bool durable);
@@ -139,15 +159,38 @@ int write_file_atomic_at(int dirfd, const char *name, const void *data, size_t l
 int read_file_at(int dirfd, const char *name, size_t max, char **out, size_t *len);
 /* Compare two regular files' contents: 1 equal, 0 different, -errno. */
 int files_equal_at(int dirfd_a, const char *a, int dirfd_b, const char *b);
+/* Read the whole open file fd (at most max bytes; -EFBIG beyond).  *out is NUL-terminated. */
+int read_fd(int fd, size_t max, char **out, size_t *len);
 /* Random lowercase hex string of 2*nbytes characters. */
 void random_hex(char *out, size_t nbytes);
+
+/* ---- text for humans ----
+ * Names, command lines and messages that reach a terminal come from the program or the
+ * model: a byte of them could move the cursor, erase or forge lines, set the window title or
+ * write the clipboard.  This is the one escaping for everything txbox writes for humans: C0
+ * controls, DEL, C1 controls (U+0080-U+009F), bidirectional overrides (U+202A-U+202E,
+ * U+2066-U+2069) and bytes that are not UTF-8 become visible escapes (\n, \t, \r, \xHH,
+ * \uHHHH); everything else passes unchanged. */
+enum {
+        HUMAN_LINE = 0,       /* one line: newline and tab are escaped too */
+        HUMAN_KEEP_LINES = 1, /* text of several lines: newline and tab pass */
+};
+/* s escaped (NULL: ""), malloc'd. */
+char *human_escape(const char *s, unsigned flags);
+/* The first n bytes of s escaped, written to f. */
+void human_write(FILE *f, const char *s, size_t n, unsigned flags);
+/* True when s needs no escaping (HUMAN_LINE). */
+bool human_plain(const char *s);
 
 /* ---- failpoints (tests) ----
  * TXBOX_FAILPOINT=NAME:N makes the process kill itself with SIGKILL when failpoint NAME is
  * reached for the N-th time (counting from 0), to test crash recovery at every step;
  * TXBOX_FAILPOINT=NAME:N:enospc makes that step fail with ENOSPC instead (returns -ENOSPC;
- * otherwise 0).  Up to four, comma-separated (commit:3:enospc,revert:1: a commit fails,
- * and its revert is cut short). */
+ * otherwise 0); :segv raises SIGSEGV there (a bug), :abort aborts (out of memory), :hang
+ * never returns.  Up to four, comma-separated (commit:3:enospc,revert:1: a commit fails,
+ * and its revert is cut short).  Every action only makes a step fail, never skips one:
+ * set in a real run it can stop txbox, not weaken it (the "judge" point, reached by every
+ * policy decision, ends in a refusal whatever the action). */
 int failpoint(const char *name);
 
 #endif

@@ -232,4 +232,23 @@ is "$?" 2 "an unset --api-key-env variable: usage error"
 agent --endpoint "http://127.0.0.1:1" --retries 2 "x" >/dev/null 2>"$T/err10"
 is "$?" 125 "nothing listening: exit 125 after the retries"
 
+# ---- 7. The model's text reaches the terminal escaped (issue 18: output forging) ----
+new_ws
+{
+        kv() { python3 -c 'import json,sys; print(json.dumps(json.dumps(dict(zip(sys.argv[1::2], sys.argv[2::2])))))' "$@"; }
+        turn "$(call f1 run_command "$(kv command "$(printf 'echo hi # \033]0;TITLE\007\033[2K\r')")")" \
+                "$(call f2 write_file "$(kv path "$(printf 'n\033[1Ame')" content x)")"
+        printf '{"choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": %s}}]}\n' \
+                "$(jstr "$(printf 'done\n\033]52;c;cGFzdGU=\007\033[2J\rok')")"
+} >"$T/script11"
+start_server "$T/script11"
+out=$(agent --endpoint "$URL" "forge" 2>"$T/err11")
+stop_server
+ctl() { LC_ALL=C grep -c "$(printf '[\001-\010\013-\037\177]')" "$@"; }
+is "$(ctl "$T/err11")" 0 "the tool labels on stderr carry no control byte"
+like "$(cat "$T/err11")" 'TITLE\\x07' "... and show them escaped"
+is "$(printf '%s\n' "$out" | ctl)" 0 "the final answer on stdout carries no control byte"
+is "$(printf '%s\n' "$out" | head -1)" "done" "... its own lines pass"
+like "$out" '\\x1b\]52;c;cGFzdGU=\\x07\\x1b\[2J\\rok' "... its controls are shown escaped"
+
 done_testing

@@ -150,9 +150,29 @@ ok "secret-looking variables are withheld" test -z "$(printf '%s' "$out" | grep 
 like "$out" "HARMLESS=visible" "ordinary variables pass"
 like "$out" "PATH=" "PATH passes"
 
-# ---- stdio stays writable under Landlock ----
-is "$(tx run -- sh -c 'echo to-stderr >/dev/stderr' 2>&1)" "to-stderr" "writing /dev/stderr works"
-tx run -- sh -c 'echo to-file >/dev/stdout' >"$T/stdout.txt"
-is "$(cat "$T/stdout.txt")" "to-file" "reopening a redirected stdout works"
+# ---- stdio stays writable under Landlock, but opens no door ----
+is "$(tx run -- sh -c 'echo to-stderr >/dev/stderr' 2>&1)" "to-stderr" "writing /dev/stderr (a pipe) works"
+tx run -- sh -c 'echo to-file' >"$T/stdout.txt"
+is "$(cat "$T/stdout.txt")" "to-file" "writing a redirected stdout works"
+# The caller's files behind the streams are not the program's to reopen: Landlock checks
+# opens, and the streams need none.  (No policy in the way: the sandbox itself must hold.)
+printf 'version: 1\ndefaults: false\nrules: []\n' >"$T/allow-all.yml"
+txa() { "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" "$@"; }
+echo keep >"$T/stdin.txt"
+txa run -- sh -c 'echo pwn >/proc/self/fd/0; echo pwn >/dev/stdin; printf pwn >>/dev/fd/0' <"$T/stdin.txt" >/dev/null 2>&1
+is "$(cat "$T/stdin.txt")" "keep" "a file passed as stdin cannot be reopened for writing"
+mkdir -p "$T/stdin.d"
+txa run -- sh -c 'echo pwn >/proc/self/fd/0/new; mkdir /dev/stdin/sub; ln -s x /dev/fd/0/l' <"$T/stdin.d" >/dev/null 2>&1
+is "$(ls -A "$T/stdin.d")" "" "nothing can be created in a directory passed as stdin"
+echo keep >"$T/stdout.keep"
+txa run -- sh -c 'echo pwn >/proc/self/fd/1' >>"$T/stdout.keep" 2>/dev/null
+is "$(cat "$T/stdout.keep")" "keep" "a file appended to on stdout cannot be reopened (and truncated)"
+python3 - "$TXBOX" "$WS" "$T/stdin.txt" "$T/allow-all.yml" <<'PY' >"$T/fd9.out" 2>&1
+import os, subprocess, sys
+fd = os.open(sys.argv[3], os.O_RDONLY)
+subprocess.run([sys.argv[1], "-C", sys.argv[2], "--policy", sys.argv[4], "run", "--", "python3", "-c",
+                "open('/proc/self/fd/0', 'w').write('pwn')"], stdin=fd)
+PY
+is "$(cat "$T/stdin.txt")" "keep" "... nor through a descriptor a parent process passed"
 
 done_testing

@@ -8,6 +8,7 @@
 #include <sys/xattr.h>
 
 #include "changeset.h"
+#include "journal.h"
 #include "tap.h"
 
 /* ---- the live workspace every scenario starts from ---- */
@@ -494,13 +495,33 @@ static void test_prepare(void)
                  "D:d/a D:d/b D:d/c A:d/n M:mod.txt A:nd A:nd/f A:ro A:ro/f A:su A:sub/y",
                  "S11:d S11:mod.txt S01:nd S01:ro S01:su S01:sub/y");
         const struct cs_op *su = find_op(&cs, "su");
-        ok(su && (su->new_mode & S_ISUID), "prepare: the op still shows setuid (for effect rules)");
+        /* The op carries the mode as it will be live (the commit gives a closed directory
+         * its mode back from it); effect rules read the layer itself. */
+        ok(su && !(su->new_mode & (S_ISUID | S_ISGID)) && (su->new_mode & 0777) == 0755,
+           "prepare: the op's mode is the committed one (setuid cleared)");
         check_xattrs(&o, "d", "user.overlay.opaque", "prepare: before, recreated dir is opaque");
         check_xattrs(&o, "nd", "", "prepare: before, brand-new dir has no overlay xattr");
         check_xattrs(&o, "mod.txt", "user.overlay.origin", "prepare: before, copy-up has origin");
 
-        is_int(changeset_prepare(o.upper_fd, &cs, &err), 0, "changeset_prepare (%s)", err.msg);
-        is_int(changeset_prepare(o.upper_fd, &cs, &err), 0, "changeset_prepare again (%s)", err.msg);
+        char *jdir = strdup(o.upper);
+        jdir[strlen(jdir) - 1] = 'J';
+        int jfd = mkdir(jdir, 0700) == 0 ? open(jdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        free(jdir);
+        is_int(changeset_prepare(o.upper_fd, &cs, jfd, &err), 0, "changeset_prepare (%s)", err.msg);
+        struct cs_manifest mf = { 0 };
+        is_int(journal_manifest_read(jfd, "manifest", &mf, &err), 0, "prepare: the manifest is written (%s)", err.msg);
+        const struct cs_manifest_entry *me = cs_manifest_find(&mf, "nd/f"), *rf = cs_manifest_find(&mf, "ro/f");
+        struct stat nst;
+        ok(me && fstatat(o.upper_fd, "nd/f", &nst, 0) == 0 && me->ino == nst.st_ino && (me->mode & 07777) == 0755 &&
+                   S_ISREG(me->mode) && me->size == nst.st_size,
+           "prepare: the manifest holds what moves in whole, as it will be live");
+        ok(rf && !cs_manifest_find(&mf, "nd") && !cs_manifest_find(&mf, "nd/wh1") && !cs_manifest_find(&mf, "mod.txt"),
+           "prepare: ... beneath the ops only, whiteouts not included (%zu entries)", mf.n);
+        cs_manifest_free(&mf);
+        unlinkat(jfd, "manifest", 0);
+        is_int(changeset_prepare(o.upper_fd, &cs, jfd, &err), 0, "changeset_prepare again (%s)", err.msg);
+        ok(faccessat(jfd, "manifest", F_OK, 0) < 0, "prepare: runs once (no second manifest)");
+        close(jfd);
         check_xattrs(&o, "d", "", "prepare: opaque marker removed");
         check_xattrs(&o, "nd/f", "user.overlay.foo user.overlay.overlay.deep user.plain",
                      "prepare: escaped xattrs unescaped, others kept (and kept by a second run)");

@@ -26,7 +26,7 @@ static bool check(void *ctx, const char *path, char *const argv[])
         while (argv[argc])
                 argc++;
         if (s->n < 64)
-                snprintf(s->paths[s->n++], sizeof(s->paths[0]), "%s", path);
+                snprintf(s->paths[s->n++], sizeof(s->paths[0]), "%s", path ? path : "(unnamed)");
         if (argc == 3001 && !strcmp(argv[3000], "3000"))
                 s->long_argv = true; /* every argument arrived, the last one intact */
         for (size_t i = 1; i < argc; i++)
@@ -35,11 +35,14 @@ static bool check(void *ctx, const char *path, char *const argv[])
         return true;
 }
 
+/* The check sees the program that will run, resolved: /bin/true may be /usr/bin/true. */
 static bool saw(const struct seen *s, const char *path)
 {
-        for (int i = 0; i < s->n; i++)
-                if (!strcmp(s->paths[i], path))
+        char want[PATH_MAX];
+        for (int i = 0; i < s->n; i++) {
+                if (realpath(path, want) && !strcmp(s->paths[i], want))
                         return true;
+        }
         return false;
 }
 

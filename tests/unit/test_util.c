@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sha256.h"
 #include "tap.h"
 #include "util.h"
 
@@ -83,6 +84,91 @@ static bool make_tree(int top)
         return ok;
 }
 
+/* SHA-256 against FIPS 180-4's examples and sha256sum(1) at the padding boundaries. */
+static void test_sha256(void)
+{
+        char hex[65], want[80], cmd[128];
+        static const struct {
+                const char *in, *out;
+        } v[] = {
+                {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+                {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+                {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+                 "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+        };
+        for (size_t i = 0; i < ARRAY_SIZE(v); i++) {
+                sha256_hex(v[i].in, strlen(v[i].in), hex);
+                is_str(hex, v[i].out, "sha256 of a %zu-byte example", strlen(v[i].in));
+        }
+        char *m = xmalloc(1000000);
+        memset(m, 'a', 1000000);
+        sha256_hex(m, 1000000, hex);
+        is_str(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", "sha256 of a million a");
+        for (size_t n = 54; n <= 130; n += n == 57 ? 5 : n == 66 ? 52 : 1) {
+                snprintf(cmd, sizeof(cmd), "head -c %zu /dev/zero | tr '\\0' a | sha256sum", n);
+                FILE *f = popen(cmd, "r");
+                bool got = f && fgets(want, sizeof(want), f);
+                if (f)
+                        pclose(f);
+                sha256_hex(m, n, hex);
+                ok(got && !strncmp(hex, want, 64), "sha256 of %zu bytes agrees with sha256sum", n);
+        }
+        free(m);
+}
+
+/* The beneath helpers: never through a symlink, never a fifo opened. */
+static void test_beneath(int top)
+{
+        char *text = NULL;
+        struct stat st;
+        const char *base;
+        int fd;
+
+        ok(mkdirat(top, "b", 0755) == 0 && mkdirat(top, "b/d", 0755) == 0 && put(openat(top, "b/d", O_RDONLY | O_DIRECTORY), "f") &&
+                   symlinkat("d", top, "b/ld") == 0 && symlinkat("d/f", top, "b/lf") == 0 &&
+                   symlinkat("../victim", top, "b/out") == 0 && mkfifoat(top, "b/fifo", 0644) == 0,
+           "a tree with links in and out and a fifo");
+        int b = openat(top, "b", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        is_int(read_beneath(b, "d/f", 100, &text, NULL), 0, "read_beneath reads a plain file");
+        is_str(text ? text : "", "x\n", "... its content");
+        free(text);
+        is_int(read_beneath(b, "ld/f", 100, &text, NULL), -ELOOP, "... not through a link to a directory");
+        is_int(read_beneath(b, "lf", 100, &text, NULL), -ELOOP, "... not a link to a file");
+        is_int(read_beneath(b, "out/file", 100, &text, NULL), -ELOOP, "... not through a link out");
+        is_int(read_beneath(b, "../victim/file", 100, &text, NULL), -EXDEV, "... not up and out");
+        is_int(read_beneath(b, "fifo", 100, &text, NULL), -EINVAL, "... and never opens a fifo");
+        is_int(read_beneath(b, "d", 100, &text, NULL), -EINVAL, "... nor a directory");
+        is_int(read_beneath(b, "d/f", 1, &text, NULL), -EFBIG, "... and stops at its limit");
+        ok(lstat_beneath(b, "lf", &st) == 0 && S_ISLNK(st.st_mode), "lstat_beneath sees the link itself");
+        is_int(lstat_beneath(b, "ld/f", &st), -ELOOP, "... and refuses one on the way");
+        fd = make_parent_beneath(b, "new/deeper/x", 0700, &base);
+        ok(fd >= 0 && !strcmp(base, "x") && fstatat(b, "new/deeper", &st, 0) == 0, "make_parent_beneath makes the parents");
+        if (fd >= 0)
+                close(fd);
+        is_int(make_parent_beneath(b, "out/made/x", 0700, &base), -ELOOP, "... never through a link");
+        ok(fstatat(top, "victim/made", &st, AT_SYMLINK_NOFOLLOW) < 0, "... and made nothing where it leads");
+        close(b);
+}
+
+static void escaped(const char *in, unsigned flags, const char *want, const char *what)
+{
+        char *got = human_escape(in, flags);
+        is_str(got, want, "%s", what);
+        free(got);
+}
+
+static void test_human(void)
+{
+        escaped("plain name/ä € 😀", HUMAN_LINE, "plain name/ä € 😀", "printable UTF-8 passes");
+        escaped("a\033]0;t\007b", HUMAN_LINE, "a\\x1b]0;t\\x07b", "ESC and BEL are shown");
+        escaped("l1\nl2\tx\r", HUMAN_LINE, "l1\\nl2\\tx\\r", "one line stays one line");
+        escaped("l1\nl2\tx\r\ny\rz", HUMAN_KEEP_LINES, "l1\nl2\tx\r\ny\\rz", "text keeps its lines (and CR LF), not a lone CR");
+        escaped("\x7f\xc2\x9b\xe2\x80\xae", HUMAN_LINE, "\\x7f\\u009b\\u202e", "DEL, C1 CSI, a bidi override");
+        escaped("\xff\xc0\x80\xed\xa0\x80ok", HUMAN_LINE, "\\xff\\xc0\\x80\\xed\\xa0\\x80ok", "bytes that are not UTF-8");
+        escaped("\xe2\x82", HUMAN_LINE, "\\xe2\\x82", "a sequence cut short");
+        ok(human_plain("ok") && !human_plain("\033"), "human_plain tells them apart");
+}
+
 int main(void)
 {
         char dir[] = "/var/tmp/txbox-test-util.XXXXXX";
@@ -112,6 +198,9 @@ int main(void)
         ok(fstatat(top, "victim/file", &st, 0) == 0, "the victim is still untouched");
         is_int(rm_children(keep), 0, "emptying an empty directory succeeds");
 
+        test_beneath(top);
+        test_sha256();
+        test_human();
         close(keep);
         close(top);
         tap_rmtree(dir);

@@ -16,18 +16,22 @@
 
 #include <libfyaml.h>
 
-#define MAX_POLICY_FILE (1024 * 1024)
+#define MAX_POLICY_FILE POL_MAX_FILE
 #define MAX_RULES 4096
 
 struct loader {
         struct policy *p;
         const char *file;
         struct txbox_error *err;
+        bool own_rules_only; /* an untrusted workspace policy: never the defaults (they are judged beside it) */
+        bool defaults_off;   /* the file said defaults: false */
 };
 
 static int node_line(struct fy_node *n)
 {
         struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
+        if (!t && n)
+                t = fy_node_get_tag_token(n);
         if (!t && n && fy_node_is_mapping(n)) {
                 void *it = NULL;
                 struct fy_node_pair *pr = fy_node_mapping_iterate(n, &it);
@@ -156,9 +160,19 @@ static int f_reason(struct loader *L, struct fy_node *v, struct rule *r)
 static int f_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->programs); }
 static int f_not_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_programs); }
 static int f_sub(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, true, &r->sub); }
-static int f_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->flags); }
-static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->any_flags); }
-static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_flags); }
+/* Flags are compared as the matcher stores them, at most POL_MAX_FLAG - 1 bytes: a longer
+ * one in a rule could never match, and the rule would silently do nothing. */
+static int flag_list(struct loader *L, struct fy_node *v, const char *const **out)
+{
+        int r = str_list(L, v, false, out);
+        for (const char *const *f = *out; r == 0 && *f; f++)
+                if (strlen(*f) >= POL_MAX_FLAG)
+                        return bad(L, v, "flag too long (at most 63 characters)", *f);
+        return r;
+}
+static int f_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->flags); }
+static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->any_flags); }
+static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->not_flags); }
 static int f_args(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->args); }
 static int f_last(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->last); }
 static int f_paths(struct loader *L, struct fy_node *v, struct rule *r) { return paths_field(L, v, &r->paths, &r->path_globs); }
@@ -300,6 +314,7 @@ static int load_root(struct loader *L, struct fy_node *root)
                         if (!s || (strcmp(s, "true") && strcmp(s, "false")))
                                 return bad(L, v, "defaults must be true or false", s);
                         defaults = !strcmp(s, "true");
+                        L->defaults_off = !defaults;
                 } else if (k && !strcmp(k, "rules"))
                         rules = v;
                 else if (k && !strcmp(k, "effects"))
@@ -312,7 +327,50 @@ static int load_root(struct loader *L, struct fy_node *root)
                 if (r < 0)
                         return r;
         }
-        return load_rules(L, rules, defaults);
+        return load_rules(L, rules, defaults && !L->own_rules_only);
+}
+
+/* YAML features the loader does not model are refused, not read as something else: an
+ * alias (program: *p) would be taken for a program named after the anchor, and the user's
+ * deny rule would silently never match; a merge key (<<) or a tag changes what a value
+ * means in ways the fields below do not see. */
+static int plain_yaml(struct loader *L, struct fy_node *n, int depth)
+{
+        size_t len = 0;
+        const char *what = NULL, *name = NULL;
+        if (!n)
+                return 0;
+        if (depth > 64)
+                return bad(L, n, "nested too deep", NULL);
+        if (fy_node_is_alias(n))
+                what = "aliases (*name) are not supported; write the value out", name = fy_node_get_scalar(n, &len);
+        else if (fy_node_get_anchor(n))
+                what = "anchors and aliases (&name, *name) are not supported; write the value out",
+                name = fy_anchor_get_text(fy_node_get_anchor(n), &len);
+        else if (fy_node_get_tag(n, &len))
+                what = "tags (!tag) are not supported", name = fy_node_get_tag(n, &len);
+        if (what) {
+                char detail[80];
+                snprintf(detail, sizeof(detail), "%.*s", (int)(len < 64 ? len : 64), name ? name : "");
+                return bad(L, n, what, name ? detail : NULL);
+        }
+        void *it = NULL;
+        int r = 0;
+        if (fy_node_is_sequence(n))
+                for (struct fy_node *c; r == 0 && (c = fy_node_sequence_iterate(n, &it));)
+                        r = plain_yaml(L, c, depth + 1);
+        if (fy_node_is_mapping(n))
+                for (struct fy_node_pair *pr; r == 0 && (pr = fy_node_mapping_iterate(n, &it));) {
+                        struct fy_node *k = fy_node_pair_key(pr);
+                        if (!scalar(k))
+                                return bad(L, k ? k : n, "mapping keys must be plain strings", NULL);
+                        if (!strcmp(scalar(k), "<<") && fy_node_get_style(k) == FYNS_PLAIN)
+                                return bad(L, k, "merge keys (<<) are not supported; write the keys out", NULL);
+                        r = plain_yaml(L, k, depth + 1);
+                        if (r == 0)
+                                r = plain_yaml(L, fy_node_pair_value(pr), depth + 1);
+                }
+        return r;
 }
 
 static void quiet_output(struct fy_diag *diag, void *user, const char *buf, size_t len)
@@ -329,8 +387,44 @@ static int syntax_error(struct loader *L, struct fy_diag *diag)
         return tx_err(L->err, EINVAL, "policy '%s': not valid YAML", L->file);
 }
 
+/* Length of the UTF-8 sequence at s (at most n bytes), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+        size_t l = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+        if (!l || l > n || (l == 2 && s[0] < 0xc2) || (l == 4 && s[0] > 0xf4))
+                return 0;
+        for (size_t k = 1; k < l; k++)
+                if ((s[k] & 0xc0) != 0x80)
+                        return 0;
+        if ((l == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (l == 4 && s[0] == 0xf0 && s[1] < 0x90))
+                return 0; /* overlong */
+        if ((l == 3 && s[0] == 0xed && s[1] >= 0xa0) || (l == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+                return 0; /* a UTF-16 surrogate, or past U+10FFFF */
+        return l;
+}
+
+/* YAML is printable Unicode text.  libfyaml 0.7 accepts invalid UTF-8 in values, and loops
+ * forever on it in a directive ("%\xff"): only text is handed to it. */
+static int plain_text(struct loader *L, const char *text, size_t len)
+{
+        const unsigned char *s = (const unsigned char *)text;
+        int line = 1;
+        for (size_t i = 0; i < len;) {
+                size_t l = utf8_len(s + i, len - i);
+                if (!l || (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') || s[i] == 0x7f)
+                        return tx_err(L->err, EINVAL, "policy '%s' line %d: %s", L->file, line,
+                                      l ? "a control character (not text)" : "not valid UTF-8 text");
+                line += s[i] == '\n';
+                i += l;
+        }
+        return 0;
+}
+
 static int parse_file(struct loader *L, const char *text, size_t len)
 {
+        int t = plain_text(L, text, len);
+        if (t < 0)
+                return t;
         struct fy_diag_cfg dc;
         fy_diag_cfg_default(&dc);
         dc.fp = NULL;
@@ -339,9 +433,26 @@ static int parse_file(struct loader *L, const char *text, size_t len)
         if (diag)
                 fy_diag_set_collect_errors(diag, true);
         struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
-        struct fy_document *doc = fy_document_build_from_string(&cfg, text, len);
-        int r = doc ? load_root(L, fy_document_root(doc)) : syntax_error(L, diag);
-        fy_document_destroy(doc);
+        struct fy_parser *fyp = fy_parser_create(&cfg);
+        struct fy_document *doc = NULL, *more = NULL;
+        int r;
+        if (!fyp || fy_parser_set_string(fyp, text, len) < 0)
+                r = tx_err(L->err, ENOMEM, "policy '%s': cannot start the YAML parser", L->file);
+        else if (!(doc = fy_parse_load_document(fyp)))
+                r = syntax_error(L, diag);
+        else if ((more = fy_parse_load_document(fyp)))
+                /* A second document would be ignored, with every rule in it. */
+                r = bad(L, fy_document_root(more), "more than one YAML document (---); a policy is one", NULL);
+        else if (diag && fy_diag_got_error(diag))
+                r = syntax_error(L, diag);
+        else if ((r = plain_yaml(L, fy_document_root(doc), 0)) == 0)
+                r = load_root(L, fy_document_root(doc));
+        if (more)
+                fy_parse_document_destroy(fyp, more);
+        if (doc)
+                fy_parse_document_destroy(fyp, doc);
+        if (fyp)
+                fy_parser_destroy(fyp);
         if (diag)
                 fy_diag_destroy(diag);
         return r;
@@ -354,10 +465,32 @@ static struct policy *policy_new(void)
         return p;
 }
 
+/* A policy from a file's text; name for messages. */
+static int load_text(const char *name, const char *text, size_t len, bool own_rules_only, struct policy **out,
+                     bool *defaults_off, struct txbox_error *err)
+{
+        if (len > MAX_POLICY_FILE)
+                return tx_err(err, EFBIG, "policy '%s': larger than 1 MiB", name);
+        struct policy *p = policy_new();
+        struct loader L = {.p = p, .file = name, .err = err, .own_rules_only = own_rules_only};
+        int r = parse_file(&L, text, len);
+
+        if (r < 0) {
+                policy_free(p);
+                return r;
+        }
+        p->file = xstrdup(name);
+        policy_index(p);
+        if (defaults_off)
+                *defaults_off = L.defaults_off;
+        *out = p;
+        return 0;
+}
+
 int policy_load(const char *file, struct policy **out, struct txbox_error *err)
 {
-        struct policy *p = policy_new();
         if (!file) {
+                struct policy *p = policy_new();
                 p->rules = xmalloc(n_default_rules * sizeof(*p->rules));
                 memcpy(p->rules, default_rules, n_default_rules * sizeof(*p->rules));
                 p->nrules = n_default_rules;
@@ -368,37 +501,108 @@ int policy_load(const char *file, struct policy **out, struct txbox_error *err)
         _cleanup_free_ char *text = NULL;
         size_t len = 0;
         int r = read_file_at(AT_FDCWD, file, MAX_POLICY_FILE, &text, &len);
-        if (r < 0) {
-                policy_free(p);
+        if (r < 0)
                 return tx_err(err, -r, "policy '%s': %s%s", file, strerror(-r),
                               r == -EFBIG ? " (larger than 1 MiB)" : "");
-        }
-        p->file = xstrdup(file);
-        struct loader L = {.p = p, .file = file, .err = err};
-        r = parse_file(&L, text, len);
-        if (r < 0) {
-                policy_free(p);
+        return load_text(file, text, len, false, out, NULL, err);
+}
+
+/* An untrusted workspace policy: the built-in one, with the file's own rules judged beside
+ * it (never instead) and its effect limits counting only where they are stricter. */
+static bool tightens_only(const struct policy *ws, bool defaults_off)
+{
+        const struct effects_cfg *e = &ws->eff, *d = &default_effects;
+        for (size_t k = 0; k < ws->nrules; k++)
+                if (ws->rules[k].decision == POLICY_ALLOW)
+                        return false;
+        return !defaults_off && e->mass_delete_count <= d->mass_delete_count && e->mass_delete_min <= d->mass_delete_min &&
+               e->mass_delete_share <= d->mass_delete_share && e->max_file_size <= d->max_file_size;
+}
+
+static void take_stricter_effects(struct effects_cfg *base, const struct effects_cfg *ws)
+{
+#define STRICTER(f) base->f = ws->f < base->f ? ws->f : base->f
+        STRICTER(mass_delete_count);
+        STRICTER(mass_delete_min);
+        STRICTER(mass_delete_share);
+        STRICTER(max_file_size);
+#undef STRICTER
+        if (ws->protect)
+                base->protect = ws->protect; /* the built-in policy protects no globs of its own */
+}
+
+static int load_untrusted(const char *name, const char *text, size_t len, const char *hash, struct policy **out,
+                          struct txbox_error *err)
+{
+        struct policy *base, *ws;
+        bool off = false;
+        int r = load_text(name, text, len, true, &ws, &off, err);
+
+        if (r < 0)
                 return r;
-        }
-        policy_index(p);
-        *out = p;
+        policy_load(NULL, &base, err);
+        take_stricter_effects(&base->eff, &ws->eff);
+        if (!tightens_only(ws, off))
+                base->note = xasprintf("the workspace policy '%s' is not trusted (sha256 %.12s...): it only adds "
+                                       "restrictions, its allow rules, defaults: false and higher effect limits "
+                                       "do not apply; run txbox trust to apply it as written", name, hash);
+        base->file = xstrdup(name);
+        base->tighten = ws;
+        *out = base;
         return 0;
 }
 
 int policy_load_for(const char *workspace, const char *explicit_file, struct policy **out,
                     struct txbox_error *err)
 {
+        _cleanup_free_ char *text = NULL, *name = NULL;
+        char hash[65];
+        size_t len = 0;
+        int r;
+
         if (explicit_file)
                 return policy_load(explicit_file, out, err);
-        if (workspace) {
-                _cleanup_free_ char *f = xasprintf("%s/.txbox/policy", workspace);
-                struct stat st;
-                if (lstat(f, &st) == 0)
-                        return policy_load(f, out, err);
-                if (errno != ENOENT)
-                        return tx_err(err, errno, "policy '%s': %s", f, strerror(errno));
+        if (!workspace || (r = policy_ws_read(workspace, &text, &len, err)) == -ENOENT)
+                return policy_load(NULL, out, err);
+        if (r < 0)
+                return r;
+        name = xasprintf("%s/.txbox/policy", workspace);
+        policy_hash(text, len, hash);
+        /* The user trusted this exact content here: it applies as written. */
+        if (policy_trusted(workspace, hash))
+                return load_text(name, text, len, false, out, NULL, err);
+        return load_untrusted(name, text, len, hash, out, err);
+}
+
+const char *policy_note(const struct policy *p) { return p ? p->note : NULL; }
+
+int policy_load_text(const char *name, const char *text, size_t len, struct policy **out,
+                     struct txbox_error *err)
+{
+        return load_text(name, text, len, false, out, NULL, err);
+}
+
+char *policy_summary(const struct policy *p)
+{
+        size_t own = 0, allow = 0, defaults = 0;
+        char ids[200] = "";
+
+        for (size_t k = 0; k < p->nrules; k++) {
+                bool builtin = false; /* copies of the built-in rules share their strings */
+                for (size_t d = 0; !builtin && d < n_default_rules; d++)
+                        builtin = p->rules[k].id == default_rules[d].id;
+                if (builtin) {
+                        defaults++;
+                        continue;
+                }
+                own++;
+                if (p->rules[k].decision == POLICY_ALLOW && allow++ < 6)
+                        snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s", allow > 1 ? ", " : "",
+                                 p->rules[k].id);
         }
-        return policy_load(NULL, out, err);
+        return xasprintf("%zu rule%s of its own%s%s%s%s; %s", own, own == 1 ? "" : "s", allow ? " (allowing: " : "",
+                         ids, allow > 6 ? ", ..." : "", allow ? ")" : "",
+                         defaults ? "the built-in rules after them" : "without the built-in rules (defaults: false)");
 }
 
 void policy_free(struct policy *p)
@@ -412,5 +616,7 @@ void policy_free(struct policy *p)
                 free(p->owned_arrays[k]);
         free(p->owned_arrays);
         free(p->file);
+        free(p->note);
+        policy_free(p->tighten);
         free(p);
 }

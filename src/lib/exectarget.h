@@ -1,0 +1,20 @@
+/* The program an exec in the sandbox will run, for the exec check (supervisor side). */
+#ifndef TXBOX_EXECTARGET_H
+#define TXBOX_EXECTARGET_H
+
+#include <sys/types.h>
+
+#include "util.h"
+
+/* The file has no name to judge it by (a memfd, a deleted or anonymous file), or it could
+ * not be resolved: judge it as unknown. */
+#define EXEC_TARGET_UNKNOWN 1
+
+/* What the exec of task pid will run: path (relative to dirfd, AT_FDCWD or a descriptor of
+ * the task, as execveat takes them; flags AT_EMPTY_PATH, AT_SYMLINK_NOFOLLOW) resolved in
+ * the task's own view, every symlink followed.  0: buf holds the file's path (its last
+ * component is the file's own name); -ENOENT: nothing executable is there (the exec fails
+ * by itself); EXEC_TARGET_UNKNOWN. */
+int exec_target(pid_t pid, int dirfd, const char *path, unsigned flags, char *buf, size_t size);
+
+#endif
