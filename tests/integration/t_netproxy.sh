@@ -60,6 +60,41 @@ like "$(netlog "$T/l.json")" "refused GET localhost:$port \(resolves to loopback
 out=$(txa run --net=allow:localhost:$port -- python3 -c "$(tunnel localhost:$port)" 2>&1)
 is "$?" 4 "CONNECT to a listed name that resolves to loopback is refused"
 
+# A listed name that resolves to a private, link-local or ULA address (an internal name, a
+# wildcard DNS service, a rebinding answer) is refused the same way, and so is a name with
+# one such address among public ones.  The names come from an /etc/hosts of the test's own,
+# bind-mounted in a mount namespace that only txbox and its proxy see (as a user: in a user
+# namespace of its own, mapped back to the user's uid before txbox runs).
+cat >"$T/hosts" <<'EOF'
+127.0.0.1 web.test
+10.11.12.13 intranet.test
+169.254.169.254 metadata.test
+fd00::1 ula.test
+93.184.216.34 mixed.test
+192.168.1.1 mixed.test
+EOF
+chmod 644 "$T/hosts"
+with_hosts() {
+        if [ "$(id -u)" -eq 0 ]; then
+                unshare -m sh -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$T/hosts" "$@"
+        else
+                U=$(id -u) G=$(id -g) unshare -rm sh -c 'mount --bind "$0" /etc/hosts &&
+                        exec unshare --user --map-user="$U" --map-group="$G" "$@"' "$T/hosts" "$@"
+        fi
+}
+is "$(with_hosts "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --net=allow:private:web.test:$port -- \
+        python3 -c "$(get http://web.test:$port/hello.txt)")" hello-from-server \
+        "the test's host names resolve for the proxy (private:web.test reaches it)"
+for case in 'intranet|private address 10\.11\.12\.13' 'metadata|link-local address 169\.254\.169\.254' \
+        'ula|unique local \(private\) address fd00::1' 'mixed|private address 192\.168\.1\.1'; do
+        name=${case%%|*} want=${case#*|}
+        out=$(with_hosts "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --net=allow:$name.test \
+                --report="$T/h.json" -- python3 -c "$(tunnel $name.test:443)" 2>&1)
+        is "$?" 4 "a listed name that resolves to a denied address ($name.test) is refused"
+        like "$(netlog "$T/h.json")" "^refused CONNECT $name\.test:443 \(resolves to $want;" \
+                "... and the log says which address it resolved to"
+done
+
 # Addresses match only addresses the user listed, in any spelling.
 out=$(txa run --net=allow:private:localhost:$port --report="$T/r.json" -- python3 -c "$(get http://10.11.12.13:$port/)" 2>&1)
 is "$?" 3 "a private address that is not listed is refused"
