@@ -391,7 +391,11 @@ void limits_probe_shm_dev(struct limits_devs *devs)
 
 /* ---- the supervisor's disk meter ---- */
 
-static void walk_tree(int dfd, unsigned depth, struct inode_set **links, uint64_t *bytes, uint64_t *entries)
+/* lend: a directory its owner cannot enter (a program made it 000, as an unprivileged user;
+ * overlay's work/work is 000 too) is opened to the owner for its walk and given its mode
+ * back after; without lend it is not entered (while the program runs: its layer is not
+ * ours to change under it, and the free-space rule bounds what such a directory hides). */
+static void walk_tree(int dfd, unsigned depth, bool lend, struct inode_set **links, uint64_t *bytes, uint64_t *entries)
 {
         _cleanup_(closedirp) DIR *d = fdopendir(dfd);
         struct dirent *e;
@@ -413,25 +417,28 @@ static void walk_tree(int dfd, unsigned depth, struct inode_set **links, uint64_
                 if (!S_ISDIR(st.st_mode) || depth >= WALK_MAX_DEPTH)
                         continue;
                 int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub < 0 && errno == EACCES && (st.st_mode & 0700) == 0) {
-                        /* overlay's work/work is made mode 000; it is ours, and the sandbox
-                         * never sees the state dir */
-                        if (fchmodat(dirfd(d), e->d_name, 0700, 0) == 0)
-                                sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                bool lent = false;
+                if (sub < 0 && errno == EACCES && lend && (st.st_mode & S_IRWXU) != S_IRWXU &&
+                    fchmodat(dirfd(d), e->d_name, (st.st_mode | S_IRWXU) & 07777, 0) == 0) {
+                        lent = true;
+                        sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 }
                 if (sub >= 0)
-                        walk_tree(sub, depth + 1, links, bytes, entries);
+                        walk_tree(sub, depth + 1, lend, links, bytes, entries);
+                if (lent && fchmodat(dirfd(d), e->d_name, st.st_mode & 07777, 0) < 0) {
+                        /* cannot fail but for a vanished entry: the chmod above just worked */
+                }
         }
 }
 
-void limits_tree_usage(const char *dir, uint64_t *bytes, uint64_t *entries)
+void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries)
 {
         _cleanup_free_ struct inode_set *links = NULL;
         int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
         *bytes = *entries = 0;
         if (fd >= 0)
-                walk_tree(fd, 0, &links, bytes, entries);
+                walk_tree(fd, 0, lend, &links, bytes, entries);
 }
 
 static void fmt_size(uint64_t v, char *buf, size_t size)
@@ -475,7 +482,9 @@ static void meter_walk(struct disk_meter *m, bool final)
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
                 if (!dirs[i])
                         continue;
-                limits_tree_usage(dirs[i], &b, &n);
+                /* the work layer is the overlay's own; the upper one the program's until
+                 * it has ended */
+                limits_tree_usage(dirs[i], final || dirs[i] == m->work, &b, &n);
                 m->walked += b;
                 m->walked_files += n;
         }

@@ -74,8 +74,9 @@ void disk_meter_start(struct disk_meter *m, const char *upper, const char *work,
  * check, once everything has stopped: the free-space rule is skipped then). */
 int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, bool walk, char *detail, size_t size);
 /* Bytes allocated beneath dir and its entries (files with several names once), never
- * following symlinks. */
-void limits_tree_usage(const char *dir, uint64_t *bytes, uint64_t *entries);
+ * following symlinks.  lend: enter a directory closed to its owner by opening it for the
+ * walk and giving its mode back after (else it is not entered). */
+void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries);
 
 /* Whether an environment variable name looks like it holds a secret. */
 bool limits_env_secret(const char *name);

@@ -180,6 +180,11 @@ rc=$?
 ok "a program that writes past the limit and exits 0 at once is still rolled back (status $rc)" test "$rc" -ne 0
 like "$out" "disk limit" "... naming the limit"
 is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
+out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'mkdir d && head -c 20000000 /dev/zero >d/a && head -c 20000000 /dev/zero >d/b && chmod 000 d' 2>&1)
+rc=$?
+ok "data past the limit hidden in a directory closed to its owner: rolled back (status $rc)" test "$rc" -ne 0
+like "$out" "stopped at its disk limit" "... naming the disk limit"
+is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
 
 # Files written: entries of the upper layer; /tmp and /dev/shm get as many inodes at most.
 out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-files=500 -- \

@@ -1,6 +1,7 @@
 /* The supervisor's disk meter (limits.c): walks that count what a layer holds (hard links
  * once, an unreadable directory entered, depth bounded), the disk and files limits with
- * the deleted files init reports, and the tmpfs options the limits give.  Runs in a fresh
+ * the deleted files init reports, and the tmpfs options the limits give; a directory closed
+ * to its owner keeps its mode through every walk.  Runs in a fresh
  * directory under $TMPDIR (or /tmp); tests/run.sh runs it as root and as-user (uid 54321),
  * who enters the mode-000 directory as its owner rather than by privilege. */
 #define _GNU_SOURCE
@@ -49,7 +50,7 @@ static void walks(void)
         sub("upper/d");
         put("upper/d/one", 1 << 20);
         put("upper/two", 1 << 20);
-        limits_tree_usage(strcat(strcpy(a, root), "/upper"), &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &bytes, &entries);
         is_int(entries, 3, "a directory and two files: three entries");
         ok(bytes >= 2u << 20 && bytes < 3u << 20, "two files of 1 MiB: about 2 MiB (%llu bytes)", (unsigned long long)bytes);
 
@@ -59,7 +60,7 @@ static void walks(void)
                 ok(link(a, b) == 0, "hard link %d", i);
         }
         uint64_t linked;
-        limits_tree_usage(strcat(strcpy(a, root), "/upper"), &linked, &entries);
+        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &linked, &entries);
         is_int(entries, 8, "links are entries of their own");
         ok(linked < bytes + (64 << 10), "... but a file with six names takes its blocks once (%llu bytes)",
            (unsigned long long)linked);
@@ -70,8 +71,32 @@ static void walks(void)
         put("work/work/copy-up", 1 << 20);
         snprintf(a, sizeof(a), "%s/work/work", root);
         chmod(a, 0);
-        limits_tree_usage(strcat(strcpy(b, root), "/work"), &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(b, root), "/work"), true, &bytes, &entries);
         ok(bytes >= 1u << 20, "a directory of mode 000 is entered (%llu bytes)", (unsigned long long)bytes);
+        struct stat st;
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and keeps its mode 000 (%o)", st.st_mode & 07777);
+        chmod(a, 0700);
+
+        /* a directory the program closed in its upper layer: while it runs the walk leaves
+         * it as it is (not entered, but by privilege); at the end it is entered, and
+         * keeps its mode, which the commit carries over */
+        sub("closed");
+        sub("closed/z");
+        put("closed/z/f", 1 << 20);
+        snprintf(a, sizeof(a), "%s/closed/z", root);
+        chmod(a, 0);
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries);
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "a closed directory is left closed by a walk during the run (%o)",
+           st.st_mode & 07777);
+        if (getuid() != 0)
+                ok(bytes < 1u << 20 && entries == 1, "... and not entered (%llu entries)", (unsigned long long)entries);
+        else
+                ok(bytes >= 1u << 20 && entries == 2, "... and entered by privilege as root (%llu entries)",
+                   (unsigned long long)entries);
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), true, &bytes, &entries);
+        ok(bytes >= 1u << 20 && entries == 2, "the final walk enters it (%llu entries)", (unsigned long long)entries);
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and gives it its mode 000 back (%o)", st.st_mode & 07777);
+        chmod(a, 0700);
 
         /* deeper than any layer that commits: not walked, and the walk ends */
         char deep[8192];
@@ -86,7 +111,7 @@ static void walks(void)
         }
         if (fd >= 0)
                 close(fd);
-        limits_tree_usage(deep, &bytes, &entries);
+        limits_tree_usage(deep, true, &bytes, &entries);
         ok(entries >= 250 && entries < 300, "a 300-deep chain is walked to a bounded depth (%llu entries)",
            (unsigned long long)entries);
 }
