@@ -1860,6 +1860,8 @@ static int probe_limits(struct txbox_probe *all, int n, int bits)
                   cgroup_has_cpu() ? "by cgroup cpu.max" : "unavailable (no cgroup with the cpu controller)");
         probe_set(&all[n++], "disk and files limits", true, false, NULL, "%s",
                   "accounting: layers walked, deleted open files counted, free space checked every 20 ms");
+        probe_set(&all[n++], "open files limit", true, false, NULL, "%s",
+                  "RLIMIT_NOFILE per process (--max-open-files), kernel-enforced");
         return n;
 }
 

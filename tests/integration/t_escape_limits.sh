@@ -107,6 +107,7 @@ if [ "$mech" = cgroup ]; then
 fi
 like "$(printf '%s\n' "$doctor" | grep 'memory limit')" "cgroup|accounting" "doctor names the memory limit's mechanism"
 like "$(printf '%s\n' "$doctor" | grep 'disk and files limits')" "accounting" "... and the disk limit's"
+like "$(printf '%s\n' "$doctor" | grep 'open files limit')" "RLIMIT_NOFILE" "... and the open files limit's"
 [ "$JAIL_MODE" = user ] && is "$mech" accounting "an unprivileged user without a delegated cgroup gets accounting"
 echo "# limits enforced by: $mech"
 
