@@ -41,7 +41,9 @@ _txbox()
                 --commit=*) COMPREPLY=($(compgen -W "auto keep discard" -- "${cur#--commit=}")) ;;
                 --net=*) COMPREPLY=($(compgen -W "none loopback host allow:" -- "${cur#--net=}")) ;;
                 --tx=*) COMPREPLY=($(compgen -W "$(_txbox_ids)" -- "${cur#--tx=}")) ;;
-                -*) COMPREPLY=($(compgen -W "--commit= --net= --timeout= --report= --tx= --verbose --help" -- "$cur")) ;;
+                -*) COMPREPLY=($(compgen -W "--commit= --net= --timeout= --report= --tx= --env= --allow-unix-sockets
+                        --max-procs= --max-memory= --max-disk= --max-files= --max-open-files= --max-cpu= --max-cpus=
+                        --verbose --help" -- "$cur")) ;;
                 *) COMPREPLY=($(compgen -c -- "$cur")) ;;
                 esac
                 [[ ${COMPREPLY[0]:-} == *= ]] && compopt -o nospace

@@ -112,15 +112,23 @@ enum txbox_net_mode {
 /* Resource limits of one transaction; 0 in a field picks the default (docs/SECURITY.md). */
 struct txbox_limits {
         uint64_t procs;     /* processes and threads at once (default 1024) */
-        uint64_t memory;    /* bytes: data segment per process and resident total (default half the RAM) */
+        uint64_t memory;    /* bytes: the sandbox's total (processes, /tmp, /dev/shm, memfds; default half the RAM) */
         uint64_t cpu_s;     /* CPU seconds per process (default none: --timeout bounds the wall time) */
-        uint64_t disk;      /* bytes written to the upper layer (default min(10 GiB, half the free space)) */
-        uint64_t files;     /* open files per process (default 4096) */
+        uint64_t disk;      /* bytes the transaction holds on the workspace's file system: upper and work
+                             * layers and deleted files still open (default min(10 GiB, half the free space)) */
+        uint64_t files;     /* files written: entries of the upper layer and deleted files still open
+                             * (default min(1,000,000, half the free inodes)) */
+        uint64_t open_files; /* open files per process (default 4096) */
+        uint64_t cpu_milli; /* CPU bandwidth in thousandths of a CPU (cgroup cpu.max); 0: none */
 };
+
+/* Check one entry of --net=allow (NAME, *.NAME, NAME:PORT, an address, private:NAME; see
+ * docs/SECURITY.md): 0, or -EINVAL with err saying what is wrong. */
+TXBOX_API int txbox_net_allow_check(const char *entry, struct txbox_error *err);
 
 struct txbox_run_opts {
         enum txbox_net_mode net;
-        char *const *net_allow; /* TXBOX_NET_ALLOW: hosts (and their subdomains), NULL-terminated */
+        char *const *net_allow; /* TXBOX_NET_ALLOW: entries (txbox_net_allow_check), NULL-terminated */
         double timeout_s; /* 0: none */
         const char *cwd;  /* absolute; NULL: the workspace root */
         struct txbox_limits limits;
@@ -200,8 +208,10 @@ struct txbox_run_result {
         /* Names of environment variables withheld because they look secret, comma-separated
          * ("" when none; ends in ",..." when truncated). */
         char env_dropped[1024];
-        /* The resource limit that ended the program: "memory", "disk" or "" (none). */
+        /* The resource limit that ended the program: "memory", "disk", "files" or "" (none). */
         char limit_hit[16];
+        /* What was measured against that limit and by which mechanism, one line ("" when none). */
+        char limit_detail[256];
         int landlock_abi; /* the Landlock ABI that confined the program; 0: not available */
         /* --net=allow: every attempt through the proxy ("allowed CONNECT host:443", ...). */
         char net_log[1024];

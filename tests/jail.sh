@@ -1,6 +1,8 @@
 #!/bin/sh
 # tests/jail.sh MODE DIR CMD...: run CMD in an outer jail where only DIR is writable.
-#   MODE root:   real root in new mount+pid namespaces; every mount read-only except DIR
+#   MODE root:   real root in new mount+pid namespaces; every mount read-only except DIR and
+#                the cgroup file systems (txbox puts each transaction in a cgroup of its own
+#                where it may, and the suite tests that as root)
 #   MODE user:   uid/gid 54321 (or the caller when not root) in bubblewrap: read-only root,
 #                DIR writable, own /dev and /proc, own empty /tmp (DIR may lie under it;
 #                so may the directories in JAIL_RO, seen read-only: tests/clients/' cache)
@@ -15,7 +17,7 @@ root)
                 sh -c '
                 dir=$1; shift
                 awk "{print \$5}" /proc/self/mountinfo | sort -r | while read -r mp; do
-                        case $mp in /proc|/proc/*) continue ;; esac
+                        case $mp in /proc|/proc/*|/sys/fs/cgroup|/sys/fs/cgroup/*) continue ;; esac
                         mount -o remount,bind,ro "$mp" 2>/dev/null || true
                 done
                 mount --bind "$dir" "$dir"

@@ -107,7 +107,7 @@ static int check_agents(const struct global_opts *g)
 
 int cmd_doctor(int argc, char **argv, const struct global_opts *g)
 {
-        struct txbox_probe p[16];
+        struct txbox_probe p[32];
         struct utsname u;
         bool color = cli_color(stdout), broken = false;
 
@@ -119,7 +119,7 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
                         "(docs/INTEGRATIONS.md).  Exits 1 when txbox cannot run safely here.\n");
                 return cli_wants_help(argc, argv) ? 0 : EXIT_USAGE;
         }
-        int n = txbox_doctor(p, 16);
+        int n = txbox_doctor(p, sizeof(p) / sizeof(p[0]));
         uname(&u);
         printf("txbox %s on Linux %s, %s\n", TXBOX_VERSION, u.release, geteuid() ? "unprivileged" : "root");
         for (int i = 0; i < n; i++) {

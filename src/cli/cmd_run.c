@@ -31,8 +31,11 @@ void run_options_help(FILE *f)
                    "  --net=none|loopback|host    network: none (default, empty namespace), loopback\n"
                    "                              (own loopback up), host (the host's network)\n"
                    "  --net=allow:HOST[,HOST...]  only HTTP(S) to these hosts and their subdomains,\n"
-                   "                              through a proxy (HTTP(S)_PROXY is set); every\n"
-                   "                              attempt is logged in the report's \"net\"\n"
+                   "                              ports 80 and 443, public addresses only, through a\n"
+                   "                              proxy (HTTP(S)_PROXY is set); HOST:PORT for another\n"
+                   "                              port, an address (10.0.0.5, [::1]:8080) or\n"
+                   "                              private:HOST to reach a private one; every attempt\n"
+                   "                              is logged with its address in the report's \"net\"\n"
                    "  --timeout=SECONDS           kill the program and roll back after SECONDS\n"
                    "  --report=FILE               write the transaction's JSON record to FILE\n"
                    "  --tx=ID                     add to session ID (txbox begin) as one savepoint\n"
@@ -40,8 +43,19 @@ void run_options_help(FILE *f)
                    "                              looks secret (*TOKEN*, *KEY*, AWS_*, ...; repeatable)\n"
                    "  --allow-unix-sockets        let the program create unix sockets (host sockets\n"
                    "                              such as docker.sock become reachable)\n"
-                   "  --max-procs=N --max-memory=SIZE --max-cpu=SECONDS --max-disk=SIZE --max-files=N\n"
-                   "                              per-transaction limits (SIZE: bytes or K/M/G)\n"
+                   "  --max-procs=N               processes and threads at once (default 1024)\n"
+                   "  --max-memory=SIZE           memory of the whole sandbox: processes, /tmp,\n"
+                   "                              /dev/shm, memfds (default half the RAM)\n"
+                   "  --max-disk=SIZE             what the transaction may hold on the workspace's\n"
+                   "                              file system (default min(10G, half the free space))\n"
+                   "  --max-files=N               files it may write (default min(1000000, half the\n"
+                   "                              free inodes))\n"
+                   "  --max-open-files=N          open files per process (default 4096)\n"
+                   "  --max-cpu=SECONDS           CPU time per process (default none)\n"
+                   "  --max-cpus=N                CPU bandwidth, e.g. 1.5 (needs a cgroup; default none)\n"
+                   "                              SIZE: bytes or with K/M/G; past a limit the program\n"
+                   "                              is stopped and rolled back (txbox doctor: how each\n"
+                   "                              limit is enforced here)\n"
                    "  -v, --verbose               say what happened even when it went well\n"
                    "  -h, --help                  this help\n");
 }
@@ -106,7 +120,8 @@ static void run_cli_free_hosts(struct run_cli *o)
         o->opts.net_allow = NULL;
 }
 
-/* allow:HOST[,HOST...]: names of hosts, "*.domain" for its subdomains only. */
+/* allow:HOST[,HOST...]: names of hosts, "*.domain" for its subdomains only, HOST:PORT,
+ * addresses, private:HOST (the library checks each: txbox_net_allow_check). */
 static int parse_hosts(const char *list, struct run_cli *o)
 {
         char *copy = strdup(list), *save = NULL;
@@ -117,8 +132,9 @@ static int parse_hosts(const char *list, struct run_cli *o)
         run_cli_free_hosts(o); /* a later --net=allow replaces an earlier one */
         o->net_allow = calloc(strlen(list) / 2 + 2, sizeof(char *));
         for (char *h = strtok_r(copy, ",", &save); h && o->net_allow; h = strtok_r(NULL, ",", &save)) {
-                if (strspn(h, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-*") != strlen(h)) {
-                        cli_error("--net=allow: '%s' is not a host name", h);
+                struct txbox_error err = {0};
+                if (txbox_net_allow_check(h, &err) < 0) {
+                        cli_error("%s", err.msg);
                         free(copy);
                         return -1;
                 }
@@ -131,6 +147,17 @@ static int parse_hosts(const char *list, struct run_cli *o)
         }
         o->net_allow_buf = copy;
         o->opts.net_allow = o->net_allow;
+        return 0;
+}
+
+/* CPUs of bandwidth, in thousandths: "2", "0.5" (at least 0.01). */
+static int parse_cpus(const char *s, uint64_t *milli)
+{
+        char *end;
+        double v = strtod(s, &end);
+        if (*s < '0' || *s > '9' || *end || v < 0.01 || v > 100000)
+                return -1;
+        *milli = (uint64_t)(v * 1000 + 0.5);
         return 0;
 }
 
@@ -152,7 +179,8 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                 {"allow-unix-sockets", no_argument, NULL, 'u'},
                 {"max-procs", required_argument, NULL, 'P'}, {"max-memory", required_argument, NULL, 'M'},
                 {"max-cpu", required_argument, NULL, 'U'},   {"max-disk", required_argument, NULL, 'D'},
-                {"max-files", required_argument, NULL, 'F'}, {0},
+                {"max-files", required_argument, NULL, 'F'}, {"max-open-files", required_argument, NULL, 'O'},
+                {"max-cpus", required_argument, NULL, 'C'}, {0},
         };
         int c, r;
 
@@ -198,6 +226,13 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                 case 'U': if (set_limit(&o->opts.limits.cpu_s, "max-cpu", optarg) < 0) return -EXIT_TXBOX; break;
                 case 'D': if (set_limit(&o->opts.limits.disk, "max-disk", optarg) < 0) return -EXIT_TXBOX; break;
                 case 'F': if (set_limit(&o->opts.limits.files, "max-files", optarg) < 0) return -EXIT_TXBOX; break;
+                case 'O': if (set_limit(&o->opts.limits.open_files, "max-open-files", optarg) < 0) return -EXIT_TXBOX; break;
+                case 'C':
+                        if (parse_cpus(optarg, &o->opts.limits.cpu_milli) < 0) {
+                                cli_error("--max-cpus=%s: expected a number of CPUs, e.g. 2 or 0.5", optarg);
+                                return -EXIT_TXBOX;
+                        }
+                        break;
                 case 'h': help(stdout); return -0x100;
                 default: help(stderr); return -EXIT_TXBOX;
                 }

@@ -1,25 +1,114 @@
 /* One command as one transaction, output captured: what the MCP server and the agent loop
  * run for every tool call. */
 #define _GNU_SOURCE
-#include <sys/mman.h>
+#include <poll.h>
+#include <pthread.h>
 
 #include "record.h"
 #include "tx.h"
 
 #define DEFAULT_OUTPUT_CAP (64 * 1024)
 
-/* The first cap bytes of a memfd the program wrote, and whether there was more. */
-static char *read_capped(int fd, size_t cap, bool *truncated)
-{
-        struct stat st;
-        char *buf = xmalloc(cap + 1);
-        ssize_t n = fstat(fd, &st) == 0 ? pread(fd, buf, cap, 0) : -1;
+/* The program's stdout and stderr go to pipes that a thread of ours drains while it runs,
+ * keeping the first cap bytes of each and counting the rest: what the program writes costs
+ * us no more than cap, however much it writes (a memfd kept all of it, in our memory), and
+ * the program sees its writes succeed, as on a terminal. */
+struct capture {
+        int fd[2];      /* read ends */
+        char *buf[2];   /* cap + 1 bytes each, allocated before the thread starts */
+        size_t len[2];
+        uint64_t total[2];
+        size_t cap;
+        pthread_t thread;
+        bool running;
+};
 
-        if (n < 0)
-                n = 0;
-        buf[n] = '\0';
-        *truncated = st.st_size > (off_t)n;
-        return buf;
+/* The thread allocates nothing and takes no lock: a sandbox may be cloned (a raw clone,
+ * which runs no fork handlers) while it runs. */
+static void *capture_main(void *arg)
+{
+        struct capture *c = arg;
+        char scratch[16384];
+        bool open[2] = {true, true};
+
+        while (open[0] || open[1]) {
+                struct pollfd p[2] = {{.fd = open[0] ? c->fd[0] : -1, .events = POLLIN},
+                                      {.fd = open[1] ? c->fd[1] : -1, .events = POLLIN}};
+                if (poll(p, 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (int i = 0; i < 2; i++) {
+                        if (!p[i].revents)
+                                continue;
+                        size_t room = c->cap - c->len[i];
+                        char *dst = room ? c->buf[i] + c->len[i] : scratch;
+                        ssize_t n = read(c->fd[i], dst, room ? room : sizeof(scratch));
+                        if (n < 0 && errno == EINTR)
+                                continue;
+                        if (n <= 0) {
+                                open[i] = false;
+                                continue;
+                        }
+                        if (room)
+                                c->len[i] += (size_t)n;
+                        c->total[i] += (uint64_t)n;
+                }
+        }
+        return NULL;
+}
+
+/* Pipes for stdout and stderr (write ends in w) and the thread that drains them. */
+static int capture_start(struct capture *c, size_t cap, int w[2])
+{
+        int p[2][2] = {{-1, -1}, {-1, -1}};
+
+        memset(c, 0, sizeof(*c));
+        c->fd[0] = c->fd[1] = w[0] = w[1] = -1;
+        c->cap = cap;
+        if (pipe2(p[0], O_CLOEXEC) < 0 || pipe2(p[1], O_CLOEXEC) < 0) {
+                int e = errno;
+                for (int i = 0; i < 2; i++)
+                        closep(&p[i][0]), closep(&p[i][1]);
+                return -e;
+        }
+        for (int i = 0; i < 2; i++) {
+                c->fd[i] = p[i][0];
+                w[i] = p[i][1];
+                c->buf[i] = xmalloc(cap + 1);
+        }
+        int r = pthread_create(&c->thread, NULL, capture_main, c);
+        if (r != 0) {
+                for (int i = 0; i < 2; i++) {
+                        closep(&w[i]);
+                        closep(&c->fd[i]);
+                        free(TAKE_PTR(c->buf[i]));
+                }
+                return -r;
+        }
+        c->running = true;
+        return 0;
+}
+
+/* Once every writer is gone (our write ends closed, the sandbox's processes ended): wait
+ * for the thread and hand over what it kept. */
+static void capture_finish(struct capture *c, struct txbox_command_result *res)
+{
+        if (c->running)
+                pthread_join(c->thread, NULL);
+        c->running = false;
+        char **out[2] = {&res->out, &res->err};
+        bool *cut[2] = {&res->out_truncated, &res->err_truncated};
+        for (int i = 0; i < 2; i++) {
+                closep(&c->fd[i]);
+                if (!c->buf[i])
+                        continue;
+                c->buf[i][c->len[i]] = '\0';
+                free(*out[i]);
+                *out[i] = TAKE_PTR(c->buf[i]);
+                *cut[i] = c->total[i] > c->len[i];
+        }
 }
 
 static void set_why(struct txbox_command_result *res, const char *why)
@@ -99,19 +188,25 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, co
                         txbox_tx_abort(tx, err->msg, &e2);
                 return;
         }
+        struct capture c;
+        int w[2], cr = 0;
         _cleanup_close_ int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        _cleanup_close_ int out = memfd_create("txbox-stdout", MFD_CLOEXEC);
-        _cleanup_close_ int errfd = memfd_create("txbox-stderr", MFD_CLOEXEC);
-        if (in < 0 || out < 0 || errfd < 0) {
-                tx_err(err, errno, "cannot set up the program's output: %s", strerror(errno));
+        if (in < 0 || (cr = capture_start(&c, cap, w)) < 0) {
+                tx_err(err, in < 0 ? errno : -cr, "cannot set up the program's output: %s",
+                       strerror(in < 0 ? errno : -cr));
                 set_why(res, err->msg);
                 txbox_tx_abort(tx, err->msg, &e2);
                 return;
         }
         opts.cwd = cwd;
         opts.stdio_redirect = true;
-        opts.stdio[0] = in, opts.stdio[1] = out, opts.stdio[2] = errfd;
-        if (txbox_tx_run(tx, &opts, &rr, err) < 0) {
+        opts.stdio[0] = in, opts.stdio[1] = w[0], opts.stdio[2] = w[1];
+        int rr_r = txbox_tx_run(tx, &opts, &rr, err);
+        /* Every process of the sandbox has ended: ours are the last write ends. */
+        closep(&w[0]);
+        closep(&w[1]);
+        capture_finish(&c, res);
+        if (rr_r < 0) {
                 set_why(res, err->msg);
                 txbox_tx_abort(tx, err->msg, &e2);
                 return;
@@ -126,8 +221,6 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, co
                 set_why(res, err->msg);
         else if (why)
                 set_why(res, why);
-        res->out = read_capped(out, cap, &res->out_truncated);
-        res->err = read_capped(errfd, cap, &res->err_truncated);
 }
 
 int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, struct txbox_command_result *res,

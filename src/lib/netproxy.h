@@ -1,33 +1,64 @@
-/* --net=allow:HOST,...: an HTTP proxy in the supervisor that lets the sandbox reach only
- * the listed hosts.  The sandbox has its own network namespace with only loopback; its init
- * listens on 127.0.0.1:NETPROXY_PORT there and hands the listening socket to the supervisor,
- * which accepts, reads the request (CONNECT host:port, or an absolute-form http:// request),
- * checks the host against the list, connects out from the host's network and relays bytes. */
+/* --net=allow:HOST,...: an HTTP proxy outside the sandbox that lets it reach only the listed
+ * hosts.  The sandbox has its own network namespace with only loopback; its init listens on
+ * 127.0.0.1:NETPROXY_PORT there and hands the listening socket to the supervisor, which gives
+ * it to a proxy process of its own (forked before the sandbox, in the host's network).  The proxy forks one
+ * handler per connection: it reads the request (CONNECT host:port, or an absolute-form
+ * http:// request), checks the host and port against the list, resolves the name once,
+ * checks every address it resolves to against a deny list (loopback, private, link-local,
+ * ...), connects to exactly an address that passed, and relays bytes.  Nothing of this runs
+ * in the supervisor's loop, so a slow resolver never delays an exec check or a limit.
+ *
+ * Entries of the list (docs/SECURITY.md, "Network"):
+ *   NAME          NAME and its subdomains, ports 80 and 443, public addresses only
+ *   *.NAME        its subdomains only
+ *   NAME:PORT     that port only
+ *   A.B.C.D[:PORT], [V6][:PORT]   exactly that address (private ones too: it was typed)
+ *   private:NAME[:PORT]           NAME may resolve to private and loopback addresses */
 #ifndef TXBOX_NETPROXY_H
 #define TXBOX_NETPROXY_H
 
-#include <poll.h>
+#include <sys/socket.h>
 
 #include "util.h"
 
 #define NETPROXY_PORT 3128
 #define NETPROXY_MAX_CONNS 64
+#define NETPROXY_RULES_MAX 256
+
+struct netproxy_rule {
+        char host[254];       /* a name, lowercase, without "*." (unused for a literal) */
+        bool subdomains_only; /* "*.NAME" */
+        bool literal;         /* an IP address, in family/addr */
+        bool private_ok;      /* "private:" (implied for a literal) */
+        int family;           /* AF_INET or AF_INET6, for a literal */
+        unsigned char addr[16];
+        uint16_t port;        /* 0: 80 and 443 */
+};
+
+/* Parse one entry; on error err says what is wrong with it. */
+int netproxy_rule_parse(const char *entry, struct netproxy_rule *out, struct txbox_error *err);
+
+/* Why addr must not be reached unless the user asked for it ("loopback", "private", ...), or
+ * NULL for a public unicast address.  IPv4-mapped, NAT64 and 6to4 forms are judged by the
+ * IPv4 address they carry. */
+const char *netproxy_addr_denied(const struct sockaddr *addr);
+
+/* The rule that admits a request for host:port, or NULL (with *why saying why not).  host
+ * is as the request gave it (a name or an address literal, without brackets). */
+const struct netproxy_rule *netproxy_match(const struct netproxy_rule *rules, size_t n, const char *host,
+                                           unsigned port, const char **why);
 
 struct netproxy;
 
-/* Take ownership of listen_fd; hosts is NULL-terminated ("example.com" matches it and its
- * subdomains; "*.example.com" only the subdomains). */
-struct netproxy *netproxy_new(int listen_fd, char *const *hosts);
-/* Fill up to max pollfds; returns how many. */
-size_t netproxy_pollfds(struct netproxy *p, struct pollfd *fds, size_t max);
-/* Handle what poll() reported for the fds netproxy_pollfds() gave. */
-void netproxy_handle(struct netproxy *p, const struct pollfd *fds, size_t n);
-/* Every attempt so far, one line each ("allowed CONNECT host:443", "refused GET host:80
- * (not in the allow list)"), comma-separated into buf. */
-void netproxy_log(const struct netproxy *p, char *buf, size_t size);
-void netproxy_free(struct netproxy *p);
-
-/* Does host match the allow list? */
-bool netproxy_host_allowed(char *const *hosts, const char *host);
+/* Start the proxy process with rules (copied); it serves nothing until netproxy_listen.
+ * Call while no other thread runs (the resolver takes locks a fork would copy held).
+ * Returns 0, or -errno with err set. */
+int netproxy_start(const struct netproxy_rule *rules, size_t n, struct netproxy **out, struct txbox_error *err);
+/* Hand it the sandbox's listening socket (taken over: closed here in any case). */
+int netproxy_listen(struct netproxy *p, int listen_fd);
+/* End the proxy and every connection it holds; put its log of attempts, one entry each
+ * ("allowed CONNECT host:443 via 93.184.216.34", "refused GET localhost:80 (resolves to
+ * loopback address 127.0.0.1)"), comma-separated into log.  NULL is fine. */
+void netproxy_stop(struct netproxy *p, char *log, size_t size);
 
 #endif

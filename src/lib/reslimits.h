@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "txbox.h"
 
@@ -16,11 +17,66 @@ int limits_apply_rlimits(const struct txbox_limits *l);
 /* In the sandbox's init after /proc is mounted: bound the number of pids of the pid
  * namespace (kernel >= 6.14 keeps pid_max per namespace).  Returns 0 or -errno. */
 int limits_set_pid_max(uint64_t procs);
-/* Whether the processes of the caller's /proc (the sandbox's) use more than limit bytes of
- * memory, counting shared pages once (proportional set size). */
-bool limits_memory_exceeded(uint64_t limit);
-/* Bytes allocated beneath dir (a du-like walk that does not follow symlinks). */
-uint64_t limits_tree_usage(const char *dir);
+/* Mount options of the sandbox's /tmp and /dev/shm: sized by the limits. */
+void limits_tmpfs_options(const struct txbox_limits *l, char *buf, size_t size);
+
+/* Which limit stopped a program. */
+enum { LIMIT_NONE = 0, LIMIT_MEMORY, LIMIT_DISK, LIMIT_FILES };
+
+/* ---- the sandbox's init, every 100 ms ---- */
+
+/* File systems by device: the workspace's (the overlay's and the upper layer's own), and
+ * the kernel's internal shared-memory mount (memfds, System V). */
+struct limits_devs {
+        dev_t disk[2];
+        dev_t shm;
+};
+/* Learn devs->shm (a memfd's device). */
+void limits_probe_shm_dev(struct limits_devs *devs);
+
+struct limits_usage {
+        uint64_t held_disk, held_disk_files; /* deleted files on the workspace's fs still open */
+        uint64_t held_shm; /* open memfds (and other deleted shared-memory files) */
+        uint64_t tmpfs;    /* pages in /tmp and /dev/shm */
+        uint64_t sysv;     /* resident System V shared memory */
+        uint64_t rss;      /* resident memory of every process but init (an upper bound) */
+};
+/* Look at every process of the caller's /proc (the sandbox's) but init: with fds, the
+ * deleted files they hold open (some microseconds a descriptor: not at every tick); with
+ * memory, resident memory, tmpfs and System V usage. */
+void limits_scan(const struct limits_devs *devs, bool fds, bool memory, struct limits_usage *u);
+/* Cheap signs that the sandbox holds more than before: the available bytes of the
+ * workspace's file system, and (shmem not NULL) the machine's shared memory
+ * (/proc/meminfo Shmem). */
+void limits_hints(const char *workspace, uint64_t *avail, uint64_t *shmem);
+/* Whether the sandbox uses more than limit bytes of memory: processes (shared pages counted
+ * once, by proportional set size), /tmp, /dev/shm, memfds and System V segments.  *total
+ * gets the figure. */
+bool limits_memory_exceeded(const struct limits_usage *u, uint64_t limit, uint64_t *total);
+
+/* ---- the supervisor's disk meter ---- */
+
+#define DISK_WALK_US 200000          /* walks of the layers, at least this far apart */
+#define DISK_SLACK_MIN (64ULL << 20) /* the free-space rule's slack: max(this, limit / 4) */
+#define FILES_SLACK_MIN 1000ULL
+
+struct disk_meter {
+        const char *upper, *work;
+        uint64_t limit, files_limit, slack, files_slack;
+        bool have_base, have_inodes;
+        uint64_t base_avail, base_ffree; /* the file system at the start of the run */
+        uint64_t walked, walked_files;   /* the last walk of the layers */
+        int64_t next_walk, walk_gap;
+};
+void disk_meter_start(struct disk_meter *m, const char *upper, const char *work, const struct txbox_limits *l);
+/* LIMIT_NONE, or LIMIT_DISK / LIMIT_FILES with detail saying what was measured.  held*: the
+ * sandbox's deleted files still open (from init).  walk: walk the layers now (the final
+ * check, once everything has stopped: the free-space rule is skipped then). */
+int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, bool walk, char *detail, size_t size);
+/* Bytes allocated beneath dir and its entries (files with several names once), never
+ * following symlinks.  lend: enter a directory closed to its owner by opening it for the
+ * walk and giving its mode back after (else it is not entered). */
+void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries);
 
 /* Whether an environment variable name looks like it holds a secret. */
 bool limits_env_secret(const char *name);

@@ -28,10 +28,17 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "cgroup.h"
 #include "guard.h"
 #include "reslimits.h"
 #include "netproxy.h"
 #include "syscalls.h"
+
+/* What init measures and the supervisor reads while the program runs: one shared page,
+ * mapped before clone (init is the supervisor's fork-like child). */
+struct sandbox_meter {
+        uint64_t held_disk, held_disk_files; /* deleted files on the workspace's fs still open */
+};
 
 /* What the supervisor prepares before clone for the children (they share its memory copy). */
 struct sandbox_prep {
@@ -40,15 +47,22 @@ struct sandbox_prep {
         unsigned guard;             /* seccomp filter variant (GUARD_*) */
         int notify_sock;            /* children's end: the program sends its listener here */
         long last_cap;              /* /proc/sys/kernel/cap_last_cap, read by the supervisor */
+        struct cgroup_tx *cg;       /* the transaction's cgroup, or NULL (accounting) */
+        int cg_sync;                /* init's end: one byte once it is in the cgroup (or none is had) */
+        char tmpfs_opts[128];       /* /tmp and /dev/shm */
+        dev_t upper_dev;            /* the upper layer's file system */
+        struct sandbox_meter *meter;
+        struct netproxy_rule *rules; /* --net=allow */
+        size_t nrules;
+        struct netproxy *proxy;      /* the supervisor's: its proxy process, forked before clone */
 };
 
 /* What init reports when the program ends. */
 struct init_status {
         int status;
         int limit; /* LIMIT_* that made init kill the program */
+        char detail[200];
 };
-
-enum { LIMIT_NONE = 0, LIMIT_MEMORY, LIMIT_DISK };
 
 const char *const sandbox_secret_paths[] = {
         ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
@@ -312,7 +326,7 @@ static int bind_dev_node(const char *name)
 }
 
 /* A minimal /dev: the usual character devices, a private devpts and /dev/shm. */
-static int setup_dev(void)
+static int setup_dev(const char *tmpfs_opts)
 {
         static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
         static const char *const links[][2] = {
@@ -336,7 +350,7 @@ static int setup_dev(void)
         if (mkdir("/tmp/.txbox-dev/pts", 0755) < 0 || mkdir("/tmp/.txbox-dev/shm", 01777) < 0 ||
             mount("devpts", "/tmp/.txbox-dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
                   "newinstance,ptmxmode=0666,mode=620") < 0 ||
-            mount("tmpfs", "/tmp/.txbox-dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+            mount("tmpfs", "/tmp/.txbox-dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmpfs_opts) < 0)
                 return SETUP_FAIL("cannot mount the sandbox's /dev/pts or /dev/shm: %s", strerror(errno));
         if (mount(stage, "/dev", NULL, MS_MOVE, NULL) < 0)
                 return SETUP_FAIL("cannot move the sandbox's /dev into place: %s", strerror(errno));
@@ -402,7 +416,7 @@ static int place_workspace(const struct sandbox_spec *s, int ovl)
         return 0;
 }
 
-static int setup_mounts(const struct sandbox_spec *s)
+static int setup_mounts(const struct sandbox_spec *s, const struct sandbox_prep *p)
 {
         _cleanup_close_ int ovl = -1;
 
@@ -416,9 +430,10 @@ static int setup_mounts(const struct sandbox_spec *s)
         if (set_tree_attr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
                 return SETUP_FAIL("cannot make the root read-only (mount_setattr: %s); kernel >= 5.12 is needed",
                                   strerror(errno));
-        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-                return SETUP_FAIL("cannot mount a private /tmp: %s", strerror(errno));
-        if (setup_dev() < 0)
+        /* Sized: tmpfs pages are memory, which without swap nothing else gives back. */
+        if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->tmpfs_opts) < 0)
+                return SETUP_FAIL("cannot mount a private /tmp (%s): %s", p->tmpfs_opts, strerror(errno));
+        if (setup_dev(p->tmpfs_opts) < 0)
                 return -1;
         if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return SETUP_FAIL("cannot mount the sandbox's own /proc: %s (the current /proc is partly "
@@ -808,23 +823,87 @@ static void init_tick(int sig)
         (void)sig; /* interrupts waitpid so that init can measure memory */
 }
 
-/* Reap until the program exits; every 100 ms sum the resident memory of the namespace and
- * kill everything but init when the total passes the limit. */
-static void init_reap(pid_t pid, const struct sandbox_prep *p, struct init_status *out)
+/* What init knows between its looks at the sandbox. */
+struct init_meter {
+        struct limits_devs devs;
+        uint64_t base_avail, base_shmem; /* when the program started */
+        int64_t last_fd_scan;
+        struct limits_usage held; /* deleted files held open, as of the last descriptor scan */
+};
+
+/* Looking at every descriptor costs microseconds each (a build holds thousands): done when
+ * the file system lost over half the disk limit since the start, or the machine's shared
+ * memory grew by over half the memory limit (accounting only), and else once a second.
+ * What a scan would find sooner is bounded meanwhile by the supervisor's free-space rule. */
+#define FD_SCAN_MAX_GAP_US 1000000
+
+static bool fd_scan_due(const struct sandbox_spec *s, const struct sandbox_prep *p, const struct init_meter *im,
+                        bool accounting)
+{
+        uint64_t avail, shmem = 0;
+
+        if (mono_us() - im->last_fd_scan >= FD_SCAN_MAX_GAP_US)
+                return true;
+        limits_hints(s->workspace, &avail, accounting ? &shmem : NULL);
+        return (im->base_avail > avail && im->base_avail - avail > p->limits.disk / 2) ||
+               (accounting && shmem > im->base_shmem && shmem - im->base_shmem > p->limits.memory / 2);
+}
+
+/* One tick: publish the deleted files the sandbox holds open (the supervisor adds them to
+ * its disk count); without a cgroup, also sum the sandbox's memory and kill everything but
+ * init past the limit. */
+static void init_measure(const struct sandbox_spec *s, const struct sandbox_prep *p, struct init_meter *im,
+                         struct init_status *out)
+{
+        struct limits_usage u;
+        struct stat st;
+        uint64_t total;
+        bool accounting = !p->cg, fds = fd_scan_due(s, p, im, accounting);
+
+        /* At the first scan, not before the program starts (most end before it): files of
+         * the overlay report its device, or the upper layer's (which the supervisor gave
+         * us); memfds that of the kernel's shared-memory mount. */
+        if (fds && !im->devs.disk[1] && stat(s->workspace, &st) == 0) {
+                im->devs.disk[1] = st.st_dev;
+                limits_probe_shm_dev(&im->devs);
+        }
+        limits_scan(&im->devs, fds, accounting, &u);
+        if (fds) {
+                im->held = u;
+                im->last_fd_scan = mono_us();
+        }
+        u.held_disk = im->held.held_disk;
+        u.held_disk_files = im->held.held_disk_files;
+        u.held_shm = im->held.held_shm;
+        __atomic_store_n(&p->meter->held_disk, u.held_disk, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->meter->held_disk_files, u.held_disk_files, __ATOMIC_RELAXED);
+        if (accounting && out->limit == LIMIT_NONE && limits_memory_exceeded(&u, p->limits.memory, &total)) {
+                out->limit = LIMIT_MEMORY;
+                snprintf(out->detail, sizeof(out->detail),
+                         "%.1f MiB in use (processes, /tmp, /dev/shm, memfds), over the limit of %.1f MiB "
+                         "(--max-memory; measured by txbox, no cgroup here)",
+                         (double)total / (1 << 20), (double)p->limits.memory / (1 << 20));
+                kill(-1, SIGKILL); /* pid 1 is spared */
+        }
+}
+
+/* Reap until the program exits, measuring every 100 ms. */
+static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sandbox_prep *p, struct init_meter *im,
+                      struct init_status *out)
 {
         struct sigaction sa = {.sa_handler = init_tick};
         struct itimerval it = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
 
+        /* The program runs now: what it takes is measured from here. */
+        limits_hints(s->workspace, &im->base_avail, p->cg ? NULL : &im->base_shmem);
+        im->last_fd_scan = mono_us();
         sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid returns EINTR */
         setitimer(ITIMER_REAL, &it, NULL);
         for (;;) {
                 int st;
                 pid_t w = waitpid(-1, &st, 0);
                 if (w < 0 && errno == EINTR) {
-                        if (out->limit == LIMIT_NONE && limits_memory_exceeded(p->limits.memory)) {
-                                out->limit = LIMIT_MEMORY;
-                                kill(-1, SIGKILL); /* pid 1 is spared */
-                        }
+                        init_measure(s, p, im, out);
                         continue;
                 }
                 if (w < 0)
@@ -836,12 +915,27 @@ static void init_reap(pid_t pid, const struct sandbox_prep *p, struct init_statu
         }
 }
 
+/* The supervisor makes the transaction's cgroup and moves us into it while we set up the
+ * mounts; nothing starts the program before that is done, so whatever it starts is in it. */
+static void wait_cgroup(const struct sandbox_prep *p)
+{
+        char c;
+        ssize_t n;
+
+        while ((n = read(p->cg_sync, &c, 1)) < 0 && errno == EINTR)
+                ;
+        if (n != 1) /* the supervisor gave up on us */
+                _exit(125);
+        close(p->cg_sync);
+}
+
 __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec, const struct sandbox_prep *p,
                                                 int syncfd, int statusfd)
 {
         char c;
         struct init_status status = {0};
         const struct sandbox_spec *s = spec;
+        struct init_meter im = {.devs = {.disk = {p->upper_dev}}};
 
         /* Our own empty network namespace (owned by the sandbox's user namespace, whose
          * capabilities we hold from the start), made while the supervisor maps our ids.
@@ -856,7 +950,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
                 close(syncfd);
         }
         trace_mark("init: mapped");
-        if (setup_mounts(s) < 0 || (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
+        if (setup_mounts(s, p) < 0 || (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
             (s->net == TXBOX_NET_ALLOW && send_proxy_socket(p) < 0))
                 _exit(125);
         if (sethostname("txbox", 5) < 0) {
@@ -873,6 +967,8 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         trace_mark("init: proc protected");
         /* The program runs as our uid: make init unreachable by ptrace from it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        wait_cgroup(p);
+        trace_mark("init: in its cgroup");
         pid_t pid = spawn_program(s, p, statusfd);
         if (pid < 0) {
                 SETUP_FAIL("cannot fork the program: %s", strerror(errno));
@@ -889,7 +985,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        init_reap(pid, p, &status);
+        init_reap(pid, s, p, &im, &status);
         trace_mark("init: program reaped");
         /* Nothing may write the upper layer once the supervisor has the status: end every
          * process left (daemons, background jobs) and reap them all first.  Then the
@@ -953,31 +1049,41 @@ static int explain_clone_failure(int e, struct txbox_error *err)
                               "or a container without CLONE_NEWUSER)", strerror(e));
 }
 
-/* Sandboxes whose init reported and is exiting; reaped by sandbox_reap(). */
-static pid_t deferred[16];
+/* Sandboxes whose init reported and is exiting, with their cgroups; reaped by
+ * sandbox_reap(), which then removes the cgroups. */
+static struct {
+        pid_t pid;
+        struct cgroup_tx *cg;
+} deferred[16];
 
-static void defer_reap(pid_t pid)
+static void defer_reap(pid_t pid, struct cgroup_tx *cg)
 {
         for (size_t i = 0; i < ARRAY_SIZE(deferred); i++)
-                if (!deferred[i]) {
-                        deferred[i] = pid;
+                if (!deferred[i].pid) {
+                        deferred[i].pid = pid;
+                        deferred[i].cg = cg;
                         return;
                 }
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                 ;
+        cgroup_tx_destroy(cg);
 }
 
 void sandbox_reap(bool wait)
 {
         for (size_t i = 0; i < ARRAY_SIZE(deferred); i++) {
                 pid_t r;
-                if (!deferred[i])
+                if (!deferred[i].pid)
                         continue;
-                while ((r = waitpid(deferred[i], NULL, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
+                while ((r = waitpid(deferred[i].pid, NULL, wait ? 0 : WNOHANG)) < 0 && errno == EINTR)
                         ;
-                if (r != 0)
-                        deferred[i] = 0;
+                if (r != 0) {
+                        cgroup_tx_destroy(deferred[i].cg);
+                        deferred[i].pid = 0;
+                        deferred[i].cg = NULL;
+                }
         }
+        cgroup_reap(wait);
 }
 
 struct supervise {
@@ -985,16 +1091,20 @@ struct supervise {
         int statusfd, errfd, sigfd;
         int notify_sock; /* receives the program's seccomp listener */
         int listener;    /* -1 until received */
-        struct netproxy *proxy; /* --net=allow */
+        bool proxy_given; /* --net=allow: the sandbox's port went to the proxy */
         double timeout_s;
         const struct sandbox_spec *spec;
-        uint64_t disk_limit;
+        struct sandbox_prep *prep;
+        struct disk_meter disk;
         int limit;
+        char detail[256];
 };
 
-#define DISK_POLL_US 200000
+/* How often the cheap limit checks run (the file system's free space, the cgroup's OOM
+ * kills, init's count of deleted files held open); the layers are walked less often. */
+#define LIMIT_POLL_US 20000
 
-/* Take the seccomp listener the program sends before its first exec. */
+/* Take the seccomp listener the program sends before its first exec, or the proxy port. */
 static void receive_listener(struct supervise *sv)
 {
         char byte, cbuf[CMSG_SPACE(sizeof(int))];
@@ -1011,8 +1121,11 @@ static void receive_listener(struct supervise *sv)
                 return;
         int fd;
         memcpy(&fd, CMSG_DATA(c), sizeof(int));
-        if (byte == 'p' && !sv->proxy && sv->spec->net == TXBOX_NET_ALLOW) {
-                sv->proxy = netproxy_new(fd, sv->spec->net_allow);
+        if (byte == 'p' && sv->prep->proxy && !sv->proxy_given) {
+                /* Its own process: resolving and connecting never wait in this loop.  Should
+                 * it fail, nobody accepts on the port: the program's connections fail. */
+                sv->proxy_given = true;
+                netproxy_listen(sv->prep->proxy, fd);
         } else if (byte == 'n' && sv->listener < 0) {
                 sv->listener = fd;
                 guard_notify_tune(fd);
@@ -1021,14 +1134,14 @@ static void receive_listener(struct supervise *sv)
         }
 }
 
-/* The disk limit: the upper layer holds everything the program wrote to the workspace. */
-static void check_disk(struct supervise *sv)
+/* Stop the sandbox at a limit: init's death takes the whole namespace down. */
+static void stop_at(struct supervise *sv, int limit, const char *detail)
 {
-        if (sv->limit == LIMIT_NONE && sv->spec->upper &&
-            limits_tree_usage(sv->spec->upper) > sv->disk_limit) {
-                sv->limit = LIMIT_DISK;
-                kill(sv->pid, SIGKILL); /* init's death takes the whole namespace down */
-        }
+        if (sv->limit != LIMIT_NONE)
+                return;
+        sv->limit = limit;
+        snprintf(sv->detail, sizeof(sv->detail), "%s", detail);
+        kill(sv->pid, SIGKILL);
 }
 
 /* A server's watch, appended to the poll set (NULL when there is none or it stopped). */
@@ -1048,32 +1161,112 @@ static void cancel_run(struct supervise *sv, struct txbox_run_result *res, int s
         kill(sv->pid, SIGKILL); /* init's death takes the whole namespace down */
 }
 
-static int poll_timeout(int64_t deadline, int64_t next_disk)
+static bool oom_killed(struct supervise *sv)
 {
-        int64_t now = mono_us(), until = next_disk;
+        char d[256];
+        uint64_t kills = cgroup_tx_oom_kills(sv->prep->cg);
+        if (!kills)
+                return false;
+        uint64_t peak = cgroup_tx_memory_peak(sv->prep->cg);
+        snprintf(d, sizeof(d), "the kernel's OOM killer ended %llu process%s of its cgroup at the limit of %.1f MiB "
+                 "(--max-memory; peak %.1f MiB)", (unsigned long long)kills, kills == 1 ? "" : "es",
+                 (double)sv->prep->limits.memory / (1 << 20), (double)peak / (1 << 20));
+        stop_at(sv, LIMIT_MEMORY, d);
+        return true;
+}
+
+/* The limits the supervisor enforces: disk, files and (with a cgroup) memory; walk: the
+ * final check, once every process has ended. */
+static void check_limits(struct supervise *sv, bool walk)
+{
+        char d[256];
+        const struct sandbox_meter *m = sv->prep->meter;
+        uint64_t held = walk ? 0 : __atomic_load_n(&m->held_disk, __ATOMIC_RELAXED);
+        uint64_t held_files = walk ? 0 : __atomic_load_n(&m->held_disk_files, __ATOMIC_RELAXED);
+
+        if (sv->limit != LIMIT_NONE || oom_killed(sv))
+                return;
+        int l = disk_meter_check(&sv->disk, held, held_files, walk, d, sizeof(d));
+        if (l != LIMIT_NONE)
+                stop_at(sv, l, d);
+}
+
+static int poll_timeout(int64_t deadline, int64_t next_check)
+{
+        int64_t now = mono_us(), until = next_check;
         if (deadline && deadline < until)
                 until = deadline;
         return until <= now ? 0 : (int)((until - now + 999) / 1000);
 }
 
+static const char *limit_name(int limit)
+{
+        return limit == LIMIT_MEMORY ? "memory" : limit == LIMIT_DISK ? "disk" : limit == LIMIT_FILES ? "files" : "";
+}
+
+/* The program's status (st: init's report, NULL when init died without one) and the limit
+ * that stopped it, once everything has stopped. */
+static void supervise_end(struct supervise *sv, struct txbox_run_result *res, struct init_status *st)
+{
+        if (st && st->limit != LIMIT_NONE && sv->limit == LIMIT_NONE) {
+                st->detail[sizeof(st->detail) - 1] = '\0';
+                sv->limit = st->limit;
+                snprintf(sv->detail, sizeof(sv->detail), "%s", st->detail);
+        }
+        /* With the status in hand, init has ended everything else: its own exit (the
+         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it (below). */
+        if (!st)
+                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        /* Everything has stopped: what the program left is what would be committed. */
+        bool stopped = sv->limit != LIMIT_NONE, killed = res->timed_out || res->cancelled;
+        if (!killed)
+                check_limits(sv, true);
+        if (sv->limit != LIMIT_NONE) {
+                snprintf(res->limit_hit, sizeof(res->limit_hit), "%s", limit_name(sv->limit));
+                snprintf(res->limit_detail, sizeof(res->limit_detail), "%s", sv->detail);
+        }
+        res->exit_code = -1;
+        res->signal = SIGKILL; /* timed out, cancelled, or init died without a word */
+        if (!killed && st && WIFSIGNALED(st->status)) {
+                res->signal = WTERMSIG(st->status);
+        } else if (!killed && st) {
+                res->exit_code = WEXITSTATUS(st->status);
+                res->signal = 0;
+        }
+        /* Over a limit found only by the final check: as if stopped a moment earlier. */
+        if (!stopped && sv->limit != LIMIT_NONE && res->exit_code == 0) {
+                res->exit_code = -1;
+                res->signal = SIGKILL;
+        }
+        if (st)
+                defer_reap(sv->pid, TAKE_PTR(sv->prep->cg));
+        /* A single file that reached RLIMIT_FSIZE (the disk limit) killed its writer (a shell
+         * reports that as 128 + SIGXFSZ). */
+        if (sv->limit == LIMIT_NONE && (res->signal == SIGXFSZ || res->exit_code == 128 + SIGXFSZ)) {
+                snprintf(res->limit_hit, sizeof(res->limit_hit), "disk");
+                snprintf(res->limit_detail, sizeof(res->limit_detail),
+                         "a file reached the disk limit of %.1f MiB (--max-disk; RLIMIT_FSIZE sends SIGXFSZ)",
+                         (double)sv->prep->limits.disk / (1 << 20));
+        }
+}
+
 /* Wait for the program's status, forwarding termination signals, answering exec checks and
- * enforcing the timeout and the disk limit. */
+ * enforcing the timeout and the limits. */
 static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
 {
         int64_t deadline = sv->timeout_s > 0 ? mono_us() + (int64_t)(sv->timeout_s * 1e6) : 0;
-        int64_t next_disk = mono_us() + DISK_POLL_US;
+        int64_t next_check = mono_us() + LIMIT_POLL_US;
         struct init_status st = {0};
         bool got = false;
 
         for (;;) {
-                struct pollfd p[4 + 1 + 2 * NETPROXY_MAX_CONNS + 1] = {
+                struct pollfd p[5] = {
                         {.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
                         {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN}};
-                size_t np = 4 + (sv->proxy ? netproxy_pollfds(sv->proxy, p + 4, ARRAY_SIZE(p) - 5) : 0);
+                size_t np = 4;
                 struct pollfd *w = watch_pollfd(sv->spec->watch, p, &np);
-                int n = poll(p, np, poll_timeout(deadline, next_disk));
-                if (n > 0 && sv->proxy && np > 4)
-                        netproxy_handle(sv->proxy, p + 4, np - 4 - (w != NULL));
+                int n = poll(p, np, poll_timeout(deadline, next_check));
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (w && w->revents && sv->spec->watch->fn(sv->spec->watch, w->revents) > 0) {
@@ -1085,13 +1278,9 @@ static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                         kill(sv->pid, SIGKILL);
                         break;
                 }
-                if (mono_us() >= next_disk) {
-                        /* A walk costs time in proportion to the files written: keep it
-                         * under a tenth of the supervisor's time. */
-                        int64_t t0 = mono_us();
-                        check_disk(sv);
-                        int64_t spent = mono_us() - t0;
-                        next_disk = mono_us() + (spent * 10 > DISK_POLL_US ? spent * 10 : DISK_POLL_US);
+                if (mono_us() >= next_check) {
+                        check_limits(sv, false);
+                        next_check = mono_us() + LIMIT_POLL_US;
                 }
                 if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo si;
@@ -1118,27 +1307,7 @@ static void supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                         break;
                 }
         }
-        /* With the status in hand, init has ended everything else: its own exit (the
-         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it. */
-        if (got)
-                defer_reap(sv->pid);
-        else
-                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
-        if (got && st.limit != LIMIT_NONE)
-                sv->limit = st.limit;
-        if (sv->limit != LIMIT_NONE)
-                snprintf(res->limit_hit, sizeof(res->limit_hit), "%s", sv->limit == LIMIT_MEMORY ? "memory" : "disk");
-        if (res->timed_out || res->cancelled || !got) {
-                res->exit_code = -1;
-                res->signal = SIGKILL;
-        } else if (WIFSIGNALED(st.status)) {
-                res->exit_code = -1;
-                res->signal = WTERMSIG(st.status);
-        } else {
-                res->exit_code = WEXITSTATUS(st.status);
-                res->signal = 0;
-        }
+        supervise_end(sv, res, got ? &st : NULL);
 }
 
 /* Read what the sandbox reported before exec (setup or exec failure). */
@@ -1196,8 +1365,24 @@ static void add_proxy_env(char ***envp)
         *envp = v;
 }
 
+/* --net=allow: the list, checked before anything starts. */
+static int parse_allow(char *const *hosts, struct sandbox_prep *p, struct txbox_error *err)
+{
+        size_t n = strv_len(hosts);
+        int r;
+
+        if (n == 0 || n > NETPROXY_RULES_MAX)
+                return tx_err(err, EINVAL, "--net=allow: give between 1 and %d hosts", NETPROXY_RULES_MAX);
+        p->rules = xcalloc(n, sizeof(*p->rules));
+        for (size_t i = 0; i < n; i++)
+                if ((r = netproxy_rule_parse(hosts[i], &p->rules[i], err)) < 0)
+                        return r;
+        p->nrules = n;
+        return 0;
+}
+
 /* Everything the children need that the supervisor must compute: limits, environment,
- * the compiled seccomp filter. */
+ * the compiled seccomp filter, the cgroup. */
 static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct txbox_run_result *res,
                    struct txbox_error *err)
 {
@@ -1205,6 +1390,19 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         int r;
 
         limits_resolve(&s->limits, s->upper, &p->limits);
+        limits_tmpfs_options(&p->limits, p->tmpfs_opts, sizeof(p->tmpfs_opts));
+        struct stat st;
+        p->upper_dev = s->upper && stat(s->upper, &st) == 0 ? st.st_dev : 0;
+        p->meter = mmap(NULL, sizeof(*p->meter), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (p->meter == MAP_FAILED) {
+                p->meter = NULL;
+                return tx_err(err, errno, "cannot map the sandbox's meter: %s", strerror(errno));
+        }
+        if (s->net == TXBOX_NET_ALLOW && (r = parse_allow(s->net_allow, p, err)) < 0)
+                return r;
+        if (p->limits.cpu_milli && !cgroup_has_cpu())
+                return tx_err(err, ENOTSUP, "--max-cpus needs a cgroup with the cpu controller, and none can be had "
+                                            "here (txbox doctor says why)");
         p->last_cap = read_last_cap();
         p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0);
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
@@ -1235,6 +1433,11 @@ static void sandbox_free(struct sandbox *sb)
         if (sb->blocked)
                 sigprocmask(SIG_SETMASK, &sb->old, NULL);
         free(sb->prep.envp);
+        netproxy_stop(sb->prep.proxy, NULL, 0);
+        free(sb->prep.rules);
+        cgroup_tx_destroy(sb->prep.cg); /* init is gone (else it was handed to defer_reap) */
+        if (sb->prep.meter)
+                munmap(sb->prep.meter, sizeof(*sb->prep.meter));
         free(sb);
 }
 
@@ -1314,7 +1517,8 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
         pid_t c = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
         if (c == 0) {
                 prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                int keep[] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd, s->shared_ns->net_fd};
+                int keep[] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd, s->shared_ns->net_fd,
+                              p->cg_sync};
                 close_all_but(keep, ARRAY_SIZE(keep));
                 child_errfd = errfd;
                 if (setns(s->shared_ns->user_fd, CLONE_NEWUSER) < 0 || setns(s->shared_ns->net_fd, CLONE_NEWNET) < 0 ||
@@ -1347,9 +1551,28 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
         return init > 0 ? init : -1;
 }
 
+/* The transaction's cgroup, made while init sets up its mounts (off the critical path),
+ * with init moved into it; then init may start the program.  Without one, the limits rest
+ * on rlimits and init's accounting (docs/SECURITY.md says how far that falls short). */
+static int attach_cgroup(struct sandbox *sb, int cg_sync, struct txbox_error *err)
+{
+        struct txbox_limits *l = &sb->prep.limits;
+        int r = cgroup_tx_create(l, &sb->prep.cg, err);
+
+        if (r == 0 && sb->prep.cg && (r = cgroup_tx_attach(sb->prep.cg, sb->pid, err)) < 0) {
+                cgroup_tx_destroy(TAKE_PTR(sb->prep.cg));
+        }
+        if (r < 0 && l->cpu_milli)
+                return r; /* asked for explicitly: nothing else enforces it */
+        if (write(cg_sync, "x", 1) != 1)
+                return tx_err(err, EIO, "the sandbox died while starting");
+        trace_mark("cgroup");
+        return 0;
+}
+
 int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txbox_error *err)
 {
-        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1};
+        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1}, cgp[2] = {-1, -1};
         struct sandbox *sb = xcalloc(1, sizeof(*sb));
         int r;
 
@@ -1357,6 +1580,7 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         sb->spec = s;
         sb->statusfd = sb->errfd = sb->sock = -1;
         sb->prep.notify_sock = -1;
+        sb->prep.cg_sync = -1;
         sigemptyset(&sb->mask);
         sigaddset(&sb->mask, SIGINT);
         sigaddset(&sb->mask, SIGTERM);
@@ -1366,12 +1590,16 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         if ((r = prepare(s, &sb->prep, &sb->pre, err)) < 0)
                 goto fail;
         trace_mark("prepared");
-        if ((r = make_pipes(syncp, statusp, errp)) < 0 ||
+        if ((r = make_pipes(syncp, statusp, errp)) < 0 || (pipe2(cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
             (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0 && (r = -errno))) {
                 r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
                 goto fail;
         }
         sb->prep.notify_sock = nsock[1];
+        sb->prep.cg_sync = cgp[0];
+        /* Forked now, while no other thread of ours runs (start_sandbox saw to it). */
+        if (s->net == TXBOX_NET_ALLOW && (r = netproxy_start(sb->prep.rules, sb->prep.nrules, &sb->prep.proxy, err)) < 0)
+                goto fail;
         /* init starts with them blocked and unblocks them once it forwards them.  Until
          * sandbox_exec they are ours again: ^C while the command is checked (or put to an
          * approver) ends txbox, and init with it (PDEATHSIG). */
@@ -1393,6 +1621,8 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
                 sb->errfd = TAKE_FD(errp[0]);
                 sb->sock = TAKE_FD(nsock[0]);
                 trace_mark("cloned, joined");
+                if ((r = attach_cgroup(sb, cgp[1], err)) < 0)
+                        goto fail_started;
                 goto started;
         }
         pid_t pid = clone_sandbox();
@@ -1409,7 +1639,7 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
                 /* Keep only our ends: an inherited claim (a flock'd state/active/ID, ours or
                  * a prepared transaction's) would outlive a killed supervisor for as long as
                  * this namespace takes to die, and recovery would take it for alive. */
-                int keep[] = {syncp[0], statusp[1], errp[1], nsock[1]};
+                int keep[] = {syncp[0], statusp[1], errp[1], nsock[1], sb->prep.cg_sync};
                 close_all_but(keep, ARRAY_SIZE(keep));
                 child_errfd = errp[1];
                 init_main(s, &sb->prep, syncp[0], statusp[1]);
@@ -1426,22 +1656,30 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
                 goto fail;
         }
         trace_mark("cloned, mapped");
+        if ((r = attach_cgroup(sb, cgp[1], err)) < 0)
+                goto fail_started;
 started:
         for (int i = 0; i < 2; i++) {
                 closep(&syncp[i]);
                 closep(&statusp[i]);
                 closep(&errp[i]);
                 closep(&nsock[i]);
+                closep(&cgp[i]);
         }
-        sb->prep.notify_sock = -1;
+        sb->prep.notify_sock = sb->prep.cg_sync = -1;
         *out = sb;
         return 0;
+fail_started:
+        kill(sb->pid, SIGKILL);
+        while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+                ;
 fail:
         for (int i = 0; i < 2; i++) {
                 closep(&syncp[i]);
                 closep(&statusp[i]);
                 closep(&errp[i]);
                 closep(&nsock[i]);
+                closep(&cgp[i]);
         }
         sandbox_free(sb);
         return r;
@@ -1468,18 +1706,20 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         res->exit_code = -1;
         sigprocmask(SIG_BLOCK, &sb->mask, &sb->old);
         sb->blocked = true;
+        struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .listener = -1,
+                               .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep};
+        /* The file system's free space from here on is the program's to answer for. */
+        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits);
         /* A sandbox that died while setting up shows it on its status and error pipes. */
         if (send_go(sb->sock, argv, cwd, s->stdio_redirect ? s->stdio : NULL) < 0) {
                 /* nothing to do here: supervise_wait sees init gone */
         }
         sigfd = signalfd(-1, &sb->mask, SFD_CLOEXEC);
-        struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .sigfd = sigfd,
-                               .notify_sock = TAKE_FD(sb->sock), .listener = -1, .timeout_s = s->timeout_s,
-                               .spec = s, .disk_limit = sb->prep.limits.disk};
+        sv.sigfd = sigfd;
+        sv.notify_sock = TAKE_FD(sb->sock);
         supervise_wait(&sv, res);
         trace_mark("program exited");
-        netproxy_log(sv.proxy, res->net_log, sizeof(res->net_log));
-        netproxy_free(sv.proxy);
+        netproxy_stop(TAKE_PTR(sb->prep.proxy), res->net_log, sizeof(res->net_log));
         closep(&sv.notify_sock);
         closep(&sv.listener);
         r = read_child_error(sb->errfd, res, err);
@@ -1605,18 +1845,6 @@ static int probe_namespaces(void)
         return bits;
 }
 
-static bool cgroup_writable(char *detail, size_t size)
-{
-        struct statfs sf;
-        if (statfs("/sys/fs/cgroup", &sf) == 0 && sf.f_type == CGROUP2_SUPER_MAGIC) {
-                snprintf(detail, size, "cgroup v2 at /sys/fs/cgroup%s", access("/sys/fs/cgroup", W_OK) ? " (not writable)" : "");
-                return false;
-        }
-        snprintf(detail, size, "cgroup v1 hierarchy%s; txbox uses pid_max, rlimits and its own accounting",
-                 access("/sys/fs/cgroup/pids", W_OK) == 0 ? " (pids writable)" : "");
-        return false;
-}
-
 static void probe_set(struct txbox_probe *p, const char *name, bool ok, bool essential, const char *cost,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
@@ -1633,12 +1861,45 @@ static void probe_set(struct txbox_probe *p, const char *name, bool ok, bool ess
         va_end(ap);
 }
 
+/* Which mechanism enforces each resource limit here (docs/SECURITY.md, "Limits"). */
+static int probe_limits(struct txbox_probe *all, int n, int bits)
+{
+        char cg[200];
+        enum cgroup_mode mode = cgroup_probe(cg, sizeof(cg));
+        bool have = mode != CGROUP_NONE;
+
+        probe_set(&all[n++], "cgroups", have, false,
+                  "no kernel-enforced memory total: txbox's own accounting stands in (see the memory limit below); "
+                  "on systemd, `systemd-run --user --scope txbox ...` runs it where the user manager delegates one",
+                  "%s", cg);
+        probe_set(&all[n++], "memory limit", have, false,
+                  "accounting by the sandbox's init every 100 ms (processes, /tmp, /dev/shm, memfds, System V): a "
+                  "program can overshoot by what it allocates in 100 ms, and kernel memory (socket and pipe buffers, "
+                  "page tables) is not counted; RLIMIT_DATA still bounds each process",
+                  "%s", mode == CGROUP_V2   ? "cgroup v2: memory.max, an OOM kill ends the transaction (kernel-enforced total)"
+                        : mode == CGROUP_V1 ? "cgroup v1: memory.limit_in_bytes, an OOM kill ends the transaction (kernel-enforced)"
+                                            : "accounting: init sums the sandbox's memory every 100 ms");
+        bool v1_pids = mode == CGROUP_V1 && !cgroup_pid_max_per_ns();
+        probe_set(&all[n++], "process limit", mode == CGROUP_V2 || v1_pids || (bits & PROBE_PIDMAX), false,
+                  "RLIMIT_NPROC only, which does not bind root; the timeout ends a fork bomb", "%s%s%s",
+                  bits & PROBE_PIDMAX ? "pid_max of the sandbox's pid namespace" : "",
+                  (bits & PROBE_PIDMAX) && (mode == CGROUP_V2 || v1_pids) ? " and " : "",
+                  mode == CGROUP_V2 ? "cgroup v2 pids.max" : v1_pids ? "cgroup v1 pids.max"
+                                                        : bits & PROBE_PIDMAX ? "" : "RLIMIT_NPROC");
+        probe_set(&all[n++], "CPU limits", true, false, NULL, "RLIMIT_CPU per process (--max-cpu); --max-cpus %s",
+                  cgroup_has_cpu() ? "by cgroup cpu.max" : "unavailable (no cgroup with the cpu controller)");
+        probe_set(&all[n++], "disk and files limits", true, false, NULL, "%s",
+                  "accounting: layers walked, deleted open files counted, free space checked every 20 ms");
+        probe_set(&all[n++], "open files limit", true, false, NULL, "%s",
+                  "RLIMIT_NOFILE per process (--max-open-files), kernel-enforced");
+        return n;
+}
+
 int txbox_doctor(struct txbox_probe *out, size_t max)
 {
-        struct txbox_probe all[10];
+        struct txbox_probe all[16];
         int bits = probe_namespaces(), abi = guard_landlock_abi(), n = 0;
         struct txbox_error err = {0};
-        char cg[160];
 
         probe_set(&all[n++], "user namespaces", bits & PROBE_USERNS, true,
                   "txbox cannot run: no sandbox without them (enable kernel.unprivileged_userns_clone or run as root)",
@@ -1667,9 +1928,7 @@ int txbox_doctor(struct txbox_probe *out, size_t max)
         probe_set(&all[n++], "pid limit per namespace", bits & PROBE_PIDMAX, false,
                   "fork bombs are bounded only by RLIMIT_NPROC, which does not bind root; the timeout ends them",
                   "%s", bits & PROBE_PIDMAX ? "pid_max of the sandbox's pid namespace (kernel >= 6.14)" : "pid_max is global here");
-        probe_set(&all[n++], "cgroups", cgroup_writable(cg, sizeof(cg)), false,
-                  "memory is bounded per process (RLIMIT_DATA) and by init's 100 ms accounting, CPU per process; "
-                  "no kernel-enforced total", "%s", cg);
+        n = probe_limits(all, n, bits);
         for (int i = 0; i < n && (size_t)i < max; i++)
                 out[i] = all[i];
         return n < (int)max ? n : (int)max;

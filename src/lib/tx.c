@@ -1058,7 +1058,7 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         free(tx->rec.net_log);
         tx->rec.net_log = res->net_log[0] ? xstrdup(res->net_log) : NULL;
         if (res->limit_hit[0] && !tx->rec.message)
-                tx->rec.message = xasprintf("the program was killed at its %s limit", res->limit_hit);
+                tx->rec.message = xasprintf("the program was stopped at its %s limit: %s", res->limit_hit, res->limit_detail);
         /* Unmapped owners only matter when a write failed: looked for then, not every run. */
         if (r == 0 && res->exit_code != 0 && !tx->idmap.privileged)
                 warn_unmapped(tx, &tx->idmap);
@@ -1429,7 +1429,13 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
                 return txbox_tx_rollback(tx, NULL, err);
         }
         if (!ok) {
-                if (n) {
+                if (res->limit_hit[0]) {
+                        /* Name the limit, not the SIGKILL that enforced it. */
+                        free(tx->rec.message);
+                        tx->rec.message = xasprintf("rolled back tx %s: the program was stopped at its %s limit: %s "
+                                                    "(%zu change%s discarded)", tx->rec.id, res->limit_hit,
+                                                    res->limit_detail, n, n == 1 ? "" : "s");
+                } else if (n) {
                         free(tx->rec.message);
                         tx->rec.message = xasprintf("rolled back tx %s: the program %s %d (%zu change%s discarded)", tx->rec.id,
                                                     res->signal ? "was killed by signal" : "exited with status",
@@ -1468,6 +1474,7 @@ static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode, co
                                     tx->sp, tx->rec.id,
                                     res->cancelled      ? "the run was cancelled"
                                     : res->timed_out    ? "the program ran past the timeout"
+                                    : res->limit_hit[0] ? "the program was stopped at a resource limit"
                                     : tx->rec.nviolations ? "an effect rule was broken"
                                     : mode == TXBOX_COMMIT_DISCARD ? "discarded as asked"
                                                                    : "the program failed");

@@ -48,15 +48,18 @@ import time; b = bytearray(100 << 20); time.sleep(15)" & done; wait' >/dev/null 
 is "$?" 137 "six processes of 100 MiB each are killed together (memory total)"
 
 # Disk: the supervisor measures the upper layer; one big file also meets RLIMIT_FSIZE.
-avail0=$(df -k --output=avail "$T" | tail -1)
+state_kib() { du -sk "$HOME/.local/state" 2>/dev/null | cut -f1; }
+state0=$(state_kib)
 lim "$TXBOX" -C "$WS" run -- sh -c 'for i in $(seq 200); do head -c 1048576 /dev/zero >f$i || exit 1; done; sleep 2' >/dev/null 2>&1
 rc=$?
 ok "filling the disk with many files is stopped (status $rc)" test "$rc" -ne 0
 lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 100000000 /dev/zero >big' >/dev/null 2>&1
 rc=$?
 ok "one big file stops at the limit (status $rc)" test "$rc" -ne 0
-avail1=$(df -k --output=avail "$T" | tail -1)
-ok "the host's free space is unchanged after rollback ($avail0 -> $avail1 KiB)" test $((avail0 - avail1)) -lt 8192
+# What txbox keeps after the rollback, measured where it keeps it (the file system's free
+# space also moves with every other writer on this machine).
+state1=$(state_kib)
+ok "the rollback freed the disk: the state dir holds ${state0:-?} -> ${state1:-?} KiB" test "$((${state1:-99999} - ${state0:-0}))" -lt 1024
 is "$(tree_hash "$WS")" "$before" "the workspace is unchanged"
 ok "no pending transaction keeps the data" test -z "$(find "$HOME/.local/state" -name 'f1*' -o -name big 2>/dev/null | head -1)"
 
@@ -67,7 +70,184 @@ TXBOX_LIMIT_CPU=1 "$TXBOX" -C "$WS" run --timeout=20 -- sh -c 'while :; do :; do
 is "$?" 152 "a CPU burn ends at the CPU limit (SIGXCPU)"
 
 # Open files.
-out=$(TXBOX_LIMIT_FILES=64 "$TXBOX" -C "$WS" run -- sh -c 'ulimit -n')
+out=$(TXBOX_LIMIT_OPEN_FILES=64 "$TXBOX" -C "$WS" run -- sh -c 'ulimit -n')
 is "$out" 64 "open files are limited"
+out=$("$TXBOX" -C "$WS" run --max-open-files=80 -- sh -c 'ulimit -n')
+is "$out" 80 "--max-open-files sets the same limit"
+
+# ---- which mechanism enforces the limits here: txbox doctor says, and the sandbox agrees ----
+doctor=$("$TXBOX" doctor)
+mech=accounting
+printf '%s\n' "$doctor" | grep -q 'memory limit .*cgroup' && mech=cgroup
+in_cgroup=$(tx run -- cat /proc/self/cgroup | grep -c 'txbox-')
+if [ "$mech" = cgroup ]; then
+        ok "doctor says cgroup, and the program runs in a cgroup of its own" test "$in_cgroup" -ge 1
+else
+        ok "doctor says accounting, and the program runs in no cgroup of txbox's" test "$in_cgroup" -eq 0
+fi
+if [ "$mech" = cgroup ]; then
+        # The program cannot raise its own limit nor leave its cgroup: the cgroup file
+        # systems are read-only in the sandbox, and it holds no descriptor of them.
+        escape='for line in $(cat /proc/self/cgroup); do
+                ctl=$(echo "$line" | cut -d: -f2); path=$(echo "$line" | cut -d: -f3)
+                for base in /sys/fs/cgroup/"$ctl" /sys/fs/cgroup/unified /sys/fs/cgroup; do
+                        d=$base$path
+                        [ -e "$d/cgroup.procs" ] || continue
+                        echo "FOUND"
+                        for knob in memory.max memory.limit_in_bytes pids.max; do
+                                [ -e "$d/$knob" ] && echo max >"$d/$knob" 2>/dev/null && echo "RAISED $d/$knob"
+                        done
+                        echo $$ >"$d/../cgroup.procs" 2>/dev/null && echo "LEFT $d"
+                done
+        done; echo "descriptors: $(ls -l /proc/self/fd | grep -c cgroup)"'
+        out=$(tx run -- sh -c "$escape" 2>/dev/null)
+        like "$out" "FOUND" "the program sees its cgroup"
+        ok "... but can neither raise its limits nor leave it" sh -c "! printf '%s' \"\$1\" | grep -qE 'RAISED|LEFT'" _ "$out"
+        like "$out" "descriptors: 0" "... and holds no descriptor of a cgroup file"
+fi
+like "$(printf '%s\n' "$doctor" | grep 'memory limit')" "cgroup|accounting" "doctor names the memory limit's mechanism"
+like "$(printf '%s\n' "$doctor" | grep 'disk and files limits')" "accounting" "... and the disk limit's"
+like "$(printf '%s\n' "$doctor" | grep 'open files limit')" "RLIMIT_NOFILE" "... and the open files limit's"
+[ "$JAIL_MODE" = user ] && is "$mech" accounting "an unprivileged user without a delegated cgroup gets accounting"
+echo "# limits enforced by: $mech"
+
+# ---- disk: everything the transaction holds on the host's disk counts ----
+# watch_free CMD...: run CMD while sampling the free space of T's file system every 20 ms;
+# sets rc, out (its stdout and stderr) and drop (the largest drop seen, KiB).
+watch_free() {
+        local base min a pid
+        base=$(df -k --output=avail "$T" | tail -1)
+        min=$base
+        "$@" >"$T/watch.out" 2>&1 &
+        pid=$!
+        while kill -0 "$pid" 2>/dev/null; do
+                a=$(df -k --output=avail "$T" | tail -1)
+                [ "$a" -lt "$min" ] && min=$a
+                sleep 0.02
+        done
+        wait "$pid"
+        rc=$?
+        out=$(cat "$T/watch.out")
+        drop=$((base - min))
+}
+# Attacks of up to 400 MiB, each under a 32 MiB limit.  The bound checked: the limit, plus
+# the free-space rule's slack (64 MiB), plus 128 MiB for what the program writes while a
+# loaded machine keeps the supervisor from its 20 ms check, and for the machine's other
+# writers meanwhile; unstopped, the attack takes 400 MiB.
+bound=$(((32 + 64 + 128) * 1024))
+cat >"$T/held.py" <<'PY'
+import os, sys, time, mmap, socket
+how = sys.argv[1]
+chunk = b"\1" * (1 << 20)
+keep = []
+pair = None
+for i in range(400):
+    name = "held%d" % i
+    if how == "tmpfile":
+        fd = os.open(".", os.O_TMPFILE | os.O_RDWR)
+    else:
+        fd = os.open(name, os.O_CREAT | os.O_RDWR)
+        os.unlink(name)
+    os.write(fd, chunk)
+    if how == "open" or how == "tmpfile":
+        keep.append(fd)
+    elif how == "mmap":
+        keep.append(mmap.mmap(fd, 4096))
+        os.close(fd)
+    elif how == "inflight":
+        if i % 50 == 0:
+            pair = socket.socketpair()
+            keep.append(pair)
+        socket.send_fds(pair[0], [b"x"], [fd])
+        os.close(fd)
+print("held all", flush=True)
+time.sleep(3)
+PY
+for how in open tmpfile mmap inflight; do
+        before=$(tree_hash "$WS")
+        watch_free lim "$TXBOX" -C "$WS" run -- python3 "$T/held.py" "$how"
+        ok "deleted files held by $how descriptors: stopped (status $rc)" test "$rc" -eq 137
+        like "$out" "txbox: rolled back tx [0-9a-f]+: the program was stopped at its disk limit" "... with a txbox: line naming the disk limit"
+        ok "... the host's free space dropped by at most the limit plus slack ($drop KiB)" test "$drop" -le "$bound"
+        is "$(tree_hash "$WS")" "$before" "... and the workspace is unchanged"
+done
+watch_free lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b; sleep 2'
+ok "two files of 20 MB under a 32 MiB limit: stopped (status $rc)" test "$rc" -eq 137
+like "$out" "stopped at its disk limit: .* over the limit of 32.0 MiB \(--max-disk\)" "... the line says what was measured"
+out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 40000000 /dev/zero >a' 2>&1)
+like "$out" "stopped at its disk limit: " "a single file past the limit names the disk limit too"
+out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b' 2>&1)
+rc=$?
+ok "a program that writes past the limit and exits 0 at once is still rolled back (status $rc)" test "$rc" -ne 0
+like "$out" "disk limit" "... naming the limit"
+is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
+out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'mkdir d && head -c 20000000 /dev/zero >d/a && head -c 20000000 /dev/zero >d/b && chmod 000 d' 2>&1)
+rc=$?
+ok "data past the limit hidden in a directory closed to its owner: rolled back (status $rc)" test "$rc" -ne 0
+like "$out" "stopped at its disk limit" "... naming the disk limit"
+is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
+
+# Files written: entries of the upper layer; /tmp and /dev/shm get as many inodes at most.
+out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-files=500 -- \
+        python3 -c 'import time
+for i in range(3000): open("f%d" % i, "w").close()
+time.sleep(1)' 2>&1)
+rc=$?
+ok "3000 files under --max-files=500: stopped (status $rc)" test "$rc" -eq 137
+like "$out" "stopped at its files limit: .*over the limit of 500.*\(--max-files\)" "... with a line naming the files limit"
+"$TXBOX" -C "$WS" run --max-files=500 -- sh -c 'i=0; while [ $i -lt 2000 ]; do echo >/tmp/f$i || exit 7; i=$((i + 1)); done' 2>/dev/null
+is "$?" 7 "/tmp has an inode limit tied to --max-files (ENOSPC)"
+is "$(tree_hash "$WS")" "$before" "the workspace is unchanged after the files attacks"
+
+# ---- memory: what the sandbox holds in RAM counts, wherever it is ----
+memlim() { env TXBOX_LIMIT_MEMORY=128M "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" "$@"; }
+is "$(memlim run -- df -k --output=size /tmp /dev/shm | tail -2 | tr -d ' ' | sort -u)" 131072 "/tmp and /dev/shm are sized to the memory limit"
+memlim run -- sh -c 'head -c 300000000 /dev/zero >/tmp/big' >/dev/null 2>&1
+rc=$?
+ok "300 MB into /tmp under a 128 MiB limit fails (status $rc)" test "$rc" -ne 0
+out=$(memlim run -- sh -c 'head -c 100000000 /dev/zero >/tmp/a; head -c 100000000 /dev/zero >/dev/shm/b; sleep 3' 2>&1)
+rc=$?
+is "$rc" 137 "100 MB in /tmp and 100 MB in /dev/shm under 128 MiB: stopped"
+like "$out" "stopped at its memory limit" "... with a txbox: line naming the memory limit"
+out=$(memlim run -- python3 -c '
+import os, time
+fd = os.memfd_create("hoard")
+for i in range(300): os.write(fd, b"\1" * (1 << 20))
+time.sleep(3)' 2>&1)
+rc=$?
+is "$rc" 137 "a memfd of 300 MB, never mapped, under 128 MiB: stopped"
+like "$out" "stopped at its memory limit" "... naming the memory limit"
+
+# ---- CPU bandwidth: cpu.max of the cgroup, or refused where none can be had ----
+burn='import os, time
+t = time.time()
+while time.time() - t < 1.5: pass
+print("%.2f" % os.times().user)'
+if printf '%s\n' "$doctor" | grep -q 'max-cpus by cgroup'; then
+        user=$(tx run --max-cpus=0.2 -- python3 -c "$burn")
+        ok "--max-cpus=0.2: 1.5 s of spinning got ${user:-?} s of CPU" awk -v u="${user:-9}" 'BEGIN { exit !(u < 0.8) }'
+else
+        out=$(tx run --max-cpus=0.2 -- true 2>&1)
+        is "$?" 125 "--max-cpus without a cgroup is refused"
+        like "$out" "needs a cgroup" "... saying why"
+fi
+
+# ---- captured output is capped: a command's output costs txbox no more than the cap ----
+init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+req='{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run_command","arguments":{"command":"head -c 300000000 /dev/zero; echo done >&2"}}}'
+shmem() { awk '/^Shmem:/ { print $2 }' /proc/meminfo; }
+shmem0=$(shmem)
+{ echo "$init"; echo "$req"; } | "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" mcp >"$T/mcp.out" 2>/dev/null &
+pid=$!
+peak=$shmem0
+while kill -0 "$pid" 2>/dev/null; do
+        s=$(shmem)
+        [ "$s" -gt "$peak" ] && peak=$s
+        sleep 0.05
+done
+wait "$pid"
+like "$(sed -n 2p "$T/mcp.out")" '"stdout_truncated": *true' "300 MB of output through txbox mcp: the result says it was cut"
+like "$(sed -n 2p "$T/mcp.out")" '"stderr": *"done' "... and the rest of the output is still there"
+ok "... and the machine's shared memory grew by $(((peak - shmem0) / 1024)) MiB, not 300" test $((peak - shmem0)) -lt $((150 * 1024))
 
 done_testing

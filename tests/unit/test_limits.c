@@ -1,0 +1,173 @@
+/* The supervisor's disk meter (limits.c): walks that count what a layer holds (hard links
+ * once, an unreadable directory entered, depth bounded), the disk and files limits with
+ * the deleted files init reports, and the tmpfs options the limits give; a directory closed
+ * to its owner keeps its mode through every walk.  Runs in a fresh
+ * directory under $TMPDIR (or /tmp); tests/run.sh runs it as root and as-user (uid 54321),
+ * who enters the mode-000 directory as its owner rather than by privilege. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reslimits.h"
+#include "tap.h"
+
+static char root[1024];
+
+static void put(const char *rel, size_t bytes)
+{
+        char path[8192];
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        static char block[65536];
+        memset(block, 'x', sizeof(block));
+        for (size_t done = 0; fd >= 0 && done < bytes;) {
+                size_t n = bytes - done < sizeof(block) ? bytes - done : sizeof(block);
+                if (write(fd, block, n) != (ssize_t)n)
+                        break;
+                done += n;
+        }
+        if (fd >= 0) {
+                fsync(fd); /* blocks allocated, not only reserved */
+                close(fd);
+        }
+}
+
+static void sub(const char *rel)
+{
+        char path[8192];
+        snprintf(path, sizeof(path), "%s/%s", root, rel);
+        mkdir(path, 0755);
+}
+
+static void walks(void)
+{
+        uint64_t bytes, entries;
+        char a[8192], b[8192];
+
+        sub("upper");
+        sub("upper/d");
+        put("upper/d/one", 1 << 20);
+        put("upper/two", 1 << 20);
+        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &bytes, &entries);
+        is_int(entries, 3, "a directory and two files: three entries");
+        ok(bytes >= 2u << 20 && bytes < 3u << 20, "two files of 1 MiB: about 2 MiB (%llu bytes)", (unsigned long long)bytes);
+
+        snprintf(a, sizeof(a), "%s/upper/two", root);
+        for (int i = 0; i < 5; i++) {
+                snprintf(b, sizeof(b), "%s/upper/link%d", root, i);
+                ok(link(a, b) == 0, "hard link %d", i);
+        }
+        uint64_t linked;
+        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &linked, &entries);
+        is_int(entries, 8, "links are entries of their own");
+        ok(linked < bytes + (64 << 10), "... but a file with six names takes its blocks once (%llu bytes)",
+           (unsigned long long)linked);
+
+        /* overlay makes work/work mode 000; the walk enters it all the same */
+        sub("work");
+        sub("work/work");
+        put("work/work/copy-up", 1 << 20);
+        snprintf(a, sizeof(a), "%s/work/work", root);
+        chmod(a, 0);
+        limits_tree_usage(strcat(strcpy(b, root), "/work"), true, &bytes, &entries);
+        ok(bytes >= 1u << 20, "a directory of mode 000 is entered (%llu bytes)", (unsigned long long)bytes);
+        struct stat st;
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and keeps its mode 000 (%o)", st.st_mode & 07777);
+        chmod(a, 0700);
+
+        /* a directory the program closed in its upper layer: while it runs the walk leaves
+         * it as it is (not entered, but by privilege); at the end it is entered, and
+         * keeps its mode, which the commit carries over */
+        sub("closed");
+        sub("closed/z");
+        put("closed/z/f", 1 << 20);
+        snprintf(a, sizeof(a), "%s/closed/z", root);
+        chmod(a, 0);
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries);
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "a closed directory is left closed by a walk during the run (%o)",
+           st.st_mode & 07777);
+        if (getuid() != 0)
+                ok(bytes < 1u << 20 && entries == 1, "... and not entered (%llu entries)", (unsigned long long)entries);
+        else
+                ok(bytes >= 1u << 20 && entries == 2, "... and entered by privilege as root (%llu entries)",
+                   (unsigned long long)entries);
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), true, &bytes, &entries);
+        ok(bytes >= 1u << 20 && entries == 2, "the final walk enters it (%llu entries)", (unsigned long long)entries);
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and gives it its mode 000 back (%o)", st.st_mode & 07777);
+        chmod(a, 0700);
+
+        /* deeper than any layer that commits: not walked, and the walk ends */
+        char deep[8192];
+        snprintf(deep, sizeof(deep), "%s/deep", root);
+        mkdir(deep, 0755);
+        int fd = open(deep, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (int i = 0; i < 300 && fd >= 0; i++) {
+                mkdirat(fd, "d", 0755);
+                int next = openat(fd, "d", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                close(fd);
+                fd = next;
+        }
+        if (fd >= 0)
+                close(fd);
+        limits_tree_usage(deep, true, &bytes, &entries);
+        ok(entries >= 250 && entries < 300, "a 300-deep chain is walked to a bounded depth (%llu entries)",
+           (unsigned long long)entries);
+}
+
+static void meter(void)
+{
+        struct disk_meter m;
+        struct txbox_limits l = {.disk = 3 << 20, .files = 20, .memory = 64 << 20};
+        char up[8192], wk[8192], detail[256];
+
+        snprintf(up, sizeof(up), "%s/upper", root);
+        snprintf(wk, sizeof(wk), "%s/work", root);
+        disk_meter_start(&m, up, wk, &l);
+        ok(m.have_base, "the meter notes the file system's free space at the start");
+        is_int(m.slack, 64 << 20, "the free-space slack is at least 64 MiB");
+        is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_NONE,
+               "3 MiB in the layers (1 MiB of it in work) under a 3 MiB limit: within");
+        is_int(disk_meter_check(&m, 1 << 20, 1, false, detail, sizeof(detail)), LIMIT_DISK,
+               "and 1 MiB of deleted files held open on top: over");
+        ok(strstr(detail, "--max-disk") && strstr(detail, "deleted files still open"), "the detail says what: %s", detail);
+        put("upper/three", 1 << 20);
+        is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_DISK,
+               "a third file in the upper layer: over at the final walk (which is the upper layer's)");
+
+        l.disk = 1ULL << 30;
+        disk_meter_start(&m, up, wk, &l);
+        is_int(disk_meter_check(&m, 0, 13, true, detail, sizeof(detail)), LIMIT_FILES,
+               "9 entries and 13 deleted files held open under a files limit of 20: over");
+        ok(strstr(detail, "--max-files") != NULL, "the detail names --max-files: %s", detail);
+}
+
+static void tmpfs_options(void)
+{
+        char buf[128];
+        struct txbox_limits l = {.memory = 128 << 20, .files = 1000000};
+        limits_tmpfs_options(&l, buf, sizeof(buf));
+        is_str(buf, "mode=1777,size=134217728,nr_inodes=8192", "tmpfs: the memory limit, one inode per 16 KiB");
+        l.files = 500;
+        limits_tmpfs_options(&l, buf, sizeof(buf));
+        is_str(buf, "mode=1777,size=134217728,nr_inodes=500", "... never more inodes than the files limit");
+        l.files = 10;
+        limits_tmpfs_options(&l, buf, sizeof(buf));
+        is_str(buf, "mode=1777,size=134217728,nr_inodes=256", "... nor fewer than the sandbox itself needs");
+}
+
+int main(void)
+{
+        const char *tmp = getenv("TMPDIR");
+        snprintf(root, sizeof(root), "%s/txbox-limits.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(root)) {
+                printf("Bail out! cannot create a directory under %s\n", tmp && *tmp ? tmp : "/tmp");
+                return 1;
+        }
+        walks();
+        meter();
+        tmpfs_options();
+        tap_rmtree(root);
+        return tap_done();
+}
