@@ -298,6 +298,13 @@ struct txbox_probe {
 /* Probe the kernel for every protection txbox uses; fills up to max entries and returns the
  * count.  Forks short-lived children in new namespaces; changes nothing on the machine. */
 TXBOX_API int txbox_doctor(struct txbox_probe *out, size_t max);
+/* The same for one workspace (NULL: none) and --state DIR (NULL: the default): the overlay is
+ * probed on the workspace's own filesystem, with the workspace as its lower layer (mounted
+ * detached, in a namespace of its own: nothing in it is touched); then the state dir, the
+ * workspace's filesystem type, and what a container around txbox does: user-namespace
+ * mapping, seccomp mode, security label.  Makes and removes one empty directory next to
+ * the state dir. */
+TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_dir, struct txbox_probe *out, size_t max);
 
 /* Audit reads. */
 TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **out, size_t *n,

@@ -156,6 +156,19 @@ static int check_state_dir(const char *ws, const char *state, struct txbox_error
         return 0;
 }
 
+int ws_choose_state(const char *ws, const char *state_opt, char **state, struct txbox_error *err)
+{
+        _cleanup_free_ char *mask = NULL;
+        int r;
+
+        *state = state_opt ? absolute_path(state_opt) : NULL;
+        if (!state_opt && (r = default_state(ws, state, &mask, err)) < 0)
+                return r;
+        if ((r = check_state_dir(ws, *state, err)) < 0)
+                free(TAKE_PTR(*state));
+        return r;
+}
+
 /* NAME in DIRFD, made if missing (opened first: it is there but the first time). */
 static int open_subdir(int dirfd, const char *name)
 {

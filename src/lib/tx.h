@@ -106,6 +106,10 @@ void ws_sweep_wait(struct txbox_ws *ws);
 /* Keep n (at most WS_PREPARED_MAX) transactions prepared (txbox_command_prepare). */
 void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);
 
+/* The state dir txbox would use for workspace ws (canonical) with --state state_opt (NULL:
+ * the default), checked to be on its mount and outside it; nothing is created. */
+int ws_choose_state(const char *ws, const char *state_opt, char **state, struct txbox_error *err);
+
 /* Serialise commits, undos and recovery on the workspace. */
 int ws_lock(struct txbox_ws *ws, struct txbox_error *err);
 void ws_unlock(struct txbox_ws *ws);
