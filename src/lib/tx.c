@@ -384,7 +384,7 @@ static void settle(struct txbox_tx *tx)
  * it.  A commit moves its layers here, then its claim from active/ to settle/ (one rename):
  * while the claim is still in active/ (a commit finishing, in this process or another), the
  * layers stay too.  Looked up in that order, one of the two is always seen. */
-static bool unsettled_layer(struct txbox_ws *ws, const char *name)
+bool ws_unsettled_layer(struct txbox_ws *ws, const char *name)
 {
         const char *dot = strchr(name, '.');
         char s[128];
@@ -435,11 +435,12 @@ static void *sweep_main(void *arg)
          * beside its evaluation and commit. */
         sweep_db_release(ws);
         for (size_t i = 0; d && i < names.n; i++)
-                if (!unsettled_layer(ws, names.v[i]))
+                if (!ws_unsettled_layer(ws, names.v[i]))
                         rm_rf_at(dirfd(d), names.v[i]);
         strvec_clear(&names);
         if (d)
                 closedir(d);
+        gc_auto(ws); /* the retention, after a commit (gc.c) */
         atomic_store(&ws->swept, true);
         return NULL;
 }
