@@ -169,6 +169,7 @@ struct gc_entry {
         int64_t mtime_ns; /* its directory's: the key of the size measured */
         uint64_t bytes;
         bool measured;
+        bool pinned; /* committed, not settled yet: recovery after a reboot may replay it */
 };
 
 struct gc_scan {
@@ -268,7 +269,7 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
         struct stat mk, dst;
 
         /* Claimed: a process works on it, or recovery must. */
-        if (faccessat(ws->active_fd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || strvec_has(settled, id)) {
+        if (faccessat(ws->active_fd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
                 sc->skipped++;
                 return;
         }
@@ -288,6 +289,7 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
                 snprintf(e->id, sizeof(e->id), "%s", id);
                 e->time_ns = ts_ns(&mk.st_mtim);
                 e->mtime_ns = ts_ns(&dst.st_mtim);
+                e->pinned = strvec_has(settled, id);
                 return;
         }
         /* Half-way through a commit, a revert, an undo or a fold: recovery's. */
@@ -390,7 +392,7 @@ static size_t select_kept(const struct gc_scan *sc, const struct txbox_retention
                 int64_t age_s = (ts_ns(&now) - e->time_ns) / 1000000000;
                 bool fits = (!r->keep || i < r->keep) && (!r->max_age_s || age_s <= (int64_t)r->max_age_s) &&
                             (!r->max_size || total + e->bytes <= r->max_size);
-                if (i > 0 && !fits)
+                if (i > 0 && !fits && !e->pinned)
                         break;
                 total += e->bytes;
         }
@@ -457,12 +459,16 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
                 kept = sc.n - max_prune;
         pruned_ms = sc.pruned_ms;
         for (size_t i = kept; i < sc.n; i++) {
+                if (sc.v[i].pinned) { /* an old unsettled commit: recovery's first */
+                        sc.skipped++;
+                        continue;
+                }
+                st->pruned++;
                 st->pruned_bytes += sc.v[i].bytes;
                 if (sc.v[i].time_ns / 1000000 > pruned_ms)
                         pruned_ms = sc.v[i].time_ns / 1000000;
         }
         st->kept = (unsigned)kept;
-        st->pruned = (unsigned)(sc.n - kept);
         st->skipped = sc.skipped;
         st->kept_bytes = 0;
         for (size_t i = 0; i < kept; i++)
@@ -481,7 +487,8 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
                 return tx_err(err, -e, "cannot write '%s/%s': %s", ws->state, GC_FILE, strerror(-e));
         }
         for (size_t i = sc.n; e >= 0 && i > kept; i--)
-                e = prune_dir(ws, sc.v[i - 1].id, "gc");
+                if (!sc.v[i - 1].pinned)
+                        e = prune_dir(ws, sc.v[i - 1].id, "gc");
         for (size_t i = 0; e >= 0 && i < sc.orphans.n; i++)
                 e = prune_dir(ws, sc.orphans.v[i], "orphan");
         scan_free(&sc);
