@@ -349,6 +349,13 @@ TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **ou
                         struct txbox_error *err);
 TXBOX_API int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_record *out,
                          struct txbox_error *err);
+/* The log as a stream for shipping (txbox log --json-lines): every record written after
+ * change number since (0: from the start), oldest change first, at most limit (<= 0: all).
+ * A record appears again, in its new state, each time it changes (running, then committed,
+ * later undone); (*seqs)[i] is record i's change number, to pass as since next time.
+ * *out and *seqs are malloc'd (txbox_records_free, free). */
+TXBOX_API int txbox_log_changes(struct txbox_ws *ws, int64_t since, int limit, struct txbox_record **out,
+                                int64_t **seqs, size_t *n, struct txbox_error *err);
 /* A unified diff of a transaction's text changes (committed: the originals it replaced vs
  * the workspace as it is now; pending: the workspace vs its changes; undone: the workspace vs
  * what the undo took away).  *out is malloc'd. */

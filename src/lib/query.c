@@ -140,3 +140,9 @@ out:
         txbox_record_clear(&rec);
         return r;
 }
+
+int txbox_log_changes(struct txbox_ws *ws, int64_t since, int limit, struct txbox_record **out, int64_t **seqs,
+                      size_t *n, struct txbox_error *err)
+{
+        return audit_changes(ws->audit, since, limit, out, seqs, n, err);
+}
