@@ -188,9 +188,9 @@ static void probe_container(struct txbox_probe *p)
         read_line("/proc/1/cgroup", cg, sizeof(cg));
         if (getenv("KUBERNETES_SERVICE_HOST") || strstr(cg, "kubepods"))
                 kind = "a Kubernetes pod";
-        else if (access("/run/.containerenv", F_OK) == 0)
+        else if (access("/run/.containerenv", F_OK) == 0 || !strcmp(getenv("container") ?: "", "podman"))
                 kind = "a podman container";
-        else if (access("/.dockerenv", F_OK) == 0)
+        else if (access("/.dockerenv", F_OK) == 0 || !strcmp(getenv("container") ?: "", "docker"))
                 kind = "a docker container";
         else if (getenv("container"))
                 kind = getenv("container");

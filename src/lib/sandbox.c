@@ -1592,6 +1592,8 @@ static void probe_namespaces(const char *dir_in, const char *lower, struct probe
                 close(p[0]);
                 probe_child(dir, lower, p[1]);
         }
+        if (pid < 0)
+                pr->userns_err = errno;
         close(p[1]);
         if (pid > 0) {
                 if (read(p[0], pr, sizeof(*pr)) != sizeof(*pr))
