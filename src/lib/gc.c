@@ -28,6 +28,7 @@
 #define GC_FILE_MAX (8u << 20)
 #define GC_AUTO_MAX 64      /* prunes per automatic pass: it runs beside a program */
 #define GC_AUTO_STALE_S 3600 /* an automatic pass at least this often, for the age limit */
+#define GC_AUTO_LOCK_TRIES 40 /* 5 ms apart: a commit's hold of the lock, not an undo's */
 
 static const struct txbox_retention defaults = {
         .keep = 1000,
@@ -175,6 +176,8 @@ struct gc_entry {
 struct gc_scan {
         struct gc_entry *v; /* finished commits, undone or not */
         size_t n, cap;
+        struct gc_entry *known; /* state/gc's entries, sorted by id */
+        size_t nknown;
         struct strvec orphans; /* directories no transaction needs any more */
         unsigned skipped;
         int64_t pruned_ms;     /* from state/gc */
@@ -184,6 +187,7 @@ struct gc_scan {
 static void scan_free(struct gc_scan *sc)
 {
         free(sc->v);
+        free(sc->known);
         strvec_clear(&sc->orphans);
 }
 
@@ -264,6 +268,20 @@ static bool is_orphan(struct txbox_ws *ws, const char *id, bool use_log)
         return orphan;
 }
 
+static int by_id(const void *a, const void *b)
+{
+        return strcmp(((const struct gc_entry *)a)->id, ((const struct gc_entry *)b)->id);
+}
+
+static void add_entry(struct gc_scan *sc, const struct gc_entry *e)
+{
+        if (sc->n == sc->cap) {
+                sc->cap = sc->cap ? 2 * sc->cap : 64;
+                sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
+        }
+        sc->v[sc->n++] = *e;
+}
+
 static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *settled, bool use_log, struct gc_scan *sc)
 {
         struct stat mk, dst;
@@ -273,6 +291,18 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
                 sc->skipped++;
                 return;
         }
+        /* Measured by an earlier pass and unchanged since (a marker, an undo would have
+         * changed the directory's mtime): one stat, no walk. */
+        if (fstatat(ws->tx_fd, id, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode)) {
+                struct gc_entry key = {0}, *k;
+                snprintf(key.id, sizeof(key.id), "%s", id);
+                k = sc->nknown ? bsearch(&key, sc->known, sc->nknown, sizeof(key), by_id) : NULL;
+                if (k && k->mtime_ns == ts_ns(&dst.st_mtim) && k->time_ns) {
+                        add_entry(sc, k);
+                        sc->v[sc->n - 1].pinned = strvec_has(settled, id);
+                        return;
+                }
+        }
         _cleanup_close_ int dfd = openat(ws->tx_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0 || fstat(dfd, &dst) < 0) {
                 sc->skipped++;
@@ -280,16 +310,12 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
         }
         bool committed = has(dfd, "committed", &mk), undoing = has(dfd, "undoing", NULL), undone = has(dfd, "undone", NULL);
         if (committed && (!undoing || undone)) {
-                if (sc->n == sc->cap) {
-                        sc->cap = sc->cap ? 2 * sc->cap : 64;
-                        sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
-                }
-                struct gc_entry *e = &sc->v[sc->n++];
-                memset(e, 0, sizeof(*e));
-                snprintf(e->id, sizeof(e->id), "%s", id);
-                e->time_ns = ts_ns(&mk.st_mtim);
-                e->mtime_ns = ts_ns(&dst.st_mtim);
-                e->pinned = strvec_has(settled, id);
+                struct gc_entry e = {0};
+                snprintf(e.id, sizeof(e.id), "%s", id);
+                e.time_ns = ts_ns(&mk.st_mtim);
+                e.mtime_ns = ts_ns(&dst.st_mtim);
+                add_entry(sc, &e);
+                sc->v[sc->n - 1].pinned = strvec_has(settled, id);
                 return;
         }
         /* Half-way through a commit, a revert, an undo or a fold: recovery's. */
@@ -301,33 +327,54 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
         strvec_push(&sc->orphans, xstrdup(id));
 }
 
-/* state/gc: "txbox-gc 1", "seq N", "pruned_ms N", then "ID MTIME_NS BYTES" per measured
- * transaction.  Anything malformed is ignored: sizes are measured again. */
+/* state/gc: "txbox-gc 1", "seq N", "pruned_ms N", then "ID MTIME_NS BYTES TIME_NS" per
+ * transaction measured (its directory's mtime, its size, its commit time).  Anything
+ * malformed is ignored: it is measured again. */
 static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
 {
         _cleanup_free_ char *text = NULL;
         char *save = NULL;
         long long seq = -1, ms = 0;
+        size_t cap = 0;
 
         sc->seq = -1;
         if (read_file_at(ws->state_fd, GC_FILE, GC_FILE_MAX, &text, NULL) < 0 || strncmp(text, "txbox-gc 1\n", 11))
                 return;
         for (char *l = strtok_r(text + 11, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
                 char id[32];
-                long long mt;
+                long long mt, t;
                 unsigned long long b;
                 if (sscanf(l, "seq %lld", &seq) == 1 || sscanf(l, "pruned_ms %lld", &ms) == 1)
                         continue;
-                if (sscanf(l, "%31s %lld %llu", id, &mt, &b) != 3)
+                if (sscanf(l, "%31s %lld %llu %lld", id, &mt, &b, &t) != 4 || !is_tx_id(id))
                         continue;
-                for (size_t i = 0; i < sc->n; i++)
-                        if (!strcmp(sc->v[i].id, id) && sc->v[i].mtime_ns == mt) {
-                                sc->v[i].bytes = b;
-                                sc->v[i].measured = true;
-                        }
+                if (sc->nknown == cap) {
+                        cap = cap ? 2 * cap : 64;
+                        sc->known = xrealloc(sc->known, cap * sizeof(*sc->known));
+                }
+                struct gc_entry *e = &sc->known[sc->nknown++];
+                memset(e, 0, sizeof(*e));
+                snprintf(e->id, sizeof(e->id), "%s", id);
+                e->mtime_ns = mt;
+                e->bytes = b;
+                e->time_ns = t;
+                e->measured = true;
         }
+        qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
         sc->seq = seq;
         sc->pruned_ms = ms;
+}
+
+/* Sizes of entries found unchanged since the last pass, from state/gc. */
+static void cache_apply(struct gc_scan *sc)
+{
+        for (size_t i = 0; i < sc->n; i++) {
+                struct gc_entry *k = sc->nknown ? bsearch(&sc->v[i], sc->known, sc->nknown, sizeof(*k), by_id) : NULL;
+                if (k && k->mtime_ns == sc->v[i].mtime_ns) {
+                        sc->v[i].bytes = k->bytes;
+                        sc->v[i].measured = true;
+                }
+        }
 }
 
 static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq, int64_t pruned_ms)
@@ -340,7 +387,8 @@ static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kep
                 return -ENOMEM;
         fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\n", (long long)seq, (long long)pruned_ms);
         for (size_t i = 0; i < kept; i++)
-                fprintf(f, "%s %lld %llu\n", sc->v[i].id, (long long)sc->v[i].mtime_ns, (unsigned long long)sc->v[i].bytes);
+                fprintf(f, "%s %lld %llu %lld\n", sc->v[i].id, (long long)sc->v[i].mtime_ns,
+                        (unsigned long long)sc->v[i].bytes, (long long)sc->v[i].time_ns);
         fclose(f);
         int r = write_file_atomic_at(ws->state_fd, GC_FILE, buf, len, false);
         free(buf);
@@ -364,6 +412,7 @@ static int scan(struct txbox_ws *ws, bool use_log, struct gc_scan *sc)
         memset(sc, 0, sizeof(*sc));
         if (!d)
                 return -errno;
+        cache_read(ws, sc);
         settle_ids(ws, &settled);
         while ((de = readdir(d)))
                 if (is_tx_id(de->d_name))
@@ -371,7 +420,7 @@ static int scan(struct txbox_ws *ws, bool use_log, struct gc_scan *sc)
         closedir(d);
         strvec_clear(&settled);
         qsort(sc->v, sc->n, sizeof(*sc->v), newest_first);
-        cache_read(ws, sc);
+        cache_apply(sc);
         for (size_t i = 0; i < sc->n; i++)
                 if (!sc->v[i].measured)
                         sc->v[i].bytes = du_at(ws->tx_fd, sc->v[i].id, 0);
@@ -400,14 +449,15 @@ static size_t select_kept(const struct gc_scan *sc, const struct txbox_retention
         return i;
 }
 
-/* Move tx/ID out whole, then remove it.  The rename is the step that decides. */
-static int prune_dir(struct txbox_ws *ws, const char *id, const char *suffix)
+/* Move tx/ID out whole, then remove it.  The rename is the step that decides.  (Crash
+ * points only in txbox gc's own pass: the failpoint table is not the sweeper thread's.) */
+static int prune_dir(struct txbox_ws *ws, const char *id, const char *suffix, bool fp)
 {
         char as[64];
         int r;
 
         snprintf(as, sizeof(as), "%s.%s", id, suffix);
-        if ((r = failpoint("gc")) < 0)
+        if (fp && (r = failpoint("gc")) < 0)
                 return r;
         if (renameat2(ws->tx_fd, id, ws->trash_fd, as, RENAME_NOREPLACE) < 0) {
                 if (errno != EEXIST)
@@ -416,7 +466,8 @@ static int prune_dir(struct txbox_ws *ws, const char *id, const char *suffix)
                 if (renameat2(ws->tx_fd, id, ws->trash_fd, as, RENAME_NOREPLACE) < 0)
                         return -errno;
         }
-        (void)failpoint("gc");
+        if (fp)
+                (void)failpoint("gc");
         return rm_rf_at(ws->trash_fd, as);
 }
 
@@ -488,9 +539,9 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
         }
         for (size_t i = sc.n; e >= 0 && i > kept; i--)
                 if (!sc.v[i - 1].pinned)
-                        e = prune_dir(ws, sc.v[i - 1].id, "gc");
+                        e = prune_dir(ws, sc.v[i - 1].id, "gc", use_log);
         for (size_t i = 0; e >= 0 && i < sc.orphans.n; i++)
-                e = prune_dir(ws, sc.orphans.v[i], "orphan");
+                e = prune_dir(ws, sc.orphans.v[i], "orphan", use_log);
         scan_free(&sc);
         if (e < 0)
                 return tx_err(err, -e, "cannot move pruned undo data into '%s/trash': %s", ws->state, strerror(-e));
@@ -524,12 +575,25 @@ TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, uns
 
 /* ---- the automatic pass (tx.c's sweeper, beside a program) ---- */
 
+/* The newest commit seq the last pass saw (first lines of state/gc), -1 when unknown. */
+static int64_t cache_seq(struct txbox_ws *ws)
+{
+        char buf[64];
+        long long seq;
+        _cleanup_close_ int fd = openat(ws->state_fd, GC_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        return sscanf(buf, "txbox-gc 1\nseq %lld", &seq) == 1 ? seq : -1;
+}
+
 void gc_auto(struct txbox_ws *ws)
 {
         struct txbox_retention r;
         struct txbox_gc_stats st = {0};
         struct txbox_error err;
-        struct gc_scan head = {0};
         struct stat gst;
 
         /* A setting that cannot be read prunes nothing. */
@@ -537,14 +601,21 @@ void gc_auto(struct txbox_ws *ws)
                 return;
         /* Due after a commit since the last pass, and now and then for the age limit. */
         int64_t seq = ws_newest_commit_seq(ws);
-        cache_read(ws, &head);
         bool fresh = fstatat(ws->state_fd, GC_FILE, &gst, 0) == 0 && time(NULL) - gst.st_mtime < GC_AUTO_STALE_S;
-        if (seq >= 0 && seq == head.seq && fresh)
+        if (seq >= 0 && fresh && seq == cache_seq(ws))
                 return;
         /* Our own lock: the workspace's descriptor is the main thread's (flock is per open
-         * file, so the two would not exclude each other).  Busy: another time. */
+         * file, so the two would not exclude each other).  A commit holds it for
+         * milliseconds; busy longer (a large undo, recovery): another time, for nothing may
+         * wait long on this thread (the next sandbox start joins it). */
         _cleanup_close_ int lock = openat(ws->state_fd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
-        if (lock < 0 || flock(lock, LOCK_EX | LOCK_NB) < 0)
+        int tries = 0;
+        while (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK || ++tries > GC_AUTO_LOCK_TRIES)
+                        return;
+                usleep(5000);
+        }
+        if (lock < 0)
                 return;
         gc_locked(ws, &r, false, GC_AUTO_MAX, false, &st, &err);
         flock(lock, LOCK_UN);
@@ -555,5 +626,6 @@ int64_t gc_pruned_through_ms(struct txbox_ws *ws)
         struct gc_scan sc = {0};
 
         cache_read(ws, &sc);
+        scan_free(&sc);
         return sc.pruned_ms;
 }

@@ -434,13 +434,13 @@ static void *sweep_main(void *arg)
          * program (a synchronous discard per directory on some file systems), and goes on
          * beside its evaluation and commit. */
         sweep_db_release(ws);
+        gc_auto(ws); /* the retention, after a commit (gc.c): before this command's own commit */
         for (size_t i = 0; d && i < names.n; i++)
                 if (!ws_unsettled_layer(ws, names.v[i]))
                         rm_rf_at(dirfd(d), names.v[i]);
         strvec_clear(&names);
         if (d)
                 closedir(d);
-        gc_auto(ws); /* the retention, after a commit (gc.c) */
         atomic_store(&ws->swept, true);
         return NULL;
 }
