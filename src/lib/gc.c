@@ -360,7 +360,8 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
                 e->time_ns = t;
                 e->measured = true;
         }
-        qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
+        if (sc->nknown)
+                qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
         sc->seq = seq;
         sc->pruned_ms = ms;
 }
@@ -419,7 +420,8 @@ static int scan(struct txbox_ws *ws, bool use_log, struct gc_scan *sc)
                         scan_one(ws, de->d_name, &settled, use_log, sc);
         closedir(d);
         strvec_clear(&settled);
-        qsort(sc->v, sc->n, sizeof(*sc->v), newest_first);
+        if (sc->n)
+                qsort(sc->v, sc->n, sizeof(*sc->v), newest_first);
         cache_apply(sc);
         for (size_t i = 0; i < sc->n; i++)
                 if (!sc->v[i].measured)
