@@ -24,7 +24,14 @@ WARN   := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototype
 CFLAGS ?= -O2 -g
 CFLAGS += -std=gnu11 $(WARN) -fvisibility=hidden -fstack-protector-strong -Iinclude -Isrc/lib \
           $(PKG_CFLAGS)
-ifeq ($(SANITIZE),1)
+ifeq ($(FUZZ),1)
+# The libFuzzer build (make fuzz): clang, every object instrumented for coverage, ASan and
+# UBSan; only the fuzz targets link libFuzzer's main.
+BUILD  := build-fuzz
+CC     := clang
+CFLAGS += -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+LDFLAGS += -fsanitize=address,undefined
+else ifeq ($(SANITIZE),1)
 BUILD  := build-san
 CFLAGS += -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 LDFLAGS += -fsanitize=address,undefined
@@ -39,10 +46,16 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
-HEADERS  := include/txbox.h $(wildcard src/lib/*.h src/lib/policy/*.h src/cli/*.h tests/unit/*.h)
+HEADERS  := include/txbox.h $(wildcard src/lib/*.h src/lib/policy/*.h src/cli/*.h tests/unit/*.h tests/fuzz/*.h)
+# Fuzz targets (tests/fuzz/fuzz_NAME.c): each builds twice, as a libFuzzer binary with clang
+# (make fuzz) and with a plain main() that replays its corpus (make check, any compiler).
+FUZZ_TARGETS := shell argv policy hook mcp
+REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
+# The hook target calls the CLI's hook_answer().
+FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/common.o
 
-.PHONY: all deps check unit integration demo bench install clean stress fuzz check-pod
-all: $(BUILD)/txbox $(UNIT_BIN)
+.PHONY: all deps check unit integration demo bench install clean stress fuzz fuzz-bins check-pod
+all: $(BUILD)/txbox $(UNIT_BIN) $(REPLAY_BIN)
 
 $(BUILD)/%.o: %.c $(HEADERS)
 	@mkdir -p $(dir $@)
@@ -58,6 +71,19 @@ $(BUILD)/txbox: $(CLI_OBJ) $(BUILD)/libtxbox.a
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtxbox.a $(HEADERS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtxbox.a $(LDLIBS)
+
+.SECONDEXPANSION:
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c \
+		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox.a $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a $(HEADERS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -fsanitize=fuzzer -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c \
+		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox.a $(LDLIBS)
+
+fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 
 deps:
 	@scripts/deps.sh
@@ -92,10 +118,15 @@ stress: all
 check-pod: $(BUILD)/txbox
 	BUILD=$(BUILD) tests/pod/run.sh
 
-# Long fuzzing campaign of the JSON-RPC layer (mutated messages; every reply must be one
-# well-formed JSON-RPC line).  make check runs the same test with 20,000 messages.
+# Fuzzing (tests/fuzz/run.sh): each libFuzzer target (clang, ASan, UBSan) for FUZZ_SECONDS,
+# then the JSON-RPC mutation test with TXBOX_FUZZ_N messages.  make check replays the
+# targets' corpora and crashers, and runs the mutation test with 20,000 messages.
+FUZZ_SECONDS ?= 60
 fuzz: all
-	TXBOX_FUZZ_N=$${TXBOX_FUZZ_N:-1000000} $(BUILD)/tests/test_mcp
+	@scripts/deps.sh --fuzz
+	$(MAKE) FUZZ=1 fuzz-bins
+	FUZZ_BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh
+	TXBOX_FUZZ_N=$${TXBOX_FUZZ_N:-200000} $(BUILD)/tests/test_mcp
 
 install: $(BUILD)/txbox
 	install -D -m 0755 $(BUILD)/txbox $(DESTDIR)$(PREFIX)/bin/txbox
@@ -104,4 +135,4 @@ install: $(BUILD)/txbox
 	install -D -m 0644 completions/txbox.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/txbox
 
 clean:
-	rm -rf build build-san
+	rm -rf build build-san build-fuzz build-clang

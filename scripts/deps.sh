@@ -4,6 +4,8 @@
 #   scripts/deps.sh          what building and the demo need (make demo)
 #   scripts/deps.sh --test   also what the optional tests use (make check)
 #   scripts/deps.sh --bench  also what make bench uses for its plot and peak-memory table
+#   scripts/deps.sh --fuzz   also what make fuzz needs: clang and its libFuzzer and
+#                            sanitizer runtimes (libclang-rt-dev: libclang_rt.fuzzer*.a)
 set -eu
 
 # build: compiler, pkg-config and the libraries; tests: bubblewrap and util-linux for the
@@ -17,6 +19,9 @@ PKGS="gcc make pkg-config libc6-dev libseccomp-dev libsqlite3-dev libjansson-dev
 # report that needs one is left out without it.
 OPTIONAL=""
 WHY=""
+if [ "${1:-}" = --fuzz ]; then
+        PKGS="$PKGS clang libclang-rt-dev"
+fi
 case "${1:-}" in
 --test) OPTIONAL="chromium python3" WHY="for the tests that use it: HTML report, agent" ;;
 --bench) OPTIONAL="gnuplot-nox time" WHY="for make bench: the plot, the peak memory" ;;

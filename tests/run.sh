@@ -1,5 +1,6 @@
 #!/bin/bash
-# Run the test suites: tests/run.sh [unit|integration|all].  Integration tests run inside an
+# Run the test suites: tests/run.sh [unit|fuzz|integration|corpus|all] (unit includes the fuzz
+# corpus replay).  Integration tests run inside an
 # outer jail (tests/jail.sh); as root, once as root and once as uid 54321.
 set -u
 cd "$(dirname "$0")/.."
@@ -48,6 +49,17 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
                                 env TMPDIR=/var/tmp "$d/$(basename "$t")"
                         rm -rf "$d"
                 fi
+        done
+fi
+
+if [ "$what" = all ] || [ "$what" = unit ] || [ "$what" = fuzz ]; then
+        # The fuzz targets' corpora and the inputs that once crashed them, replayed with a
+        # plain main() (no clang needed; make fuzz runs the real campaigns).
+        echo "fuzz corpus replay ($BUILD/fuzz)"
+        for t in "$BUILD"/fuzz/replay_*; do
+                [ -x "$t" ] || continue
+                name=${t##*/replay_}
+                run_one "fuzz/$name" "$t" "tests/fuzz/corpus/$name" "tests/fuzz/crashers/$name"
         done
 fi
 

@@ -62,6 +62,10 @@ int cmd_agent(int argc, char **argv, const struct global_opts *g);
 int cmd_doctor(int argc, char **argv, const struct global_opts *g);
 int cmd_hook(int argc, char **argv, const struct global_opts *g);
 int cmd_trust(int argc, char **argv, const struct global_opts *g);
+/* The hook's answer to one event of agent (claude-code, codex, gemini): printed on stdout,
+ * the exit status returned (0, or 2 to block).  cmd_hook runs it in a child process;
+ * tests/fuzz/fuzz_hook.c calls it directly. */
+int hook_answer(const char *agent, const char *event, size_t len, const struct global_opts *g);
 int cmd_mcp(int argc, char **argv, const struct global_opts *g);
 
 /* Human output shared by show, log, commit, rollback and undo. */

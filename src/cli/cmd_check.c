@@ -1,5 +1,9 @@
 /* txbox check [--json] (-c STRING | -- PROGRAM [ARG...]): the policy decision only.  It
- * never runs anything: the string or argv is parsed and matched, nothing more. */
+ * never runs anything: the string or argv is parsed and matched, nothing more.
+ *
+ * Its exit status is what scripts and hooks act on, so it never says 0 by accident: the
+ * decision is made in a child process (judge_fork), and a child that crashes, aborts, hangs
+ * or ends without a decision is reported as a refusal (1). */
 #define _GNU_SOURCE
 #include <getopt.h>
 #include <jansson.h>
@@ -9,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "judge.h"
 #include "policy.h"
 
 static void check_usage(FILE *f)
@@ -88,12 +93,17 @@ static int check_parse(int argc, char **argv, struct check_args *a)
         return 0;
 }
 
-int cmd_check(int argc, char **argv, const struct global_opts *g)
+struct check_job {
+        const struct check_args *a;
+        const struct global_opts *g;
+};
+
+static int check_child(void *arg)
 {
-        struct check_args a = {0};
-        int r = check_parse(argc, argv, &a);
-        if (r)
-                return r < 0 ? 0 : r;
+        const struct check_job *j = arg;
+        const struct check_args a = *j->a;
+        const struct global_opts *g = j->g;
+        int r;
         char ws[PATH_MAX], cwd[PATH_MAX];
         if (!realpath(g->workspace ? g->workspace : ".", ws)) {
                 cli_error("workspace '%s': %s", g->workspace ? g->workspace : ".", strerror(errno));
@@ -114,8 +124,10 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
         r = a.script ? policy_check_shell(p, a.script, &ctx, &res) : policy_check_argv(p, a.argv, &ctx, &res);
         policy_free(p);
         if (r < 0) { /* fail closed */
-                cli_error("policy check failed: %s", strerror(-r));
-                return EXIT_REFUSED;
+                char why[128];
+                snprintf(why, sizeof(why), "the policy engine failed: %s", strerror(-r));
+                policy_result_failed(&res, a.script ? a.script : a.argv[0], why);
+                cli_error("%s; refused", why);
         }
         /* With an approval channel, "ask" is put to it and reported as what it decided. */
         if (res.decision == POLICY_ASK && g->approve)
@@ -125,4 +137,44 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
         else
                 print_human(&res);
         return res.decision == POLICY_ALLOW ? 0 : EXIT_REFUSED;
+}
+
+int cmd_check(int argc, char **argv, const struct global_opts *g)
+{
+        struct check_args a = {0};
+        int r = check_parse(argc, argv, &a);
+        if (r)
+                return r < 0 ? 0 : r;
+        /* An approval program may take its 60 s: the deadline leaves it that. */
+        struct check_job job = {&a, g};
+        struct txbox_error err = {0};
+        char *out = NULL;
+        int status = -1;
+        r = judge_fork(check_child, &job,
+                       judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", g->approve ? 75000 : JUDGE_FORK_TIMEOUT_MS), 1 << 20,
+                       &out, &status, &err);
+        /* An answer is believed only from a child that ended by itself and printed it (a
+         * sanitizer's report also exits 1, with nothing on stdout); usage errors and an
+         * unreadable policy (2) are on stderr. */
+        bool answered = r == 0 && (status == EXIT_USAGE || (status == EXIT_REFUSED && *out) ||
+                                   (status == 0 && strstr(out, "allow")));
+        if (answered) {
+                fputs(out, stdout);
+                free(out);
+                return status;
+        }
+        free(out);
+        char why[300];
+        if (r < 0)
+                snprintf(why, sizeof(why), "the policy engine failed: %.200s", err.msg);
+        else
+                snprintf(why, sizeof(why), "the policy engine failed: it exited with status %d", status);
+        struct policy_result res;
+        policy_result_failed(&res, a.script ? a.script : a.argv[0], why);
+        cli_error("%s; refused", why);
+        if (a.json)
+                print_json(&res);
+        else
+                print_human(&res);
+        return EXIT_REFUSED;
 }

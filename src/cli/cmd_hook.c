@@ -10,7 +10,9 @@
  *   gemini       BeforeTool, tool "run_shell_command": {"decision": "deny", "reason": ...};
  *                ask counts as deny; allow -> {} (Gemini CLI expects JSON on stdout).
  * Input that cannot be understood fails closed: exit 2 with the reason on stderr, which all
- * three agents treat as "block". */
+ * three agents treat as "block".  So does any failure of the judgement itself: it runs in a
+ * child process (judge_fork), and a child that crashes, aborts (out of memory), hangs past
+ * its deadline or ends in any other way than with an answer is a block. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "judge.h"
 #include "policy.h"
 #include "util.h"
 
@@ -48,7 +51,8 @@ static void hook_usage(FILE *f)
                    "  deny   print the agent's deny answer with the rule and the reason\n"
                    "  ask    Claude Code: ask the user; Codex and Gemini CLI: deny\n"
                    "  allow  no opinion (Claude Code, Codex: no output; Gemini CLI: {})\n"
-                   "Input that cannot be understood is blocked (exit 2, reason on stderr).\n"
+                   "Input that cannot be understood is blocked (exit 2, reason on stderr), and so\n"
+                   "is any failure of the judgement itself (a crash, out of memory, 10 s passed).\n"
                    "The workspace is -C DIR, else $CLAUDE_PROJECT_DIR (claude-code), else this\n"
                    "process's working directory (where the agent starts hooks): never the event's\n"
                    "cwd, which the model chooses.  That cwd is only where the command runs:\n"
@@ -75,34 +79,33 @@ static int block(const char *fmt, ...)
         return EXIT_BLOCK;
 }
 
-static json_t *read_event(char *why, size_t size)
+/* All of stdin (at most HOOK_MAX_INPUT bytes), or NULL with why filled. */
+static char *read_stdin(size_t *len, char *why, size_t size)
 {
-        size_t cap = 65536, len = 0;
+        size_t cap = 65536;
         char *buf = malloc(cap);
         ssize_t n;
 
-        while (buf && (n = read(STDIN_FILENO, buf + len, cap - len)) != 0) {
+        *len = 0;
+        while (buf && (n = read(STDIN_FILENO, buf + *len, cap - *len)) != 0) {
                 if (n < 0 && errno == EINTR)
                         continue;
-                if (n < 0 || len + (size_t)n > HOOK_MAX_INPUT) {
+                if (n < 0 || *len + (size_t)n > HOOK_MAX_INPUT) {
                         snprintf(why, size, n < 0 ? "cannot read stdin" : "the event is over 4 MiB");
                         free(buf);
                         return NULL;
                 }
-                len += (size_t)n;
-                if (len == cap) {
+                *len += (size_t)n;
+                if (*len == cap) {
                         char *nb = realloc(buf, cap *= 2);
                         if (!nb)
                                 free(buf);
                         buf = nb;
                 }
         }
-        json_error_t jerr;
-        json_t *ev = buf ? json_loadb(buf, len, 0, &jerr) : NULL;
-        if (!ev)
-                snprintf(why, size, "the event on stdin is not JSON: %s", buf ? jerr.text : "out of memory");
-        free(buf);
-        return ev;
+        if (!buf)
+                snprintf(why, size, "out of memory");
+        return buf;
 }
 
 /* Whose policy applies: what the user configured (-C DIR), what Claude Code says the
@@ -270,24 +273,18 @@ static int decide(const struct global_opts *g, enum hook_agent agent, const char
         return 0;
 }
 
-int cmd_hook(int argc, char **argv, const struct global_opts *g)
+int hook_answer(const char *agent, const char *event, size_t len, const struct global_opts *g)
 {
-        char why[256];
         size_t a;
+        json_error_t jerr;
 
-        if (cli_wants_help(argc, argv)) {
-                hook_usage(stdout);
-                return 0;
-        }
-        for (a = 0; argc == 2 && a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, argv[1]); a++)
+        for (a = 0; a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, agent); a++)
                 ;
-        if (argc != 2 || a == sizeof(agents) / sizeof(agents[0])) {
-                hook_usage(stderr);
-                return EXIT_USAGE;
-        }
-        json_t *ev = read_event(why, sizeof(why));
+        if (a == sizeof(agents) / sizeof(agents[0]))
+                return block("unknown agent '%s'", agent);
+        json_t *ev = json_loadb(event, len, 0, &jerr);
         if (!ev)
-                return block("%s", why);
+                return block("the event on stdin is not JSON: %s", jerr.text);
         const char *tool = json_string_value(json_object_get(ev, "tool_name"));
         json_t *input = json_object_get(ev, "tool_input");
         int r = 0;
@@ -308,4 +305,56 @@ int cmd_hook(int argc, char **argv, const struct global_opts *g)
         json_decref(ev);
         fflush(stdout);
         return r;
+}
+
+struct hook_job {
+        const char *agent;
+        const struct global_opts *g;
+};
+
+static int hook_child(void *arg)
+{
+        struct hook_job *j = arg;
+        char why[256];
+        size_t len;
+        char *event = read_stdin(&len, why, sizeof(why));
+        if (!event)
+                return block("%s", why);
+        int r = hook_answer(j->agent, event, len, j->g);
+        free(event);
+        return r;
+}
+
+int cmd_hook(int argc, char **argv, const struct global_opts *g)
+{
+        size_t a;
+
+        if (cli_wants_help(argc, argv)) {
+                hook_usage(stdout);
+                return 0;
+        }
+        for (a = 0; argc == 2 && a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, argv[1]); a++)
+                ;
+        if (argc != 2 || a == sizeof(agents) / sizeof(agents[0])) {
+                hook_usage(stderr);
+                return EXIT_USAGE;
+        }
+        /* The whole judgement (reading the event, the policy file, the settings, deciding)
+         * runs in a child: whatever happens to it, this process can still say "block".  Its
+         * answer counts only when it ended by itself with one of the protocol's statuses. */
+        struct hook_job job = {agents[a].name, g};
+        struct txbox_error err = {0};
+        char *out = NULL;
+        int status = -1;
+        int r = judge_fork(hook_child, &job, judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", JUDGE_FORK_TIMEOUT_MS),
+                           1 << 20, &out, &status, &err);
+        if (r < 0 || (status != 0 && status != EXIT_BLOCK)) {
+                free(out);
+                return r < 0 ? block("the judgement failed: %s", err.msg)
+                             : block("the judgement failed: it exited with status %d", status);
+        }
+        fputs(out, stdout);
+        free(out);
+        fflush(stdout);
+        return status;
 }

@@ -468,9 +468,9 @@ int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
                         free(r->buf);
                         return 0; /* the task is gone: nothing to answer */
                 }
-                if (ok == 0)
-                        allow = check ? check(ctx, exec_program_of(&n, r->buf + path_off, prog, sizeof(prog)), argv)
-                                      : true;
+                /* Unreadable, over the budget, or nobody to judge it: refused. */
+                if (ok == 0 && check)
+                        allow = check(ctx, exec_program_of(&n, r->buf + path_off, prog, sizeof(prog)), argv);
         }
         free(r->buf);
         return reply(listener, n.id, allow);

@@ -78,6 +78,13 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
 
 const char *policy_decision_name(enum policy_decision d);
 
+/* The rule id of a decision that could not be made (the engine crashed, hung or failed):
+ * a refusal, like every other failure to judge. */
+#define POLICY_RULE_FAILED "judgement-failed"
+/* Fill res with that refusal: command (may be NULL) is what was being judged, why what
+ * went wrong ("the policy engine crashed (signal 11, Segmentation fault)"). */
+void policy_result_failed(struct policy_result *res, const char *command, const char *why);
+
 /* An "ask" decision put to an approval program (--approve=PROGRAM): it gets the decision as
  * one JSON object on stdin ({"decision": "ask", "rule", "reason", "command", "workspace"})
  * and answers "allow" or "deny" as the first word of its stdout within 60 s.  Returns 1 for

@@ -1285,7 +1285,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         if (before == TXBOX_PENDING)
                 set_message(tx, NULL); /* "is pending: txbox commit ..." no longer holds */
         return finish_record(tx, TXBOX_COMMITTED, err);
-revert:
+revert:; /* a label needs a statement before the declaration below (C11; clang holds to it) */
         /* Put the workspace back as it was; the error above is what the user needs to see.
          * The journal becomes "revert" first, or recovery would complete the commit; when
          * even the revert fails it stays, and recovery finishes the job.  (Should the rename

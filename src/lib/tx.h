@@ -139,6 +139,11 @@ void tx_unclaim(struct txbox_ws *ws, const char *id, int fd);
 
 /* Policy (txpolicy.c). */
 int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error *err);
+/* The decision of p (ws's policy) on a shell string or an argv, made so that it fails
+ * closed: an engine that crashes or fails gives a refusal (rule judgement-failed), and ws
+ * drops the policy it was reading (txpolicy.c). */
+void ws_decide(struct txbox_ws *ws, const struct policy *p, const struct policy_ctx *ctx, const char *script,
+               char *const *argv, struct policy_result *res);
 bool tx_exec_check(void *ctx, const char *path, char *const argv[]);
 int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err);
 /* Finish a transaction the policy refused before it ran: outcome denied. */

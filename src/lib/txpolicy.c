@@ -1,6 +1,7 @@
 /* The policy in a transaction's life: before the run, at every exec, and on the changeset. */
 #define _GNU_SOURCE
 #include "effects.h"
+#include "judge.h"
 #include "tx.h"
 
 int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err)
@@ -60,6 +61,62 @@ static void record_denial(struct txbox_tx *tx, const struct policy_result *res)
         tx->rec.reason = xstrdup(res->reason);
 }
 
+/* ---- a decision that fails closed ---- */
+
+/* argv as one line (cut at size), for the record of a decision that failed. */
+static void render_args(char *const *argv, char *buf, size_t size)
+{
+        size_t n = 0;
+        buf[0] = 0;
+        for (char *const *a = argv; *a && n + 1 < size; a++) {
+                int w = snprintf(buf + n, size - n, "%s%s", a == argv ? "" : " ", *a);
+                n += w < 0 ? 0 : (size_t)w;
+        }
+}
+
+struct judging {
+        const struct policy *p;
+        const char *script;  /* a shell string, or */
+        char *const *argv;   /* an argv */
+        const struct policy_ctx *ctx;
+        struct policy_result *res;
+        int r;
+};
+
+static void judge_fn(void *arg)
+{
+        struct judging *j = arg;
+        j->r = j->script ? policy_check_shell(j->p, j->script, j->ctx, j->res)
+                         : policy_check_argv(j->p, j->argv, j->ctx, j->res);
+}
+
+/* The policy's decision, or a refusal (rule judgement-failed) when it could not be made: a
+ * crash in the engine ends neither this process (the supervisor of a running program, or
+ * an MCP server) nor in an "allow".  After a crash the policy in memory is not trusted
+ * again: it is dropped (not freed: its memory may be what broke), so that the rest of this
+ * transaction's execs are refused and the next decision loads it afresh. */
+void ws_decide(struct txbox_ws *ws, const struct policy *p, const struct policy_ctx *ctx, const char *script,
+               char *const *argv, struct policy_result *res)
+{
+        struct judging j = {.p = p, .script = script, .argv = argv, .ctx = ctx, .res = res};
+        struct txbox_error e = {0};
+        char why[256], text[512];
+
+        if (judge_call(judge_fn, &j, &e) < 0) {
+                if (ws->policy == p) {
+                        judge_quarantine(ws->policy);
+                        ws->policy = NULL;
+                }
+                snprintf(why, sizeof(why), "the policy engine failed: %.200s", e.msg);
+        } else if (j.r < 0)
+                snprintf(why, sizeof(why), "the policy engine failed: %s", strerror(-j.r));
+        else
+                return;
+        if (!script)
+                render_args(argv, text, sizeof(text));
+        policy_result_failed(res, script ? script : text, why);
+}
+
 int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *cwd, struct txbox_error *err)
 {
         const struct policy *p;
@@ -69,18 +126,17 @@ int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *c
         set_ctx(tx, cwd);
         if ((r = ws_policy(tx->ws, &p, err)) < 0)
                 return r;
-        r = script ? policy_check_shell(p, script, &tx->pctx, &res)
-                   : policy_check_argv(p, tx->sp ? tx->sp_argv : tx->rec.argv, &tx->pctx, &res);
-        if (r < 0)
-                return tx_err(err, -r, "the policy could not decide on this command: %s", strerror(-r));
+        ws_decide(tx->ws, p, &tx->pctx, script, tx->sp ? tx->sp_argv : tx->rec.argv, &res);
         if (allowed(tx, &res))
                 return 1;
         /* Headless: "ask" with nobody to ask is refused with its reason. */
         record_denial(tx, &res);
+        /* Not p's note when the engine failed: that policy was dropped and is not read again. */
+        const char *note = tx->ws->policy ? policy_note(tx->ws->policy) : NULL;
         free(tx->rec.message);
         tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran%s%s", tx->rec.rule,
                                     res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason, res.command,
-                                    policy_note(p) ? "; note: " : "", policy_note(p) ? policy_note(p) : "");
+                                    note ? "; note: " : "", note ? note : "");
         r = tx_finish_denied(tx, err);
         return r < 0 ? r : 0;
 }
@@ -104,7 +160,8 @@ static bool exec_refused(struct txbox_tx *tx, const struct policy_result *res)
  * choice (exec -a ls /bin/rm -rf ., a link named ls): the program that will actually run
  * (guard.h) is judged as well, by its own name in argv[0]'s place, and either refusal
  * counts; argv[0] itself still counts too (a multi-call binary acts on it).  A program with
- * no name to judge (a memfd, a deleted file) is refused. */
+ * no name to judge (a memfd, a deleted file) is refused, and so is every exec once the
+ * policy is gone (dropped after the engine failed: nothing is judged, so nothing runs). */
 bool tx_exec_check(void *ctx, const char *program, char *const argv[])
 {
         trace_mark("exec check");
@@ -112,8 +169,10 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[])
         const struct policy *p = tx->ws->policy;
         struct policy_result res = {.decision = POLICY_DENY, .offset = -1};
 
-        if (!p)
-                return true; /* the pre-run check loads the policy; without it nothing is judged */
+        if (!p) {
+                policy_result_failed(&res, argv[0], "no policy is loaded");
+                return exec_refused(tx, &res);
+        }
         if (!program) {
                 snprintf(res.rule, sizeof(res.rule), "exec-unnamed");
                 snprintf(res.reason, sizeof(res.reason), "a program with no name (a memfd, a deleted or anonymous "
@@ -121,7 +180,8 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[])
                 snprintf(res.command, sizeof(res.command), "%s", argv[0] ? argv[0] : "");
                 return exec_refused(tx, &res);
         }
-        if (policy_check_argv(p, argv, &tx->pctx, &res) < 0 || !allowed(tx, &res))
+        ws_decide(tx->ws, p, &tx->pctx, NULL, argv, &res);
+        if (!allowed(tx, &res))
                 return exec_refused(tx, &res);
         if (!argv[0] || !strcmp(last_name(program), last_name(argv[0])))
                 return true;
@@ -131,7 +191,8 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[])
         _cleanup_free_ char **as_run = xcalloc(argc + 1, sizeof(char *));
         memcpy(as_run, argv, argc * sizeof(char *));
         as_run[0] = (char *)program;
-        if (policy_check_argv(p, as_run, &tx->pctx, &res) < 0 || !allowed(tx, &res))
+        ws_decide(tx->ws, p, &tx->pctx, NULL, as_run, &res);
+        if (!allowed(tx, &res))
                 return exec_refused(tx, &res);
         return true;
 }

@@ -771,16 +771,18 @@ char *human_escape(const char *s, unsigned flags)
 
 int failpoint(const char *name)
 {
+        enum { FP_KILL, FP_ENOSPC, FP_SEGV, FP_ABORT, FP_HANG };
         static struct {
                 char name[32];
                 long target, count;
-                bool enospc;
+                int action;
         } fp[4];
         static size_t nfp;
         static bool loaded;
 
         if (!loaded) {
-                /* NAME:N[:ACTION][,NAME:N[:ACTION]...] (ACTION: kill, the default, or enospc) */
+                /* NAME:N[:ACTION][,NAME:N[:ACTION]...] (ACTION: kill, the default, enospc, segv,
+                 * abort or hang) */
                 const char *env = getenv("TXBOX_FAILPOINT");
                 char buf[256], *save = NULL;
                 loaded = true;
@@ -793,16 +795,31 @@ int failpoint(const char *name)
                         char *a = strtok_r(NULL, ":", &s2);
                         if (!n || !k || strlen(n) >= sizeof(fp[0].name))
                                 continue;
+                        static const char *const actions[] = {"kill", "enospc", "segv", "abort", "hang"};
                         strcpy(fp[nfp].name, n);
                         fp[nfp].target = strtol(k, NULL, 10);
-                        fp[nfp++].enospc = a && !strcmp(a, "enospc");
+                        fp[nfp].action = FP_KILL;
+                        for (int i = 0; a && i < (int)ARRAY_SIZE(actions); i++)
+                                if (!strcmp(a, actions[i]))
+                                        fp[nfp].action = i;
+                        nfp++;
                 }
         }
         for (size_t i = 0; i < nfp; i++) {
                 if (strcmp(name, fp[i].name) != 0 || fp[i].count++ != fp[i].target)
                         continue;
-                if (fp[i].enospc)
+                switch (fp[i].action) {
+                case FP_ENOSPC:
                         return -ENOSPC; /* the step fails as on a full disk */
+                case FP_SEGV:
+                        raise(SIGSEGV); /* as a bug would */
+                        break;
+                case FP_ABORT:
+                        abort(); /* as xmalloc does when memory runs out */
+                case FP_HANG:
+                        for (;;)
+                                pause();
+                }
                 /* A test asked for a crash here: die as a power cut or OOM kill would. */
                 kill(getpid(), SIGKILL);
                 _exit(137);

@@ -3,6 +3,7 @@
  * Nothing here executes a command: the engine only reads strings. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +17,19 @@
 static void diag_note(const char *s) { printf("# %s\n", s); }
 
 static const struct policy_ctx ctx = {.workspace = "/work/project", .home = "/home/agent", .cwd = "/work/project"};
+
+static char *write_tmp(const char *text)
+{
+        const char *tmp = getenv("TMPDIR");
+        char *path = NULL;
+        if (asprintf(&path, "%s/txbox-policy-XXXXXX", tmp && *tmp ? tmp : "/tmp") < 0)
+                abort();
+        int fd = mkstemp(path);
+        if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+                abort();
+        close(fd);
+        return path;
+}
 
 struct tcase {
         const char *cmd;
@@ -438,6 +452,268 @@ static void test_argv(const struct policy *p)
         ok(r.decision == POLICY_ALLOW, "argv: a bare shell at exec time may be reading a pipe");
 }
 
+/* Every option that takes a value, given as the last word: the scan must stop at the end
+ * of argv (sudo -u crashed txbox check and let a hook's whole line through).  Each is
+ * tried alone, after a refused command, nested in other wrappers, as an argv, and with a
+ * value and a refused command after it. */
+struct wopt {
+        const char *w;        /* the wrapper (may be "python3 -c" style: the words before) */
+        const char *opts;     /* its options that take a value, space-separated */
+        const char *operands; /* what goes between the value and the command ("" none) */
+};
+
+static const struct wopt wopts[] = {
+        {"sudo", "-u -g -p -C -D -h -r -t -U -T -R --user --group --prompt --close-from --chdir --host --role "
+                 "--type --other-user --command-timeout --chroot", ""},
+        {"doas", "-u -C", ""},
+        {"env", "-u -C -P --unset --chdir", ""},
+        {"env", "-S --split-string", NULL},
+        {"timeout", "-s -k --signal --kill-after", "5"},
+        {"nice", "-n --adjustment", ""},
+        {"exec", "-a", ""},
+        {"time", "-f -o --format --output", ""},
+        {"stdbuf", "-i -o -e --input --output --error", ""},
+        {"ionice", "-c -n --class --classdata", ""},
+        {"chrt", "-T -P -D", "5"},
+        {"chroot", "--userspec --groups", "/srv/root"},
+        {"unshare", "-S -G -R -w --setuid --setgid --root --wd --propagation --map-user", ""},
+        {"nsenter", "-t -S -G --target", ""},
+        {"systemd-run", "-p -E -u -M -H --unit --property --uid --working-directory --setenv", ""},
+        {"flock", "-w -E --timeout --conflict-exit-code", "/tmp/lock"},
+        {"flock", "-c --command", NULL},
+        {"strace", "-o -e -p -s -E -a -I -b -P -u -X -U", ""},
+        {"ltrace", "-o -e -n -u", ""},
+        {"runuser", "-u -g --user --group", ""},
+        {"runuser", "-c --command", NULL},
+        {"proxychains", "-f", ""},
+        {"watch", "-n -q --interval", ""},
+        {"xargs", "-I -a -E -d -L -n -P -s --arg-file --delimiter --max-args --max-procs --max-chars "
+                  "--process-slot-var", ""},
+        {"parallel", "-I -a -E -d -L -n -P -s", ""},
+        {"git", "-c -C", NULL},
+        {"awk", "-F -v -f", NULL},
+        {"python3", "-c -m -W -X", NULL},
+        {"perl", "-e -E -I -M -m -x", NULL},
+        {"ruby", "-e -I -r -C -E", NULL},
+        {"node", "-e -p -r --eval --print", NULL},
+        {"php", "-r -c -d -z", NULL},
+        {"lua", "-e -l", NULL},
+        {"expect", "-c", NULL},
+        {"bash", "-c -o -O +o +O --rcfile --init-file", NULL},
+        {"sh", "-c -o", NULL},
+        {"su", "-c -s -g -G --command", NULL},
+        {"sg", "wheel -c", NULL},
+        {"rsync", "-e --rsh", NULL},
+        {"make", "-f --file --makefile", NULL},
+        {"find .", "-exec -execdir -ok -okdir -name -maxdepth", NULL},
+        {"kill", "-s -n", NULL},
+        {"crontab", "-u", NULL},
+        {"kubectl", "-n -c --namespace --context", NULL},
+        {"docker", "-H -c --host --context", NULL},
+};
+
+static bool decided(const struct policy *p, const char *cmd, struct policy_result *r)
+{
+        return policy_check_shell(p, cmd, &ctx, r) == 0 &&
+               (r->decision == POLICY_ALLOW || r->rule[0]);
+}
+
+static void test_wrapper_options(const struct policy *p)
+{
+        for (size_t k = 0; k < sizeof(wopts) / sizeof(wopts[0]); k++) {
+                char *opts = strdup(wopts[k].opts), *save = NULL;
+                for (char *o = strtok_r(opts, " ", &save); o; o = strtok_r(NULL, " ", &save)) {
+                        char cmd[512], *argv[4];
+                        struct policy_result r;
+                        bool fine = true;
+                        snprintf(cmd, sizeof(cmd), "%s %s", wopts[k].w, o);
+                        fine &= decided(p, cmd, &r);
+                        snprintf(cmd, sizeof(cmd), "rm -rf / ; %s %s", wopts[k].w, o);
+                        fine &= decided(p, cmd, &r) && !strcmp(r.rule, "rm-root");
+                        snprintf(cmd, sizeof(cmd), "%s %s; rm -rf /", wopts[k].w, o);
+                        fine &= decided(p, cmd, &r) && r.decision != POLICY_ALLOW;
+                        snprintf(cmd, sizeof(cmd), "sudo env timeout 5 %s %s", wopts[k].w, o);
+                        fine &= decided(p, cmd, &r);
+                        snprintf(cmd, sizeof(cmd), "sh -c '%s %s' && xargs -I {} %s %s", wopts[k].w, o, wopts[k].w, o);
+                        fine &= decided(p, cmd, &r);
+                        if (!strchr(wopts[k].w, ' ')) {
+                                argv[0] = (char *)wopts[k].w, argv[1] = o, argv[2] = NULL;
+                                fine &= policy_check_argv(p, argv, &ctx, &r) == 0;
+                                char *nested[] = {"env", "-u", "X", (char *)wopts[k].w, o, NULL};
+                                fine &= policy_check_argv(p, nested, &ctx, &r) == 0;
+                        }
+                        bool seen = true;
+                        if (wopts[k].operands) { /* the value taken, then the command still seen */
+                                snprintf(cmd, sizeof(cmd), "%s %s V %s rm -rf /", wopts[k].w, o, wopts[k].operands);
+                                seen = decided(p, cmd, &r) && r.decision != POLICY_ALLOW;
+                        }
+                        ok(fine && seen, "%s %s at the end of the line, alone and nested%s (%s %s)", wopts[k].w, o,
+                           wopts[k].operands ? "; with a value, the command after it is judged" : "",
+                           policy_decision_name(r.decision), r.rule);
+                }
+                free(opts);
+        }
+        /* What the options' values are not: the command after them is still found. */
+        static const struct tcase more[] = {
+                {"bash -eo pipefail -c 'rm -rf /'", "rm-root"},
+                {"sg wheel 'rm -rf /'", "rm-root"},
+                {"flock -n /tmp/lock rm -rf /", "rm-root"},
+                {"flock /tmp/lock --command 'rm -rf /'", "rm-root"},
+                {"watch -d rm -rf /", "rm-root"},
+                {"systemd-run -t rm -rf /", "rm-root"},
+                {"nsenter -t 1 -r rm -rf /", "rm-root"},
+                {"xargs --replace rm -rf /", "rm-root"},
+                {"xargs --eof rm -rf /", "rm-root"},
+                {"find / | xargs --replace=X rm -rf X", "delete-system"},
+                {"capsh --caps=x -- -c 'rm -rf /'", "rm-root"},
+                {"find . -exec rm -rf / ", "rm-root"},
+                {"git -c core.pager='rm -rf /' log", "rm-root"},
+        };
+        for (size_t k = 0; k < sizeof(more) / sizeof(more[0]); k++)
+                check_one(p, more[k].cmd, more[k].rule);
+}
+
+/* A shell string built by appending (the limits below need long ones). */
+struct text {
+        char *s;
+        size_t n;
+};
+
+static void add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(struct text *t, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        char *piece = NULL;
+        if (vasprintf(&piece, fmt, ap) < 0)
+                abort();
+        va_end(ap);
+        size_t l = strlen(piece);
+        t->s = realloc(t->s, t->n + l + 1);
+        memcpy(t->s + t->n, piece, l + 1);
+        t->n += l;
+        free(piece);
+}
+
+static const char *decide_text(const struct policy *p, struct text *t, struct policy_result *r)
+{
+        if (policy_check_shell(p, t->s, &ctx, r) < 0)
+                return "error";
+        free(t->s);
+        t->s = NULL;
+        t->n = 0;
+        return r->decision == POLICY_ALLOW ? "allow" : r->rule;
+}
+
+/* Every internal limit ends in a refusal (unknown or limit-exceeded), never in an answer
+ * judged on stale or partial data. */
+static void test_engine_limits(const struct policy *p)
+{
+        struct policy_result r;
+        struct text t = {0};
+        const char *got;
+
+        /* the variable table: 256 names, then x=rm must not leave x=echo in place */
+        add(&t, "x=echo; ");
+        for (int k = 0; k < 255; k++)
+                add(&t, "v%d=1; ", k);
+        add(&t, "x=rm; $x -rf ~");
+        got = decide_text(p, &t, &r);
+        ok(r.decision != POLICY_ALLOW, "x=echo; 255 more; x=rm; $x -rf ~ is refused (%s)", got);
+        add(&t, "x=echo; ");
+        for (int k = 0; k < 300; k++)
+                add(&t, "v%d=1; ", k);
+        add(&t, "x=rm; $x -rf ~");
+        got = decide_text(p, &t, &r);
+        ok(r.decision != POLICY_ALLOW, "x=echo; 300 more; x=rm; $x -rf ~ is refused (%s)", got);
+        for (int k = 0; k < 300; k++)
+                add(&t, "v%d=1; ", k);
+        add(&t, "HOME=/; rm -rf ~/x");
+        got = decide_text(p, &t, &r);
+        ok(r.decision != POLICY_ALLOW, "a full table knows no value, not even HOME's (%s)", got);
+        for (int k = 0; k < 1000; k++)
+                add(&t, "x=%d; ", k);
+        add(&t, "echo $x");
+        got = decide_text(p, &t, &r);
+        ok(r.decision == POLICY_ALLOW, "one variable assigned 1000 times uses one entry (%s)", got);
+
+        /* functions and calls followed with their arguments */
+        for (int k = 0; k < 1100; k++)
+                add(&t, "f%d() { :; }; ", k);
+        got = decide_text(p, &t, &r);
+        is_str(got, "limit-exceeded", "more than 1024 functions");
+        add(&t, "f() { cat \"$1\"; }; ");
+        for (int k = 0; k < 70; k++)
+                add(&t, "f a%d; ", k);
+        add(&t, "f ~/.ssh/id_rsa");
+        got = decide_text(p, &t, &r);
+        ok(r.decision != POLICY_ALLOW, "the 71st call of a function is not judged without its arguments (%s)", got);
+        check_one(p, "f() { cat \"$1\"; f ~/.ssh/id_rsa; }; f x", "secret-access");
+        check_one(p, "x=echo; f() { x=rm; }; f; $x -rf ~", "rm-root");
+        check_one(p, "f() { f \"$1$1\"; }; f x", "limit-exceeded");
+
+        /* text the expansions copy: x=$x$x doubles */
+        add(&t, "x=aaaaaaaaaaaaaaaa; ");
+        for (int k = 0; k < 40; k++)
+                add(&t, "x=$x$x; ");
+        add(&t, "echo $x");
+        int64_t t0 = mono_us();
+        got = decide_text(p, &t, &r);
+        is_str(got, "limit-exceeded", "a word doubled 40 times");
+        ok(mono_us() - t0 < 2000000, "and quickly");
+        add(&t, "x=/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; for k in 1; do x=$x$x$x$x; done; eval ");
+        for (int k = 0; k < 200; k++)
+                add(&t, "$x$x$x$x$x$x$x$x ");
+        add(&t, "; rm -rf /");
+        got = decide_text(p, &t, &r);
+        ok(r.decision != POLICY_ALLOW, "eval of very long words (%s)", got);
+        add(&t, "x=");
+        for (int k = 0; k < 20000; k++)
+                add(&t, "a");
+        add(&t, "; y=$x$x$x$x$x$x$x$x$x$x$x$x$x$x$x$x; eval $y $y $y $y $y $y $y $y $y $y $y $y $y $y $y $y "
+                "$y $y $y $y \"; rm -rf /\"");
+        got = decide_text(p, &t, &r);
+        ok(r.decision != POLICY_ALLOW, "eval of a string over 256 KiB is not cut short (%s)", got);
+
+        /* find -exec and xargs -I replacing into huge commands */
+        add(&t, "find /");
+        for (int k = 0; k < 40000; k++)
+                add(&t, "a");
+        add(&t, " -exec echo ");
+        for (int k = 0; k < 20000; k++)
+                add(&t, "{}");
+        add(&t, " \\;");
+        got = decide_text(p, &t, &r);
+        is_str(got, "limit-exceeded", "find -exec replacing {} into a command of gigabytes");
+
+        /* interpreter calls with more literals than the scanner holds */
+        add(&t, "python3 -c 'import subprocess; subprocess.run([\"rm\", \"-rf\"");
+        for (int k = 0; k < 100; k++)
+                add(&t, ", \"a%d\"", k);
+        add(&t, ", \"/\"])'");
+        got = decide_text(p, &t, &r);
+        ok(r.decision != POLICY_ALLOW, "subprocess.run with 103 arguments, / last (%s)", got);
+
+        /* a flag in a rule longer than the matcher keeps, a glob longer than 255 bytes */
+        char *f = write_tmp("rules:\n  - id: long-glob\n    reason: r\n    program: cat\n    paths: ['/data/"
+                            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa*']\n");
+        struct policy *q = NULL;
+        struct txbox_error err = {0};
+        if (policy_load(f, &q, &err) == 0) {
+                char cmd[512] = "cat /data/";
+                for (int k = 0; k < 320; k++)
+                        strcat(cmd, "a");
+                policy_check_shell(q, cmd, &ctx, &r);
+                is_str(r.rule, "long-glob", "a glob of 320 bytes still matches");
+                policy_free(q);
+        } else
+                ok(0, "policy with a long glob loads: %s", err.msg);
+        unlink(f);
+        free(f);
+}
+
 static void test_limits(const struct policy *p)
 {
         struct policy_result r;
@@ -479,17 +755,9 @@ static void test_limits(const struct policy *p)
         is_str(r.rule, "limit-exceeded", "too many commands fails closed");
         free(many);
         ok(policy_check_shell(p, "ls", NULL, &r) == -EINVAL, "no context is EINVAL");
+        test_engine_limits(p);
 }
 
-static char *write_tmp(const char *text)
-{
-        char *path = strdup("/tmp/txbox-policy-XXXXXX");
-        int fd = mkstemp(path);
-        if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
-                abort();
-        close(fd);
-        return path;
-}
 
 static void test_file(void)
 {
@@ -542,6 +810,20 @@ static void test_file(void)
                 {"rules: [\n", "line"},
                 {"frobnicate: 1\n", "unknown key"},
                 {"rules:\n  - id: x\n    decision: deny\n    reason: r\n", "matches everything"},
+                /* YAML the loader does not model is refused, naming the line */
+                {"rules:\n  - id: x\n    reason: r\n    program: &p rm\n  - id: y\n    reason: r\n    program: *p\n",
+                 "line 4: anchors and aliases"},
+                {"rules:\n  - id: x\n    reason: r\n    program: !!str rm\n", "line 4: tags"},
+                {"rules:\n  - id: x\n    reason: r\n    program: !custom rm\n", "line 4: tags"},
+                {"rules:\n  - id: x\n    <<: {reason: r, program: rm}\n", "line 3: merge keys"},
+                {"rules:\n  - id: x\n    reason: r\n    program: rm\n---\nrules: []\n", "line 6: more than one YAML document"},
+                {"rules:\n  - id: x\n    reason: r\n    program: rm\n    ? [a]\n    : b\n", "line 5: mapping keys"},
+                {"rules:\n  - id: x\n    reason: r\n    program: rm\n    flags: [aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                 "aaaaaaaaaaaaaaaaaaaaaaaaaaaaa]\n", "line 5: flag too long"},
+                /* text only: libfyaml 0.7 loops forever on these in a directive */
+                {"%\xff\nrules: []\n", "line 1: not valid UTF-8"},
+                {"rules: []\n%\xed\xa0\x80\n", "line 2: not valid UTF-8"},
+                {"rules:\n  - id: \x01\n", "line 2: a control character"},
         };
         for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
                 char *b = write_tmp(bad[k].text);
@@ -670,6 +952,7 @@ int main(void)
         test_tables(p);
         test_position(p);
         test_argv(p);
+        test_wrapper_options(p);
         test_limits(p);
         policy_free(p);
         test_file();

@@ -223,9 +223,10 @@ static const struct api *find_api(const char *id, const char *lang)
 /* The string arguments of the call at tokens[i] (the name): up to max, and whether they
  * came as a list; the first non-literal argument ends the collection (*unknown). */
 struct call_args {
-        const char *s[8];
+        const char *s[64];
         size_t n;
         bool list, unknown, any;
+        bool more; /* more literals than s holds: the call cannot be judged whole */
 };
 
 static void call_args(const struct toks *t, size_t i, struct call_args *ca)
@@ -237,7 +238,7 @@ static void call_args(const struct toks *t, size_t i, struct call_args *ca)
                 k++, depth = 1;
         else if (!(k < end && t->v[k].k == T_STR))
                 return;
-        for (; k < end && ca->n < ARRAY_SIZE(ca->s); k++) {
+        for (; k < end; k++) {
                 const struct tok *x = &t->v[k];
                 if (x->k == T_PUNCT && strchr("([{", x->s[0])) {
                         ca->list |= x->s[0] == '[';
@@ -251,6 +252,10 @@ static void call_args(const struct toks *t, size_t i, struct call_args *ca)
                 }
                 if (x->k == T_PUNCT && (x->s[0] == ';' || x->s[0] == '+') && depth <= 0)
                         break;
+                if (x->k == T_STR && ca->n == ARRAY_SIZE(ca->s)) {
+                        ca->more = true;
+                        break;
+                }
                 if (x->k == T_STR) {
                         ca->s[ca->n++] = x->s;
                         ca->any = true;
@@ -333,6 +338,8 @@ static void code_call(struct code_state *st, const struct toks *t, size_t i, con
 {
         struct call_args ca;
         call_args(t, i, &ca);
+        if (ca.more) /* judging the first 64 would miss subprocess.run([..., "/"]) */
+                return code_finding(st->sc, st->parent, "@limit-exceeded", "a call with too many arguments");
         switch (a->kind) {
         case K_SH: do_exec(st, &ca); break;
         case K_RMTREE: path_cmd(st, "rm", "-r", "-f", &ca); break;

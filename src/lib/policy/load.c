@@ -30,6 +30,8 @@ struct loader {
 static int node_line(struct fy_node *n)
 {
         struct fy_token *t = n ? fy_node_get_scalar_token(n) : NULL;
+        if (!t && n)
+                t = fy_node_get_tag_token(n);
         if (!t && n && fy_node_is_mapping(n)) {
                 void *it = NULL;
                 struct fy_node_pair *pr = fy_node_mapping_iterate(n, &it);
@@ -158,9 +160,19 @@ static int f_reason(struct loader *L, struct fy_node *v, struct rule *r)
 static int f_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->programs); }
 static int f_not_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_programs); }
 static int f_sub(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, true, &r->sub); }
-static int f_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->flags); }
-static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->any_flags); }
-static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_flags); }
+/* Flags are compared as the matcher stores them, at most POL_MAX_FLAG - 1 bytes: a longer
+ * one in a rule could never match, and the rule would silently do nothing. */
+static int flag_list(struct loader *L, struct fy_node *v, const char *const **out)
+{
+        int r = str_list(L, v, false, out);
+        for (const char *const *f = *out; r == 0 && *f; f++)
+                if (strlen(*f) >= POL_MAX_FLAG)
+                        return bad(L, v, "flag too long (at most 63 characters)", *f);
+        return r;
+}
+static int f_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->flags); }
+static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->any_flags); }
+static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->not_flags); }
 static int f_args(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->args); }
 static int f_last(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->last); }
 static int f_paths(struct loader *L, struct fy_node *v, struct rule *r) { return paths_field(L, v, &r->paths, &r->path_globs); }
@@ -318,6 +330,49 @@ static int load_root(struct loader *L, struct fy_node *root)
         return load_rules(L, rules, defaults && !L->own_rules_only);
 }
 
+/* YAML features the loader does not model are refused, not read as something else: an
+ * alias (program: *p) would be taken for a program named after the anchor, and the user's
+ * deny rule would silently never match; a merge key (<<) or a tag changes what a value
+ * means in ways the fields below do not see. */
+static int plain_yaml(struct loader *L, struct fy_node *n, int depth)
+{
+        size_t len = 0;
+        const char *what = NULL, *name = NULL;
+        if (!n)
+                return 0;
+        if (depth > 64)
+                return bad(L, n, "nested too deep", NULL);
+        if (fy_node_is_alias(n))
+                what = "aliases (*name) are not supported; write the value out", name = fy_node_get_scalar(n, &len);
+        else if (fy_node_get_anchor(n))
+                what = "anchors and aliases (&name, *name) are not supported; write the value out",
+                name = fy_anchor_get_text(fy_node_get_anchor(n), &len);
+        else if (fy_node_get_tag(n, &len))
+                what = "tags (!tag) are not supported", name = fy_node_get_tag(n, &len);
+        if (what) {
+                char detail[80];
+                snprintf(detail, sizeof(detail), "%.*s", (int)(len < 64 ? len : 64), name ? name : "");
+                return bad(L, n, what, name ? detail : NULL);
+        }
+        void *it = NULL;
+        int r = 0;
+        if (fy_node_is_sequence(n))
+                for (struct fy_node *c; r == 0 && (c = fy_node_sequence_iterate(n, &it));)
+                        r = plain_yaml(L, c, depth + 1);
+        if (fy_node_is_mapping(n))
+                for (struct fy_node_pair *pr; r == 0 && (pr = fy_node_mapping_iterate(n, &it));) {
+                        struct fy_node *k = fy_node_pair_key(pr);
+                        if (!scalar(k))
+                                return bad(L, k ? k : n, "mapping keys must be plain strings", NULL);
+                        if (!strcmp(scalar(k), "<<") && fy_node_get_style(k) == FYNS_PLAIN)
+                                return bad(L, k, "merge keys (<<) are not supported; write the keys out", NULL);
+                        r = plain_yaml(L, k, depth + 1);
+                        if (r == 0)
+                                r = plain_yaml(L, fy_node_pair_value(pr), depth + 1);
+                }
+        return r;
+}
+
 static void quiet_output(struct fy_diag *diag, void *user, const char *buf, size_t len)
 {
         (void)diag, (void)user, (void)buf, (void)len; /* the library never prints */
@@ -332,8 +387,44 @@ static int syntax_error(struct loader *L, struct fy_diag *diag)
         return tx_err(L->err, EINVAL, "policy '%s': not valid YAML", L->file);
 }
 
+/* Length of the UTF-8 sequence at s (at most n bytes), or 0 when it is not one. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+        size_t l = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+        if (!l || l > n || (l == 2 && s[0] < 0xc2) || (l == 4 && s[0] > 0xf4))
+                return 0;
+        for (size_t k = 1; k < l; k++)
+                if ((s[k] & 0xc0) != 0x80)
+                        return 0;
+        if ((l == 3 && s[0] == 0xe0 && s[1] < 0xa0) || (l == 4 && s[0] == 0xf0 && s[1] < 0x90))
+                return 0; /* overlong */
+        if ((l == 3 && s[0] == 0xed && s[1] >= 0xa0) || (l == 4 && s[0] == 0xf4 && s[1] >= 0x90))
+                return 0; /* a UTF-16 surrogate, or past U+10FFFF */
+        return l;
+}
+
+/* YAML is printable Unicode text.  libfyaml 0.7 accepts invalid UTF-8 in values, and loops
+ * forever on it in a directive ("%\xff"): only text is handed to it. */
+static int plain_text(struct loader *L, const char *text, size_t len)
+{
+        const unsigned char *s = (const unsigned char *)text;
+        int line = 1;
+        for (size_t i = 0; i < len;) {
+                size_t l = utf8_len(s + i, len - i);
+                if (!l || (s[i] < 0x20 && s[i] != '\t' && s[i] != '\n' && s[i] != '\r') || s[i] == 0x7f)
+                        return tx_err(L->err, EINVAL, "policy '%s' line %d: %s", L->file, line,
+                                      l ? "a control character (not text)" : "not valid UTF-8 text");
+                line += s[i] == '\n';
+                i += l;
+        }
+        return 0;
+}
+
 static int parse_file(struct loader *L, const char *text, size_t len)
 {
+        int t = plain_text(L, text, len);
+        if (t < 0)
+                return t;
         struct fy_diag_cfg dc;
         fy_diag_cfg_default(&dc);
         dc.fp = NULL;
@@ -342,9 +433,26 @@ static int parse_file(struct loader *L, const char *text, size_t len)
         if (diag)
                 fy_diag_set_collect_errors(diag, true);
         struct fy_parse_cfg cfg = {.flags = FYPCF_QUIET | FYPCF_COLLECT_DIAG, .diag = diag};
-        struct fy_document *doc = fy_document_build_from_string(&cfg, text, len);
-        int r = doc ? load_root(L, fy_document_root(doc)) : syntax_error(L, diag);
-        fy_document_destroy(doc);
+        struct fy_parser *fyp = fy_parser_create(&cfg);
+        struct fy_document *doc = NULL, *more = NULL;
+        int r;
+        if (!fyp || fy_parser_set_string(fyp, text, len) < 0)
+                r = tx_err(L->err, ENOMEM, "policy '%s': cannot start the YAML parser", L->file);
+        else if (!(doc = fy_parse_load_document(fyp)))
+                r = syntax_error(L, diag);
+        else if ((more = fy_parse_load_document(fyp)))
+                /* A second document would be ignored, with every rule in it. */
+                r = bad(L, fy_document_root(more), "more than one YAML document (---); a policy is one", NULL);
+        else if (diag && fy_diag_got_error(diag))
+                r = syntax_error(L, diag);
+        else if ((r = plain_yaml(L, fy_document_root(doc), 0)) == 0)
+                r = load_root(L, fy_document_root(doc));
+        if (more)
+                fy_parse_document_destroy(fyp, more);
+        if (doc)
+                fy_parse_document_destroy(fyp, doc);
+        if (fyp)
+                fy_parser_destroy(fyp);
         if (diag)
                 fy_diag_destroy(diag);
         return r;
@@ -361,6 +469,8 @@ static struct policy *policy_new(void)
 static int load_text(const char *name, const char *text, size_t len, bool own_rules_only, struct policy **out,
                      bool *defaults_off, struct txbox_error *err)
 {
+        if (len > MAX_POLICY_FILE)
+                return tx_err(err, EFBIG, "policy '%s': larger than 1 MiB", name);
         struct policy *p = policy_new();
         struct loader L = {.p = p, .file = name, .err = err, .own_rules_only = own_rules_only};
         int r = parse_file(&L, text, len);

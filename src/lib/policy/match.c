@@ -220,7 +220,7 @@ struct norm {
         size_t argc;
         const char **pos; /* arrays of argc entries */
         size_t npos;
-        char flags[MAX_FLAGS][24];
+        char flags[MAX_FLAGS][POL_MAX_FLAG];
         size_t nflags;
         bool overflow;
         /* path candidates, classified lazily */
@@ -273,9 +273,11 @@ static const struct prog_opts prog_opts[] = {
         {"doas", "uC", NULL, true},
 };
 
+/* Longer flags are cut to POL_MAX_FLAG - 1 bytes: none of a rule's flags is that long (the
+ * loader refuses them), so a cut flag can only match more, never less. */
 static void add_flag(struct norm *nm, const char *f, size_t l)
 {
-        char buf[24];
+        char buf[POL_MAX_FLAG];
         if (l >= sizeof(buf))
                 l = sizeof(buf) - 1;
         memcpy(buf, f, l);
@@ -437,14 +439,18 @@ static bool glob_eq(const char *pat, const char *s)
                 while (*end && *end != '|')
                         special |= glob_special(*end++);
                 if (special && glob_literal_in(pat, end, s)) {
-                        char buf[256];
+                        /* Any length: a pattern too long for a buffer must not silently
+                         * stop matching (a user's deny rule would never apply). */
+                        char buf[256], *heap = NULL, *g = buf;
                         size_t n = (size_t)(end - pat);
-                        if (n < sizeof(buf)) {
-                                memcpy(buf, pat, n);
-                                buf[n] = 0;
-                                if (!fnmatch(buf, s, 0))
-                                        return true;
-                        }
+                        if (n >= sizeof(buf))
+                                g = heap = xmalloc(n + 1);
+                        memcpy(g, pat, n);
+                        g[n] = 0;
+                        bool hit = !fnmatch(g, s, 0);
+                        free(heap);
+                        if (hit)
+                                return true;
                 }
                 pat = *end ? end + 1 : end;
         }
@@ -631,7 +637,11 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         /* Fail closed whatever the rules say: the input could not be read. */
         if (!strcmp(a0, "@parse-error") || !strcmp(a0, "@limit-exceeded"))
                 return find_default(a0 + 1);
-        struct norm *nm = xcalloc(1, sizeof(*nm));
+        /* On the stack and not zeroed (norm_build sets what is read): 8 KiB of flags per
+         * command would otherwise be allocated and cleared for every command judged. */
+        struct norm nm_, *nm = &nm_;
+        nm->cls = NULL;
+        nm->abs = NULL;
         norm_build(nm, c);
         const struct rule *hit = nm->overflow ? find_default("limit-exceeded") : NULL;
         unsigned char f = (unsigned char)nm->prog[0];
@@ -639,7 +649,6 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
                 if ((!p->first || (p->first[k][f >> 6] >> (f & 63) & 1)) && rule_matches(&p->rules[k], nm, c, ctx))
                         hit = &p->rules[k];
         norm_free(nm);
-        free(nm);
         return hit;
 }
 
@@ -659,11 +668,30 @@ static void fill(struct policy_result *res, const struct rule *r, const struct s
         res->offset = c->offset;
 }
 
+/* The finding that ends a scan (@limit-exceeded, @parse-error), or NULL. */
+static const struct scmd *fatal_finding(const struct scan *sc)
+{
+        for (size_t k = sc->n; sc->failed && k-- > 0;)
+                if (sc->cmds[k].argv.n && (!strcmp(sc->cmds[k].argv.v[0], "@limit-exceeded") ||
+                                           !strcmp(sc->cmds[k].argv.v[0], "@parse-error")))
+                        return &sc->cmds[k];
+        return NULL;
+}
+
 static void decide(const struct policy *p, struct scan *sc, const struct policy_ctx *ctx,
                    struct policy_result *res)
 {
         int worst = -1;
+        /* Matching is bounded by the commands and the bytes a scan may hold; a scan that
+         * already failed is a refusal anyway, so it gets a fifth of a scan's time to name
+         * a more useful rule than its limit, not more. */
+        int64_t stop = mono_us() + POL_MAX_US / 5;
         for (size_t k = 0; k < sc->n; k++) {
+                if (sc->failed && mono_us() > stop) {
+                        const struct scmd *f = fatal_finding(sc);
+                        fill(res, match_cmd(p, f, ctx), f);
+                        return;
+                }
                 const struct rule *r = match_cmd(p, &sc->cmds[k], ctx);
                 if (r && severity(r->decision) > worst) {
                         worst = severity(r->decision);
@@ -702,12 +730,25 @@ static void decide_all(const struct policy *p, struct scan *sc, const struct pol
                 *res = r2;
 }
 
+/* Tests make the N-th decision of a process crash, abort, hang or fail here
+ * (TXBOX_FAILPOINT=judge:N:segv|abort|hang|enospc): every caller must then refuse. */
+static int judge_failpoint(struct policy_result *res)
+{
+        int r = failpoint("judge");
+        if (r < 0) /* what a caller sees of a decision that failed: a refusal */
+                policy_result_failed(res, NULL, "test failpoint");
+        return r;
+}
+
 int policy_check_shell(const struct policy *p, const char *script, const struct policy_ctx *ctx,
                        struct policy_result *res)
 {
         if (!p || !script || !ctx || !res)
                 return -EINVAL;
         res_init(res);
+        int fr = judge_failpoint(res);
+        if (fr < 0)
+                return fr;
         struct scan sc;
         scan_init(&sc, ctx);
         size_t n = strnlen(script, POL_MAX_INPUT + 1);
@@ -723,6 +764,9 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
         if (!p || !argv || !argv[0] || !ctx || !res)
                 return -EINVAL;
         res_init(res);
+        int fr = judge_failpoint(res);
+        if (fr < 0)
+                return fr;
         struct scan sc;
         scan_init(&sc, ctx);
         struct strvec v = {0};
@@ -741,6 +785,18 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
         decide_all(p, &sc, ctx, res);
         scan_free(&sc);
         return 0;
+}
+
+void policy_result_failed(struct policy_result *res, const char *command, const char *why)
+{
+        memset(res, 0, sizeof(*res));
+        res->decision = POLICY_DENY;
+        res->offset = -1;
+        snprintf(res->rule, sizeof(res->rule), "%s", POLICY_RULE_FAILED);
+        snprintf(res->reason, sizeof(res->reason),
+                 "txbox could not judge this command (%s), and a command it cannot judge is refused; "
+                 "try a simpler form of it, and tell the user", why);
+        snprintf(res->command, sizeof(res->command), "%s", command ? command : "");
 }
 
 const char *policy_decision_name(enum policy_decision d)

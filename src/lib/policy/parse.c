@@ -51,6 +51,7 @@ struct vars {
         char *name[POL_MAX_VARS];
         char *val[POL_MAX_VARS]; /* NULL: unknown */
         size_t n;
+        bool full; /* an assignment found no room: from then on no value is known */
 };
 
 struct psh {
@@ -70,6 +71,7 @@ struct psh {
         struct strvec funcs, fbodies; /* defined functions and their bodies ("" unknown) */
         struct psh *parent;           /* the string this one was found in */
         const char *in_func;          /* the function whose body this is */
+        const char *in_args;          /* ... and the arguments it is read with */
         bool err;
 };
 
@@ -131,6 +133,11 @@ static int cmd_offset(const struct psh *P)
 
 static const char *var_get(struct psh *P, const char *name, bool *known)
 {
+        *known = false;
+        /* A table that overflowed dropped an assignment: any name may have changed since,
+         * even HOME, so no value is known (x=echo ... 256 more ... x=rm; $x -rf ~). */
+        if (P->vars->full)
+                return NULL;
         for (size_t k = P->vars->n; k-- > 0;)
                 if (!strcmp(P->vars->name[k], name)) {
                         *known = P->vars->val[k] != NULL;
@@ -149,11 +156,14 @@ static const char *var_get(struct psh *P, const char *name, bool *known)
         return NULL;
 }
 
-static void var_set(struct psh *P, const char *name, size_t nlen, const char *val)
+/* A new entry for name (it shadows older ones until popped: a function's $1). */
+static void var_push(struct psh *P, const char *name, size_t nlen, const char *val)
 {
         struct vars *v = P->vars;
-        if (v->n == POL_MAX_VARS) /* forget the oldest: unknown is the safe answer */
+        if (v->n == POL_MAX_VARS) {
+                v->full = true;
                 return;
+        }
         v->name[v->n] = strndup(name, nlen);
         if (!v->name[v->n])
                 abort();
@@ -161,10 +171,41 @@ static void var_set(struct psh *P, const char *name, size_t nlen, const char *va
         v->n++;
 }
 
+/* An assignment: the newest entry of that name takes the value, so that reassigning one
+ * variable in a loop of commands does not use up the table. */
+static void var_set(struct psh *P, const char *name, size_t nlen, const char *val)
+{
+        struct vars *v = P->vars;
+        for (size_t k = v->n; k-- > 0;)
+                if (strlen(v->name[k]) == nlen && !memcmp(v->name[k], name, nlen)) {
+                        free(v->val[k]);
+                        v->val[k] = val ? xstrdup(val) : NULL;
+                        return;
+                }
+        var_push(P, name, nlen, val);
+}
+
+/* Text the parser copies beyond the input itself (expanded values, function bodies) counts
+ * against one budget per decision: x=$x$x doubles a word with each assignment. */
+static bool spend(struct psh *P, size_t n)
+{
+        struct scan *sc = P->sc;
+        if (n <= POL_MAX_COPIED && sc->copied <= POL_MAX_COPIED - n) {
+                sc->copied += n;
+                return true;
+        }
+        if (!sc->failed)
+                scan_finding(sc, "@limit-exceeded", "expansions too large", "", -1);
+        P->err = true;
+        return false;
+}
+
 /* ---- words ---- */
 
-static void put_value(struct word *w, const char *v, bool quoted)
+static void put_value(struct psh *P, struct word *w, const char *v, bool quoted)
 {
+        if (!spend(P, strlen(v)))
+                return;
         for (; *v; v++)
                 sb_putc(&w->b, !quoted && (*v == ' ' || *v == '\t' || *v == '\n') ? SPLIT : *v);
 }
@@ -196,9 +237,9 @@ static void subst_result(struct psh *P, struct word *w, size_t n0, bool quoted)
                         w->dl = true;
         if (sc->n == n0 + 1 && !strcmp(sc->cmds[n0].argv.v[0], "echo")) {
                 struct scmd *c = &sc->cmds[n0];
-                char *r = render_argv(c->argv.v + 1, 4096);
+                char *r = render_argv(c->argv.v + 1, SIZE_MAX);
                 if (!has_unk(r) && (c->argv.n < 2 || c->argv.v[1][0] != '-')) {
-                        put_value(w, r, quoted);
+                        put_value(P, w, r, quoted);
                         free(r);
                         return;
                 }
@@ -220,10 +261,11 @@ static void cmd_subst(struct psh *P, struct word *w, bool quoted)
         subst_result(P, w, n0, quoted);
 }
 
-static void parse_derived_fn(struct psh *P, const char *s, size_t n, const char *in_func)
+static void parse_derived_fn(struct psh *P, const char *s, size_t n, const char *in_func,
+                             const char *in_args)
 {
         struct psh C = {.sc = P->sc, .s = s, .n = n, .depth = P->depth + 1, .vars = P->vars,
-                        .parent = P, .in_func = in_func};
+                        .parent = P, .in_func = in_func, .in_args = in_args};
         C.pos = (struct srcpos){.direct = false, .outer_off = cmd_offset(P)};
         C.pipe_id = P->sc->next_pipe++;
         if (C.depth > POL_MAX_DEPTH) {
@@ -239,7 +281,7 @@ static void parse_derived_fn(struct psh *P, const char *s, size_t n, const char 
 
 static void parse_derived(struct psh *P, const char *s, size_t n)
 {
-        parse_derived_fn(P, s, n, NULL);
+        parse_derived_fn(P, s, n, NULL, NULL);
 }
 
 static void backtick(struct psh *P, struct word *w, bool quoted)
@@ -425,7 +467,7 @@ static void braced(struct psh *P, struct word *w, bool quoted)
         bool known;
         const char *v = var_get(P, name, &known);
         if (known && v && *v)
-                put_value(w, v, quoted);
+                put_value(P, w, v, quoted);
         else
                 put_unk(w);
 }
@@ -466,7 +508,7 @@ static void dollar(struct psh *P, struct word *w, bool quoted)
                 bool known;
                 const char *v = var_get(P, name, &known);
                 if (known && v)
-                        put_value(w, v, quoted);
+                        put_value(P, w, v, quoted);
                 else
                         put_unk(w);
                 return;
@@ -477,7 +519,7 @@ static void dollar(struct psh *P, struct word *w, bool quoted)
                 const char *v = var_get(P, name, &known);
                 P->i += 2;
                 if (known && v)
-                        put_value(w, v, quoted);
+                        put_value(P, w, v, quoted);
                 else
                         put_unk(w);
                 return;
@@ -536,10 +578,11 @@ static void tilde(struct psh *P, struct word *w)
 {
         int c1 = at(P, 1);
         if (c1 == '/' || is_meta(c1)) {
-                const char *h = P->sc->ctx->home;
+                bool known; /* ~ is $HOME, which the string may have assigned */
+                const char *h = var_get(P, "HOME", &known);
                 P->i++;
-                if (h)
-                        sb_put(&w->b, h, strlen(h));
+                if (known && h)
+                        sb_put(&w->b, h, spend(P, strlen(h)) ? strlen(h) : 0);
                 else
                         put_unk(w);
                 return;
@@ -820,10 +863,13 @@ static const char *func_body(struct psh *P, const char *name)
 
 static bool is_func(struct psh *P, const char *name) { return func_body(P, name) != NULL; }
 
-static bool inlining(const struct psh *P, const char *name)
+/* Is name already being read with these arguments?  A recursive call with other
+ * arguments is read again (f x inside f a), one with the same ones would only repeat what
+ * was found; recursion that keeps changing them ends at the nesting limit. */
+static bool inlining(const struct psh *P, const char *name, const char *args)
 {
         for (; P; P = P->parent)
-                if (P->in_func && !strcmp(P->in_func, name))
+                if (P->in_func && !strcmp(P->in_func, name) && !strcmp(P->in_args, args))
                         return true;
         return false;
 }
@@ -861,8 +907,18 @@ static char *capture_body(struct psh *P)
 
 static void add_func(struct psh *P, char *name)
 {
+        if (P->funcs.n >= POL_MAX_FUNCS) {
+                free(name);
+                return plimit(P, "too many functions");
+        }
+        char *body = capture_body(P);
+        if (!spend(P, strlen(body))) {
+                free(name);
+                free(body);
+                return;
+        }
         strvec_push(&P->funcs, name);
-        strvec_push(&P->fbodies, capture_body(P));
+        strvec_push(&P->fbodies, body);
 }
 
 /* A call of a known function: read its body again with $1..$9 bound to the arguments,
@@ -870,18 +926,30 @@ static void add_func(struct psh *P, char *name)
 static void inline_call(struct psh *P, char **argv, size_t argc)
 {
         const char *body = func_body(P, argv[0]);
-        if (!body || !*body || inlining(P, argv[0]) || P->sc->inlines >= POL_MAX_INLINES)
+        if (!body || !*body)
                 return;
+        char *args = render_argv(argv + 1, SIZE_MAX);
+        if (inlining(P, argv[0], args)) {
+                free(args);
+                return;
+        }
+        /* A call not read with its arguments would be judged only as the body read at its
+         * definition, with $1 unknown: cat "$1" is harmless there, not with ~/.ssh/id_rsa. */
+        if (P->sc->inlines >= POL_MAX_INLINES) {
+                free(args);
+                return plimit(P, "too many function calls");
+        }
         P->sc->inlines++;
         size_t nv = P->vars->n;
         for (size_t k = 1; k < argc && k <= 9; k++) {
                 char name[2] = {(char)('0' + k), 0};
-                var_set(P, name, 1, has_unk(argv[k]) ? NULL : argv[k]);
+                var_push(P, name, 1, has_unk(argv[k]) ? NULL : argv[k]);
         }
         char *b = xstrdup(body), *fn = xstrdup(argv[0]);
-        parse_derived_fn(P, b, strlen(b), fn);
+        parse_derived_fn(P, b, strlen(b), fn, args);
         free(b);
         free(fn);
+        free(args);
         while (P->vars->n > nv) {
                 P->vars->n--;
                 free(P->vars->name[P->vars->n]);
@@ -896,11 +964,15 @@ static void declare_vars(struct psh *P, char **argv, size_t argc)
         bool is_decl = false;
         for (size_t k = 0; k < ARRAY_SIZE(decl); k++)
                 is_decl |= !strcmp(argv[0], decl[k]);
+        /* local (and declare, typeset in a function) shadow the variable until the function
+         * returns: a new entry, popped with the function's $1..$9, never an update of the
+         * caller's (x=rm; f() { local x=echo; }; f; $x -rf ~ runs rm). */
+        bool scoped = is_decl && strcmp(argv[0], "export") && strcmp(argv[0], "readonly");
         for (size_t k = 1; is_decl && k < argc; k++) {
                 const char *eq = strchr(argv[k], '=');
                 if (argv[k][0] == '-' || !eq || !is_assignment(argv[k], strlen(argv[k])))
                         continue;
-                var_set(P, argv[k], (size_t)(eq - argv[k]), has_unk(eq + 1) ? NULL : eq + 1);
+                (scoped ? var_push : var_set)(P, argv[k], (size_t)(eq - argv[k]), has_unk(eq + 1) ? NULL : eq + 1);
         }
 }
 
@@ -925,8 +997,10 @@ static void emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, 
         size_t callc = argv->n;
         struct scmd *c = scan_add(sc, argv, text, cmd_offset(P));
         free(text);
-        if (!c)
+        if (!c) {
+                strv_free(call);
                 return;
+        }
         c->pipe_id = P->pipe_id;
         c->stage = P->stage;
         c->writes = r->writes;
@@ -1159,6 +1233,19 @@ static bool reserved(struct psh *P, const char *rw)
         return true;
 }
 
+/* "time -p CMD" and "time -f FMT CMD": bash's keyword takes -p, but sh (dash, what txbox
+ * sh -c runs) has no such keyword and runs /usr/bin/time, whose options take values.  Read
+ * as a command, the time wrapper finds CMD either way. */
+static bool time_command(const struct psh *P, const char *rw)
+{
+        if (strcmp(rw, "time"))
+                return false;
+        size_t k = P->i + 4;
+        while (k < P->n && (P->s[k] == ' ' || P->s[k] == '\t'))
+                k++;
+        return k < P->n && P->s[k] == '-';
+}
+
 static void parse_command(struct psh *P)
 {
         for (;;) {
@@ -1186,7 +1273,7 @@ static void parse_command(struct psh *P)
                         break;
                 }
                 const char *rw = peek_reserved(P);
-                if (!rw || !strcmp(rw, "in") || !strcmp(rw, "]]"))
+                if (!rw || !strcmp(rw, "in") || !strcmp(rw, "]]") || time_command(P, rw))
                         break;
                 reserved(P, rw);
                 if (!strcmp(rw, "case"))

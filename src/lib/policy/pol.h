@@ -23,6 +23,10 @@
 #define POL_MAX_US 250000          /* wall time for one decision */
 #define POL_MAX_INLINES 64         /* function calls re-read with their arguments */
 #define POL_MAX_FILE (1024 * 1024) /* bytes of a policy file */
+#define POL_MAX_FUNCS 1024         /* functions defined in one string */
+#define POL_MAX_FLAG 64            /* bytes of a flag a rule can name, with its NUL */
+/* Bytes the parser copies beyond its input (expanded values, function bodies ...). */
+#define POL_MAX_COPIED (1024 * 1024)
 
 /* One simple command that would run (after wrappers were peeled off, each layer is its own
  * scmd).  Programs starting with '@' are synthetic findings (download piped to a shell, a
@@ -45,6 +49,7 @@ struct scan {
         int64_t deadline_us;
         int next_pipe;
         int inlines; /* function calls parsed again with their arguments */
+        size_t copied; /* bytes counted against POL_MAX_COPIED */
         bool failed; /* a limit was exceeded or parsing failed: fail closed */
 };
 

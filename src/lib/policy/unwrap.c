@@ -176,7 +176,10 @@ struct opts {
         const char *const *long_with_arg; /* long options (no dashes) that take one */
 };
 
-/* Index of the first operand of argv after options, or argc. */
+/* Index of the first operand of argv after options, or argc: never more.  An option that
+ * takes a value may be the last word (`sudo -u`, `env -u`): the value is then missing, the
+ * real program fails on it, and the scan must not step past the end (every caller indexes
+ * argv with what this returns). */
 static size_t skip_opts(char **argv, size_t argc, size_t k, const struct opts *o)
 {
         static const char *const none[] = {NULL};
@@ -200,12 +203,12 @@ static size_t skip_opts(char **argv, size_t argc, size_t k, const struct opts *o
                                 break;
                         }
         }
-        return k;
+        return k < argc ? k : argc;
 }
 
 static bool has_short(char **argv, size_t from, size_t to, char f)
 {
-        for (size_t k = from; k < to; k++)
+        for (size_t k = from; k < to && argv[k]; k++)
                 if (argv[k][0] == '-' && argv[k][1] != '-' && strchr(argv[k] + 1, f))
                         return true;
         return false;
@@ -255,7 +258,7 @@ static char *echo_text(char **argv, size_t argc)
                         esc = true;
                 k++;
         }
-        char *r = render_argv(argv + k, POL_MAX_INPUT);
+        char *r = render_argv(argv + k, SIZE_MAX);
         if (has_unk(r)) {
                 free(r);
                 return NULL;
@@ -372,17 +375,27 @@ static void h_shell(struct scan *sc, size_t idx, int depth)
         char **a = sc->cmds[idx].argv.v;
         size_t n = sc->cmds[idx].argv.n, k = 1;
         bool c_opt = false;
+        /* A cluster may hold c (the command string is the first operand after the options)
+         * and o or O, each taking the next word: bash -eo pipefail -c '...'. */
         for (; k < n; k++) {
-                if (!strcmp(a[k], "--") || !strcmp(a[k], "-")) {
+                const char *o = a[k];
+                if (!strcmp(o, "--") || !strcmp(o, "-")) {
                         k++;
                         break;
                 }
-                if ((a[k][0] != '-' && a[k][0] != '+') || !a[k][1])
+                if ((o[0] != '-' && o[0] != '+') || !o[1])
                         break;
-                if (a[k][1] != '-' && strchr(a[k] + 1, 'c'))
-                        c_opt = true;
-                if (a[k][1] == 'o' || !strcmp(a[k], "+o") || !strcmp(a[k], "-O") || !strcmp(a[k], "--rcfile") || !strcmp(a[k], "--init-file"))
-                        k++;
+                if (o[1] == '-') {
+                        if (!strcmp(o, "--rcfile") || !strcmp(o, "--init-file"))
+                                k++;
+                        continue;
+                }
+                for (const char *q = o + 1; *q; q++) {
+                        if (*q == 'c' && o[0] == '-')
+                                c_opt = true;
+                        if (*q == 'o' || *q == 'O')
+                                k++;
+                }
         }
         if (c_opt) {
                 if (k >= n)
@@ -406,9 +419,59 @@ static void h_shell(struct scan *sc, size_t idx, int depth)
         code_from_stdin(sc, idx, NULL, depth);
 }
 
+/* su [options] [-] [user [args]]: options may follow the user; -c STRING (--command)
+ * runs the string in the user's shell, anything else starts one. */
+static void h_su(struct scan *sc, size_t idx, int depth)
+{
+        char **a = sc->cmds[idx].argv.v;
+        size_t n = sc->cmds[idx].argv.n;
+        for (size_t k = 1; k < n; k++) {
+                const char *o = a[k], *cmd = NULL;
+                if (!strcmp(o, "--"))
+                        break;
+                if (!strncmp(o, "--command=", 10))
+                        cmd = o + 10;
+                else if ((!strcmp(o, "--command") || (o[0] == '-' && o[1] != '-' && o[strlen(o) - 1] == 'c')) && k + 1 < n)
+                        cmd = a[k + 1];
+                else if (o[0] == '-' && o[1] != '-' && o[1] && strchr("sgGw", o[strlen(o) - 1]))
+                        k++; /* -s SHELL, -g GROUP, -G GROUP, -w LIST */
+                if (!cmd)
+                        continue;
+                if (all_unk(cmd) || sc->cmds[idx].dl_word)
+                        return unknown_code(sc, idx, "su -c of a string that cannot be known");
+                return parse_text(sc, idx, cmd, depth);
+        }
+        if (no_input(&sc->cmds[idx]))
+                return finding(sc, idx, "@interactive-shell", "su with no command starts a shell");
+        code_from_stdin(sc, idx, NULL, depth);
+}
+
+/* sg [-] [GROUP [-c] COMMAND]: COMMAND is a string for /bin/sh -c. */
+static void h_sg(struct scan *sc, size_t idx, int depth)
+{
+        char **a = sc->cmds[idx].argv.v;
+        size_t n = sc->cmds[idx].argv.n, k = 1;
+        if (k < n && !strcmp(a[k], "-"))
+                k++;
+        k++; /* the group */
+        if (k < n && !strcmp(a[k], "-c"))
+                k++;
+        if (k >= n) {
+                if (no_input(&sc->cmds[idx]))
+                        finding(sc, idx, "@interactive-shell", "sg with no command starts a shell");
+                return;
+        }
+        char *s = render_argv(a + k, SIZE_MAX);
+        if (all_unk(s) || sc->cmds[idx].dl_word)
+                unknown_code(sc, idx, "sg of a command that cannot be known");
+        else
+                parse_text(sc, idx, s, depth);
+        free(s);
+}
+
 static void h_eval(struct scan *sc, size_t idx, int depth)
 {
-        char *s = render_argv(sc->cmds[idx].argv.v + 1, POL_MAX_INPUT);
+        char *s = render_argv(sc->cmds[idx].argv.v + 1, SIZE_MAX);
         if (all_unk(s) || sc->cmds[idx].dl_word)
                 unknown_code(sc, idx, "eval of a string that cannot be known");
         else
@@ -436,7 +499,7 @@ struct wrapper {
 };
 
 static const struct wrapper wrappers[] = {
-        {"sudo", {"ugpCDhrtUT", (const char *const[]){"user", "group", "prompt", "close-from", "chdir", "host", "role", "type", "other-user", "command-timeout", NULL}}, 0, "lVKkv"},
+        {"sudo", {"ugpCDhrtUTR", (const char *const[]){"user", "group", "prompt", "close-from", "chdir", "host", "role", "type", "other-user", "command-timeout", "chroot", NULL}}, 0, "lVKkv"},
         {"doas", {"uC", NULL}, 0, NULL},
         {"nice", {"n", (const char *const[]){"adjustment", NULL}}, 0, NULL},
         {"nohup", {"", NULL}, 0, NULL},
@@ -447,17 +510,23 @@ static const struct wrapper wrappers[] = {
         {"exec", {"a", NULL}, 0, NULL},
         {"time", {"fo", (const char *const[]){"format", "output", NULL}}, 0, NULL},
         {"stdbuf", {"ioe", (const char *const[]){"input", "output", "error", NULL}}, 0, NULL},
-        {"ionice", {"cnp", (const char *const[]){"class", "classdata", "pid", NULL}}, 0, NULL},
+        {"ionice", {"cnpPu", (const char *const[]){"class", "classdata", "pid", "pgid", "uid", NULL}}, 0, NULL},
         {"chrt", {"T P D", NULL}, 1, NULL},
         {"taskset", {"", NULL}, 1, NULL},
         {"chroot", {"", (const char *const[]){"userspec", "groups", NULL}}, 1, NULL, true},
-        {"unshare", {"S G R w", (const char *const[]){"setuid", "setgid", "root", "wd", NULL}}, 0, NULL, true},
-        {"nsenter", {"tSGrw", (const char *const[]){"target", NULL}}, 0, NULL, true},
-        {"sg", {"", NULL}, 1, NULL, true},
+        {"unshare", {"SGRw", (const char *const[]){"setuid", "setgid", "root", "wd", "propagation", "setgroups",
+                                                   "map-user", "map-group", "map-users", "map-groups", "monotonic",
+                                                   "boottime", NULL}}, 0, NULL, true},
+        /* -r[DIR] and -w[DIR] take a value only when it is attached */
+        {"nsenter", {"tSG", (const char *const[]){"target", "setuid", "setgid", NULL}}, 0, NULL, true},
         {"newgrp", {"", NULL}, 1, NULL, true},
         {"capsh", {"", NULL}, 0, NULL, true},
-        {"systemd-run", {"pEuMHt", (const char *const[]){"unit", "property", "uid", "gid", "working-directory", NULL}}, 0, NULL, true},
-        {"flock", {"wEcn", (const char *const[]){"timeout", "conflict-exit-code", NULL}}, 1, NULL},
+        {"systemd-run", {"pEuMH", (const char *const[]){"unit", "property", "uid", "gid", "working-directory", "description",
+                                                       "slice", "nice", "setenv", "service-type", "machine", "host",
+                                                       "on-active", "on-boot", "on-startup", "on-unit-active",
+                                                       "on-unit-inactive", "on-calendar", "timer-property", NULL}}, 0, NULL, true},
+        /* -n is --nonblock, no value: flock -n LOCK CMD */
+        {"flock", {"wEc", (const char *const[]){"timeout", "conflict-exit-code", "command", NULL}}, 1, NULL},
         {"strace", {"oepsEaIbPuXU", NULL}, 0, NULL},
         {"ltrace", {"oepsEaIbPuXUn", NULL}, 0, NULL},
         {"unbuffer", {"", NULL}, 0, NULL},
@@ -470,7 +539,8 @@ static const struct wrapper wrappers[] = {
         {"proxychains", {"f", NULL}, 0, NULL},
         {"proxychains4", {"f", NULL}, 0, NULL},
         {"torsocks", {"", NULL}, 0, NULL},
-        {"watch", {"nd", (const char *const[]){"interval", NULL}}, 0, NULL},
+        /* -d[=permanent] takes a value only when it is attached */
+        {"watch", {"nq", (const char *const[]){"interval", "equexit", NULL}}, 0, NULL},
         {"busybox", {"", NULL}, 0, NULL},
         {"rlwrap", {"", NULL}, 0, NULL},
         {"fakeroot", {"", NULL}, 0, NULL},
@@ -491,13 +561,31 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
                         if (has_short(a, 1, k, *s))
                                 return;
         /* -c STRING (flock, runuser, su-like) runs a shell string */
-        if ((!strcmp(p, "flock") || !strcmp(p, "runuser")) && has_short(a, 1, n, 'c')) {
-                for (size_t j = 1; j + 1 < n; j++)
-                        if (!strcmp(a[j], "-c") || !strcmp(a[j], "--command")) {
-                                if (all_unk(a[j + 1]))
-                                        return unknown_code(sc, idx, "shell string that cannot be known");
-                                return parse_text(sc, idx, a[j + 1], depth);
-                        }
+        if (!strcmp(p, "flock") || !strcmp(p, "runuser")) {
+                for (size_t j = 1; j < n; j++) {
+                        const char *cmd = !strncmp(a[j], "--command=", 10)                                ? a[j] + 10
+                                          : (!strcmp(a[j], "-c") || !strcmp(a[j], "--command")) && j + 1 < n ? a[j + 1]
+                                                                                                           : NULL;
+                        if (!cmd)
+                                continue;
+                        if (all_unk(cmd))
+                                return unknown_code(sc, idx, "shell string that cannot be known");
+                        return parse_text(sc, idx, cmd, depth);
+                }
+        }
+        /* capsh ... -- ARGS runs bash with ARGS */
+        if (!strcmp(p, "capsh")) {
+                size_t j = 1;
+                while (j < n && strcmp(a[j], "--"))
+                        j++;
+                if (j >= n)
+                        return;
+                struct strvec v = {0};
+                strvec_push(&v, xstrdup("bash"));
+                for (j++; j < n; j++)
+                        strvec_push(&v, xstrdup(a[j]));
+                child_and_unwrap(sc, idx, v.v, v.n, depth);
+                return strv_free(v.v);
         }
         k += (size_t)w->skip;
         if (k >= n) {
@@ -506,7 +594,7 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
                 return;
         }
         if (!strcmp(p, "watch")) {
-                char *s = render_argv(a + k, POL_MAX_INPUT);
+                char *s = render_argv(a + k, SIZE_MAX);
                 if (all_unk(s))
                         unknown_code(sc, idx, "watch of a command that cannot be known");
                 else
@@ -528,7 +616,7 @@ static void h_env(struct scan *sc, size_t idx, int depth)
                 for (size_t m = k; m < j; m++)
                         if (!strcmp(a[m], "-S") || !strncmp(a[m], "--split-string", 14) || (a[m][0] == '-' && a[m][1] != '-' && strchr(a[m], 'S'))) {
                                 /* -S 'STRING': env splits the string into the command */
-                                char *s = render_argv(a + m + 1, POL_MAX_INPUT);
+                                char *s = render_argv(a + m + 1, SIZE_MAX);
                                 if (all_unk(s))
                                         unknown_code(sc, idx, "env -S of a string that cannot be known");
                                 else
@@ -547,12 +635,16 @@ static void h_env(struct scan *sc, size_t idx, int depth)
                 child_and_unwrap(sc, idx, a + k, n - k, depth);
 }
 
-/* a with every occurrence of pat replaced by with. */
+/* a with every occurrence of pat replaced by with; NULL when that would be longer than a
+ * shell string may be (find ROOT -exec with a long ROOT and {}{}{}...: the caller then
+ * fails closed rather than judge a cut-down command). */
 static char *replace_all(const char *a, const char *pat, const char *with)
 {
         size_t pl = strlen(pat), wl = strlen(with), n = 0;
         for (const char *p = a; pl && (p = strstr(p, pat)); p += pl)
                 n++;
+        if (n && wl > POL_MAX_INPUT / n)
+                return NULL;
         char *r = xmalloc(strlen(a) + n * wl + 1), *o = r;
         for (const char *p = a;;) {
                 const char *m = pl ? strstr(p, pat) : NULL;
@@ -603,27 +695,32 @@ static void h_xargs(struct scan *sc, size_t idx, int depth)
 {
         char **a = sc->cmds[idx].argv.v;
         size_t n = sc->cmds[idx].argv.n;
-        static const char *const lwa[] = {"arg-file", "delimiter", "max-args", "max-procs", "max-lines",
-                                          "max-chars", "replace", "eof", "process-slot-var", NULL};
+        /* --replace[=R], --eof[=E] and --max-lines[=N] take a value only after '=' */
+        static const char *const lwa[] = {"arg-file", "delimiter", "max-args", "max-procs", "max-chars",
+                                          "process-slot-var", NULL};
         static const struct opts o = {"IaEdLnPs", lwa};
         size_t k = skip_opts(a, n, 1, &o);
         const char *repl = NULL;
         for (size_t j = 1; j < k; j++)
                 if (!strcmp(a[j], "-I") && j + 1 < k)
                         repl = a[j + 1];
-                else if (!strncmp(a[j], "-I", 2) && a[j][2])
+                else if ((!strncmp(a[j], "-I", 2) || !strncmp(a[j], "-i", 2)) && a[j][2])
                         repl = a[j] + 2;
-                else if (!strcmp(a[j], "-i") || !strncmp(a[j], "--replace", 9))
+                else if (!strncmp(a[j], "--replace=", 10))
+                        repl = a[j] + 10;
+                else if (!strcmp(a[j], "-i") || !strcmp(a[j], "--replace"))
                         repl = "{}";
         _cleanup_free_ char *item = xargs_item(sc, idx);
         struct strvec v = {0};
         if (k >= n)
                 strvec_push(&v, xstrdup("echo"));
         for (size_t j = k; j < n; j++) {
-                if (repl && *repl && strstr(a[j], repl))
-                        strvec_push(&v, replace_all(a[j], repl, item));
-                else
-                        strvec_push(&v, xstrdup(a[j]));
+                char *w = repl && *repl && strstr(a[j], repl) ? replace_all(a[j], repl, item) : xstrdup(a[j]);
+                if (!w) {
+                        strv_free(v.v);
+                        return finding(sc, idx, "@limit-exceeded", "xargs replaces into too long a command");
+                }
+                strvec_push(&v, w);
         }
         if (!repl)
                 strvec_push(&v, xstrdup(item));
@@ -655,9 +752,18 @@ static void h_find(struct scan *sc, size_t idx, int depth)
         for (size_t j = k; j < n; j++) {
                 if (!strcmp(a[j], "-exec") || !strcmp(a[j], "-execdir") || !strcmp(a[j], "-ok") || !strcmp(a[j], "-okdir")) {
                         struct strvec v = {0};
-                        for (j++; j < n && strcmp(a[j], ";") && strcmp(a[j], "+"); j++)
-                                strvec_push(&v, replace_all(a[j], "{}", each));
-                        if (v.n)
+                        bool cut = false;
+                        for (j++; j < n && strcmp(a[j], ";") && strcmp(a[j], "+"); j++) {
+                                char *w = replace_all(a[j], "{}", each);
+                                if (!w) {
+                                        cut = true;
+                                        break;
+                                }
+                                strvec_push(&v, w);
+                        }
+                        if (cut)
+                                finding(sc, idx, "@limit-exceeded", "find -exec replaces into too long a command");
+                        else if (v.n)
                                 child_and_unwrap(sc, idx, v.v, v.n, depth);
                         strv_free(v.v);
                         tests = true;
@@ -828,7 +934,7 @@ static void h_awk(struct scan *sc, size_t idx, int depth)
 static void h_db(struct scan *sc, size_t idx, int depth)
 {
         (void)depth;
-        char *all = render_argv(sc->cmds[idx].argv.v + 1, POL_MAX_INPUT);
+        char *all = render_argv(sc->cmds[idx].argv.v + 1, SIZE_MAX);
         scan_sql(sc, all, idx);
         free(all);
         char *text;
@@ -869,7 +975,7 @@ static const struct handler handlers[] = {
         {"sh", h_shell},    {"bash", h_shell},   {"dash", h_shell},     {"zsh", h_shell},
         {"ksh", h_shell},   {"ash", h_shell},    {"mksh", h_shell},     {"fish", h_shell},
         {"rbash", h_shell}, {"yash", h_shell}, {"posh", h_shell}, {"elvish", h_shell}, {"pwsh", h_shell},
-        {"xonsh", h_shell}, {"tclsh", h_shell}, {"wish", h_shell}, {"csh", h_shell}, {"tcsh", h_shell}, {"sash", h_shell}, {"su", h_shell},     {"rsync", h_rsync},   {"eval", h_eval},
+        {"xonsh", h_shell}, {"tclsh", h_shell}, {"wish", h_shell}, {"csh", h_shell}, {"tcsh", h_shell}, {"sash", h_shell}, {"su", h_su},     {"sg", h_sg},     {"rsync", h_rsync},   {"eval", h_eval},
         {"source", h_source}, {".", h_source},   {"env", h_env},        {"xargs", h_xargs},
         {"parallel", h_xargs}, {"find", h_find}, {"git", h_git},        {"make", h_make},
         {"gmake", h_make},  {"awk", h_awk},      {"gawk", h_awk},       {"mawk", h_awk},
