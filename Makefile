@@ -57,7 +57,7 @@ REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/common.o
 
-.PHONY: all deps check check-clients unit integration demo bench install clean stress fuzz fuzz-bins
+.PHONY: all deps check check-clients check-pod unit integration demo bench install clean stress fuzz fuzz-bins
 all: $(BUILD)/txbox $(UNIT_BIN) $(REPLAY_BIN)
 
 $(BUILD)/%.o: %.c Makefile
@@ -120,6 +120,11 @@ bench:
 
 stress: all
 	BUILD=$(BUILD) TXBOX_STRESS=1 tests/run.sh integration
+
+# txbox in a container as deploy/pod.yaml runs it (tests/pod/run.sh): needs podman and root;
+# skips, saying why, where podman cannot run a container.
+check-pod: $(BUILD)/txbox
+	BUILD=$(BUILD) tests/pod/run.sh
 
 # Fuzzing (tests/fuzz/run.sh): each libFuzzer target (clang, ASan, UBSan) for FUZZ_SECONDS,
 # then the JSON-RPC mutation test with TXBOX_FUZZ_N messages.  make check replays the

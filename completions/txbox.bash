@@ -18,7 +18,7 @@ _txbox()
         local cur prev verb i
         cur=${COMP_WORDS[COMP_CWORD]}
         prev=${COMP_WORDS[COMP_CWORD - 1]}
-        local verbs="run sh check log show diff commit rollback undo recover begin doctor report hook mcp agent trust prefix"
+        local verbs="run sh check log show diff commit rollback undo recover gc begin doctor report hook mcp agent trust prefix"
 
         for ((i = 1; i < COMP_CWORD; i++)); do
                 case ${COMP_WORDS[i]} in
@@ -29,7 +29,7 @@ _txbox()
         done
         case $prev in
         -C | --workspace | --state) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-        --policy | --report | --html) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --policy | --report | --html | --cursor) COMPREPLY=($(compgen -f -- "$cur")); return ;;
         esac
         if [ -z "${verb:-}" ]; then
                 COMPREPLY=($(compgen -W "$verbs -C --workspace --state --policy --help --version" -- "$cur"))
@@ -54,7 +54,12 @@ _txbox()
                 *) COMPREPLY=($(compgen -W "$(_txbox_ids)" -- "$cur")) ;;
                 esac
                 ;;
-        log) COMPREPLY=($(compgen -W "--json -n --help" -- "$cur")) ;;
+        log) COMPREPLY=($(compgen -W "--json -n --json-lines --since --follow --cursor --help" -- "$cur")) ;;
+        gc)
+                COMPREPLY=($(compgen -W "--keep= --max-age= --max-size= --save --show --dry-run --json --help" -- "$cur"))
+                [[ ${COMPREPLY[0]:-} == *= ]] && compopt -o nospace
+                ;;
+        doctor) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
         report) COMPREPLY=($(compgen -W "--html -n --help" -- "$cur")) ;;
         check) COMPREPLY=($(compgen -W "--json -c --help" -- "$cur")) ;;
         trust) COMPREPLY=($(compgen -W "--status --revoke --help" -- "$cur")) ;;

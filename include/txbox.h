@@ -318,6 +318,44 @@ struct txbox_recover_stats {
 TXBOX_API int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats,
                             struct txbox_error *err);
 
+/* Retention of what a long-lived workspace keeps for undo (txbox gc).  Every committed
+ * transaction that changed something keeps its originals in the state dir, so that txbox
+ * undo can put them back; the retention says for how many, how long and up to what size.
+ * Undo data beyond it is pruned oldest first, by txbox_gc and automatically after commits;
+ * the newest commit's is always kept.  0 in a field: no limit of that kind. */
+struct txbox_retention {
+        uint64_t keep;      /* transactions whose undo data is kept (default 1000) */
+        uint64_t max_age_s; /* seconds since the commit (default 30 days) */
+        uint64_t max_size;  /* bytes of undo data in all (default 1 GiB) */
+};
+
+struct txbox_gc_stats {
+        unsigned kept, pruned;     /* transactions whose undo data stays / was removed */
+        uint64_t kept_bytes, pruned_bytes;
+        unsigned trash;            /* leftovers removed (finished layers, pruned data, orphans) */
+        uint64_t trash_bytes;
+        unsigned skipped;          /* transactions in use, pending, or waiting for recovery */
+};
+
+#define TXBOX_GC_DRY_RUN 0x1u /* say what would go; change nothing */
+
+/* Parse "keep=N,max-age=AGE,max-size=SIZE" (any of them; AGE like 90m, 12h, 30d, SIZE like
+ * 512M, 2G; 0 or "none": no limit) into *out, which holds the defaults for what is not named. */
+TXBOX_API int txbox_retention_parse(const char *spec, struct txbox_retention *out, struct txbox_error *err);
+/* The retention in force: saved with txbox_retention_save, else TXBOX_RETENTION from the
+ * environment, else the defaults. */
+TXBOX_API int txbox_retention_get(struct txbox_ws *ws, struct txbox_retention *out, struct txbox_error *err);
+/* Save r as this workspace's retention (in its state dir), applied from now on. */
+TXBOX_API int txbox_retention_save(struct txbox_ws *ws, const struct txbox_retention *r, struct txbox_error *err);
+/* The retention as text, "keep=1000,max-age=30d,max-size=1G". */
+TXBOX_API void txbox_retention_format(const struct txbox_retention *r, char *buf, size_t size);
+/* Prune undo data beyond r (NULL: the retention in force), leftovers of finished
+ * transactions and the trash.  Never touches a pending transaction, one in use by a
+ * process, or one waiting for recovery; crash-safe: a transaction's undo data is moved
+ * out whole (one rename) before it is removed, so it is either all there or gone. */
+TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, unsigned flags,
+                       struct txbox_gc_stats *stats, struct txbox_error *err);
+
 /* One protection as probed on this machine (txbox doctor). */
 struct txbox_probe {
         const char *name;   /* e.g. "seccomp user notification" */
@@ -329,12 +367,26 @@ struct txbox_probe {
 /* Probe the kernel for every protection txbox uses; fills up to max entries and returns the
  * count.  Forks short-lived children in new namespaces; changes nothing on the machine. */
 TXBOX_API int txbox_doctor(struct txbox_probe *out, size_t max);
+/* The same for one workspace (NULL: none) and --state DIR (NULL: the default): the overlay is
+ * probed on the workspace's own filesystem, with the workspace as its lower layer (mounted
+ * detached, in a namespace of its own: nothing in it is touched); then the state dir, the
+ * workspace's filesystem type, and what a container around txbox does: user-namespace
+ * mapping, seccomp mode, security label.  Makes and removes one empty directory next to
+ * the state dir. */
+TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_dir, struct txbox_probe *out, size_t max);
 
 /* Audit reads. */
 TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **out, size_t *n,
                         struct txbox_error *err);
 TXBOX_API int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_record *out,
                          struct txbox_error *err);
+/* The log as a stream for shipping (txbox log --json-lines): every record written after
+ * change number since (0: from the start), oldest change first, at most limit (<= 0: all).
+ * A record appears again, in its new state, each time it changes (running, then committed,
+ * later undone); (*seqs)[i] is record i's change number, to pass as since next time.
+ * *out and *seqs are malloc'd (txbox_records_free, free). */
+TXBOX_API int txbox_log_changes(struct txbox_ws *ws, int64_t since, int limit, struct txbox_record **out,
+                                int64_t **seqs, size_t *n, struct txbox_error *err);
 /* A unified diff of a transaction's text changes (committed: the originals it replaced vs
  * the workspace as it is now; pending: the workspace vs its changes; undone: the workspace vs
  * what the undo took away).  *out is malloc'd. */

@@ -54,6 +54,7 @@ int cmd_commit(int argc, char **argv, const struct global_opts *g);
 int cmd_rollback(int argc, char **argv, const struct global_opts *g);
 int cmd_undo(int argc, char **argv, const struct global_opts *g);
 int cmd_recover(int argc, char **argv, const struct global_opts *g);
+int cmd_gc(int argc, char **argv, const struct global_opts *g);
 int cmd_check(int argc, char **argv, const struct global_opts *g);
 int cmd_begin(int argc, char **argv, const struct global_opts *g);
 int cmd_report(int argc, char **argv, const struct global_opts *g);

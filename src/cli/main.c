@@ -18,6 +18,7 @@ static const struct verb verbs[] = {
         {"rollback", cmd_rollback, "roll back a pending transaction"},
         {"undo", cmd_undo, "revert a committed transaction (default: the newest)"},
         {"recover", cmd_recover, "finish or revert interrupted commits and undos"},
+        {"gc", cmd_gc, "prune undo data beyond the retention (count, age, size) and the trash"},
         {"check", cmd_check, "the policy decision for a command, without running it"},
         {"begin", cmd_begin, "open a session of several commands, one savepoint each"},
         {"report", cmd_report, "a readable report of the transactions (HTML with --html FILE)"},

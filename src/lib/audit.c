@@ -754,11 +754,15 @@ void audit_close(struct audit *a)
 
 static void audit_closep(struct audit **a) { audit_close(*a); }
 
+static int changes_ensure(struct audit *a, struct txbox_error *err);
+
 static int connect_db(struct audit *a, struct txbox_error *err)
 {
         int r = db_open(a, err);
         if (r >= 0)
                 r = schema_ensure(a, err);
+        if (r >= 0)
+                r = changes_ensure(a, err);
         if (r < 0 && a->db) {
                 sqlite3_close_v2(a->db);
                 a->db = NULL;
@@ -1261,4 +1265,94 @@ int audit_later_overlaps(struct audit *a, int64_t after_commit_seq, const struct
         for (size_t i = 0; i < found.n; i++)
                 strvec_push(out, TAKE_PTR(found.v[i]));
         return (int)found.n;
+}
+
+/* ---- the change stream (txbox log --json-lines --since SEQ) ----
+ * A row's outcome changes after it is written (running, committed, undone), so the begin
+ * order cannot say what a reader has not seen.  tx_change numbers every write of a tx row:
+ * triggers give the row a new number (AUTOINCREMENT never hands one out twice) at each
+ * insert and update, so a reader that asks for the numbers after the last it saw gets every
+ * transaction whose record changed since, in its latest state.  Triggers rather than code
+ * in the writes: every writer, an older txbox included, keeps the stream whole, and the
+ * schema version stays 1 (an older txbox reads and writes the log as before). */
+#define CHANGE_TRIGGER(when) \
+        "CREATE TRIGGER IF NOT EXISTS tx_change_" when " AFTER " when " ON tx BEGIN" \
+        " INSERT OR REPLACE INTO tx_change(tx_seq) VALUES(NEW.seq); END;"
+static const char changes_sql[] =
+        "CREATE TABLE IF NOT EXISTS tx_change(seq INTEGER PRIMARY KEY AUTOINCREMENT,"
+        " tx_seq INTEGER UNIQUE NOT NULL);"
+        CHANGE_TRIGGER("INSERT") CHANGE_TRIGGER("UPDATE")
+        "INSERT OR IGNORE INTO tx_change(tx_seq) SELECT seq FROM tx ORDER BY seq;";
+
+static int changes_present(struct audit *a, bool *yes, struct txbox_error *err)
+{
+        _cleanup_free_ char *n = NULL;
+        int rc = query_text(a, "SELECT count(*) FROM sqlite_master WHERE name IN ('tx_change',"
+                               " 'tx_change_INSERT', 'tx_change_UPDATE')", &n);
+        if (rc != SQLITE_OK)
+                return db_fail(a, rc, err, "read its schema");
+        *yes = n && !strcmp(n, "3");
+        return 0;
+}
+
+static int changes_ensure(struct audit *a, struct txbox_error *err)
+{
+        bool yes;
+        int r = changes_present(a, &yes, err);
+
+        if (r < 0 || yes)
+                return r;
+        if ((r = tx_begin(a, true, err)) < 0)
+                return r;
+        if ((r = changes_present(a, &yes, err)) >= 0 && !yes) {
+                int rc = sqlite3_exec(a->db, changes_sql, NULL, NULL, NULL);
+                r = rc == SQLITE_OK ? 0 : db_fail(a, rc, err, "add its change stream");
+        }
+        return tx_end(a, r, err);
+}
+
+#define CHANGES_QUERY                                                                   \
+        "SELECT " TX_COLS ", cseq FROM tx JOIN (SELECT seq AS cseq, tx_seq FROM tx_change" \
+        " WHERE seq > ?1 ORDER BY seq LIMIT ?2) ON tx_seq = seq ORDER BY cseq"
+
+int audit_changes(struct audit *a, int64_t since, int limit, struct txbox_record **out, int64_t **seqs, size_t *n,
+                  struct txbox_error *err)
+{
+        CONNECT(a, err);
+        _cleanup_finalize_ sqlite3_stmt *st = NULL;
+        struct txbox_record *v = NULL;
+        int64_t *cs = NULL;
+        size_t nv = 0, cap = 0;
+        int rc = sqlite3_prepare_v2(a->db, CHANGES_QUERY, -1, &st, NULL), r;
+
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int64(st, 1, since);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int64(st, 2, limit > 0 ? limit : -1);
+        if (rc != SQLITE_OK)
+                return db_fail(a, rc, err, "read its change stream");
+        if ((r = tx_begin(a, false, err)) < 0)
+                return r;
+        for (;;) {
+                if (nv == cap) {
+                        cap = cap ? 2 * cap : 16;
+                        v = xrealloc(v, cap * sizeof(*v));
+                        cs = xrealloc(cs, cap * sizeof(*cs));
+                }
+                if ((r = read_row(a, st, &v[nv], err)) <= 0)
+                        break;
+                cs[nv++] = sqlite3_column_int64(st, C_MESSAGE + 1);
+        }
+        for (size_t i = 0; r >= 0 && i < nv; i++)
+                r = load_paths(a, &v[i], err);
+        sqlite3_reset(st);
+        if ((r = tx_end(a, r, err)) < 0) {
+                txbox_records_free(v, nv);
+                free(cs);
+                return r;
+        }
+        *out = v;
+        *seqs = cs;
+        *n = nv;
+        return 0;
 }

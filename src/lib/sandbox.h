@@ -87,4 +87,10 @@ void sandbox_abort(struct sandbox *sb);
 int sandbox_run(const struct sandbox_spec *spec, struct txbox_run_result *res,
                 struct txbox_error *err);
 
+/* The kernel probes of txbox doctor: the sandbox's namespaces, an overlay with lower as its
+ * lower layer (NULL: an empty directory) and its other layers in dir (NULL: a temporary
+ * directory under /var/tmp or /tmp), its own /proc, seccomp, Landlock, limits.  Fills up to
+ * max entries, returns the count. */
+int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, size_t max);
+
 #endif

@@ -156,6 +156,19 @@ static int check_state_dir(const char *ws, const char *state, struct txbox_error
         return 0;
 }
 
+int ws_choose_state(const char *ws, const char *state_opt, char **state, struct txbox_error *err)
+{
+        _cleanup_free_ char *mask = NULL;
+        int r;
+
+        *state = state_opt ? absolute_path(state_opt) : NULL;
+        if (!state_opt && (r = default_state(ws, state, &mask, err)) < 0)
+                return r;
+        if ((r = check_state_dir(ws, *state, err)) < 0)
+                free(TAKE_PTR(*state));
+        return r;
+}
+
 /* NAME in DIRFD, made if missing (opened first: it is there but the first time). */
 static int open_subdir(int dirfd, const char *name)
 {
@@ -371,7 +384,7 @@ static void settle(struct txbox_tx *tx)
  * it.  A commit moves its layers here, then its claim from active/ to settle/ (one rename):
  * while the claim is still in active/ (a commit finishing, in this process or another), the
  * layers stay too.  Looked up in that order, one of the two is always seen. */
-static bool unsettled_layer(struct txbox_ws *ws, const char *name)
+bool ws_unsettled_layer(struct txbox_ws *ws, const char *name)
 {
         const char *dot = strchr(name, '.');
         char s[128];
@@ -421,8 +434,9 @@ static void *sweep_main(void *arg)
          * program (a synchronous discard per directory on some file systems), and goes on
          * beside its evaluation and commit. */
         sweep_db_release(ws);
+        gc_auto(ws); /* the retention, after a commit (gc.c): before this command's own commit */
         for (size_t i = 0; d && i < names.n; i++)
-                if (!unsettled_layer(ws, names.v[i]))
+                if (!ws_unsettled_layer(ws, names.v[i]))
                         rm_rf_at(dirfd(d), names.v[i]);
         strvec_clear(&names);
         if (d)

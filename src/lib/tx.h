@@ -102,9 +102,22 @@ int tx_begin_record(const char *begin, struct txbox_record *rec);
 /* Is NAME in state/settle an entry of an earlier boot (*id: its transaction)? */
 bool ws_is_settle_of_other_boot(const char *name, const char **id);
 void ws_sweep_wait(struct txbox_ws *ws);
+/* Is trash entry NAME (ID.upper, ID.work) the layer of a commit not settled yet?  It stays
+ * until it is (see tx.c). */
+bool ws_unsettled_layer(struct txbox_ws *ws, const char *name);
+
+/* Retention (gc.c): one automatic pass when a commit happened since the last one (or an
+ * hour went by), run by the sweeper beside a program; skipped while the workspace lock is
+ * taken.  gc_pruned_through_ms: the newest commit time (ms) whose undo data gc pruned. */
+void gc_auto(struct txbox_ws *ws);
+int64_t gc_pruned_through_ms(struct txbox_ws *ws);
 
 /* Keep n (at most WS_PREPARED_MAX) transactions prepared (txbox_command_prepare). */
 void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);
+
+/* The state dir txbox would use for workspace ws (canonical) with --state state_opt (NULL:
+ * the default), checked to be on its mount and outside it; nothing is created. */
+int ws_choose_state(const char *ws, const char *state_opt, char **state, struct txbox_error *err);
 
 /* Serialise commits, undos and recovery on the workspace. */
 int ws_lock(struct txbox_ws *ws, struct txbox_error *err);

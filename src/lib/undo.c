@@ -281,8 +281,13 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
                 tx_unclaim(ws, rec->id, lock);
                 return r;
         }
-        if ((r = undo_ctx_open(ws, rec->id, &c, err)) < 0)
+        if ((r = undo_ctx_open(ws, rec->id, &c, err)) < 0) {
+                if (c.dir < 0 && rec->started_ms <= gc_pruned_through_ms(ws))
+                        r = tx_err(err, ENOENT, "cannot undo tx %s: its undo data was pruned by txbox gc under the "
+                                                "workspace's retention (txbox gc --help); its record stays in the log",
+                                   rec->id);
                 goto out;
+        }
         if ((r = undo_conflicts(ws, rec, c.dir, c.ops, c.n, err)) < 0)
                 goto out;
         if ((r = write_file_atomic_at(c.dir, "undoing", "", 0, true)) < 0) {

@@ -1,0 +1,633 @@
+/* Long-lived workspaces: what the state dir keeps for undo, and for how long.
+ *
+ * A commit that changed something leaves state/tx/ID: its journal, its marker and the
+ * originals it replaced (undo/), what txbox undo puts back (redo/ after an undo, for diff).
+ * The retention (count, age, size) says how much of that stays; the rest is pruned oldest
+ * first, so that what stays undoable is always the newest commits, which undo needs in
+ * order anyway (undo refuses while a later commit touched the same paths).
+ *
+ * Crash safety: a transaction's directory leaves tx/ in one rename into trash/, and only
+ * then is removed; a crash leaves it whole in tx/ (still undoable) or in the trash (gone,
+ * removed by the next sweep).  state/gc, written atomically before the renames, holds the
+ * sizes measured so far and the newest commit time pruned (for undo's message).
+ *
+ * Never touched: a transaction with a claim in active/ (a process works on it, or recovery
+ * must), one whose commit is not settled yet (settle/: recovery after a reboot replays its
+ * journal from tx/ID), a pending one, one half-way through an undo. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <limits.h>
+#include <strings.h>
+#include <sys/file.h>
+#include <time.h>
+
+#include "tx.h"
+
+#define RETENTION_FILE "retention"
+#define GC_FILE "gc"
+#define GC_FILE_MAX (8u << 20)
+#define GC_AUTO_MAX 64      /* prunes per automatic pass: it runs beside a program */
+#define GC_AUTO_STALE_S 3600 /* an automatic pass at least this often, for the age limit */
+#define GC_AUTO_LOCK_TRIES 40 /* 5 ms apart: a commit's hold of the lock, not an undo's */
+
+static const struct txbox_retention defaults = {
+        .keep = 1000,
+        .max_age_s = 30 * 86400,
+        .max_size = 1ull << 30,
+};
+
+/* ---- the setting ---- */
+
+static bool parse_scaled(const char *v, const char *const units[], const uint64_t scale[], size_t n, uint64_t *out)
+{
+        char *end;
+
+        if (!strcmp(v, "none")) {
+                *out = 0;
+                return true;
+        }
+        errno = 0;
+        unsigned long long x = strtoull(v, &end, 10);
+        if (errno || end == v || v[0] == '-')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!strcasecmp(end, units[i])) {
+                        if (x > UINT64_MAX / scale[i])
+                                return false;
+                        *out = x * scale[i];
+                        return true;
+                }
+        return false;
+}
+
+static bool parse_age(const char *v, uint64_t *out)
+{
+        static const char *const u[] = {"", "s", "m", "h", "d", "w"};
+        static const uint64_t k[] = {1, 1, 60, 3600, 86400, 7 * 86400};
+        return parse_scaled(v, u, k, ARRAY_SIZE(u), out);
+}
+
+static bool parse_size(const char *v, uint64_t *out)
+{
+        static const char *const u[] = {"", "b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib", "t", "tb", "tib"};
+        static const uint64_t k[] = {1, 1, 1ull << 10, 1ull << 10, 1ull << 10, 1ull << 20, 1ull << 20, 1ull << 20,
+                                     1ull << 30, 1ull << 30, 1ull << 30, 1ull << 40, 1ull << 40, 1ull << 40};
+        return parse_scaled(v, u, k, ARRAY_SIZE(u), out);
+}
+
+TXBOX_API int txbox_retention_parse(const char *spec, struct txbox_retention *out, struct txbox_error *err)
+{
+        struct txbox_retention r = *out;
+        _cleanup_free_ char *buf = xstrdup(spec);
+        char *save = NULL;
+
+        if (strlen(spec) > 256)
+                return tx_err(err, EINVAL, "retention setting too long (over 256 characters)");
+        for (char *t = strtok_r(buf, ", \t\n", &save); t; t = strtok_r(NULL, ", \t\n", &save)) {
+                char *eq = strchr(t, '=');
+                bool ok = false;
+                if (eq) {
+                        *eq = '\0';
+                        if (!strcmp(t, "keep"))
+                                ok = parse_size(eq + 1, &r.keep) && strspn(eq + 1, "0123456789") == strlen(eq + 1);
+                        else if (!strcmp(t, "max-age") || !strcmp(t, "age"))
+                                ok = parse_age(eq + 1, &r.max_age_s);
+                        else if (!strcmp(t, "max-size") || !strcmp(t, "size"))
+                                ok = parse_size(eq + 1, &r.max_size);
+                        if (!ok && !strcmp(t, "keep") && !strcmp(eq + 1, "none"))
+                                ok = (r.keep = 0, true);
+                }
+                if (!ok) {
+                        _cleanup_free_ char *h = human_escape(t, HUMAN_LINE);
+                        return tx_err(err, EINVAL, "bad retention item '%s%s%s': expected keep=N, max-age=AGE "
+                                                   "(90m, 12h, 30d, 2w) or max-size=SIZE (512M, 2G), 0 or none for no limit",
+                                      h, eq ? "=" : "", eq ? eq + 1 : "");
+                }
+        }
+        *out = r;
+        return 0;
+}
+
+TXBOX_API void txbox_retention_format(const struct txbox_retention *r, char *buf, size_t size)
+{
+        static const struct { uint64_t k; const char *u; } ages[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}},
+                                                            sizes[] = {{1ull << 40, "T"}, {1ull << 30, "G"}, {1ull << 20, "M"},
+                                                                       {1ull << 10, "K"}, {1, ""}};
+        char keep[32] = "none", age[32] = "none", sz[32] = "none";
+        size_t i;
+
+        if (r->keep)
+                snprintf(keep, sizeof(keep), "%llu", (unsigned long long)r->keep);
+        for (i = 0; r->max_age_s && r->max_age_s % ages[i].k; i++)
+                ;
+        if (r->max_age_s)
+                snprintf(age, sizeof(age), "%llu%s", (unsigned long long)(r->max_age_s / ages[i].k), ages[i].u);
+        for (i = 0; r->max_size && r->max_size % sizes[i].k; i++)
+                ;
+        if (r->max_size)
+                snprintf(sz, sizeof(sz), "%llu%s", (unsigned long long)(r->max_size / sizes[i].k), sizes[i].u);
+        snprintf(buf, size, "keep=%s,max-age=%s,max-size=%s", keep, age, sz);
+}
+
+static int retention_read(int state_fd, struct txbox_retention *out, struct txbox_error *err)
+{
+        _cleanup_free_ char *text = NULL;
+        const char *env = getenv("TXBOX_RETENTION");
+        int r = read_file_at(state_fd, RETENTION_FILE, 4096, &text, NULL);
+
+        *out = defaults;
+        if (r == -ENOENT)
+                return env && *env ? txbox_retention_parse(env, out, err) : 0;
+        if (r < 0)
+                return tx_err(err, -r, "cannot read the retention setting (state dir's '%s'): %s", RETENTION_FILE,
+                              strerror(-r));
+        return txbox_retention_parse(text, out, err);
+}
+
+TXBOX_API int txbox_retention_get(struct txbox_ws *ws, struct txbox_retention *out, struct txbox_error *err)
+{
+        return retention_read(ws->state_fd, out, err);
+}
+
+TXBOX_API int txbox_retention_save(struct txbox_ws *ws, const struct txbox_retention *r, struct txbox_error *err)
+{
+        char text[128];
+        int e;
+
+        txbox_retention_format(r, text, sizeof(text) - 1);
+        strcat(text, "\n");
+        if ((e = write_file_atomic_at(ws->state_fd, RETENTION_FILE, text, strlen(text), true)) < 0)
+                return tx_err(err, -e, "cannot save the retention setting in '%s/%s': %s", ws->state, RETENTION_FILE,
+                              strerror(-e));
+        return 0;
+}
+
+/* ---- what is there ---- */
+
+struct gc_entry {
+        char id[32];
+        int64_t time_ns;  /* when it was committed (its marker) */
+        int64_t mtime_ns; /* its directory's: the key of the size measured */
+        uint64_t bytes;
+        bool measured;
+        bool pinned; /* committed, not settled yet: recovery after a reboot may replay it */
+};
+
+struct gc_scan {
+        struct gc_entry *v; /* finished commits, undone or not */
+        size_t n, cap;
+        struct gc_entry *known; /* state/gc's entries, sorted by id */
+        size_t nknown;
+        struct strvec orphans; /* directories no transaction needs any more */
+        unsigned skipped;
+        int64_t pruned_ms;     /* from state/gc */
+        int64_t seq;           /* newest commit seq at the last pass, from state/gc */
+};
+
+static void scan_free(struct gc_scan *sc)
+{
+        free(sc->v);
+        free(sc->known);
+        strvec_clear(&sc->orphans);
+}
+
+static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
+
+/* Disk usage of name beneath dirfd, in bytes of blocks; symlinks are not followed and the
+ * depth is bounded (what undo keeps came from the workspace: the program's trees). */
+static uint64_t du_at(int dirfd, const char *name, int depth)
+{
+        struct stat st;
+        uint64_t sum;
+
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return 0;
+        sum = (uint64_t)st.st_blocks * 512;
+        if (!S_ISDIR(st.st_mode) || depth > CS_MAX_DEPTH)
+                return sum;
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = fd >= 0 ? dir_stream(fd) : NULL;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        sum += du_at(fd, de->d_name, depth + 1);
+        if (d)
+                closedir(d);
+        return sum;
+}
+
+static bool is_tx_id(const char *s)
+{
+        size_t n = strlen(s);
+        return n > 0 && n < sizeof(((struct txbox_record *)0)->id) && strspn(s, "0123456789abcdef") == n;
+}
+
+static bool has(int dirfd, const char *name, struct stat *st)
+{
+        struct stat dummy;
+        return fstatat(dirfd, name, st ? st : &dummy, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+/* Ids with an entry in settle/ (of any boot): commits whose journal recovery may replay. */
+static void settle_ids(struct txbox_ws *ws, struct strvec *ids)
+{
+        DIR *d = dir_stream(ws->settle_fd);
+        struct dirent *de;
+        const char *dot;
+
+        while (d && (de = readdir(d)))
+                if (de->d_name[0] != '.' && (dot = strchr(de->d_name, '.')))
+                        strvec_push(ids, xstrdup(dot + 1));
+        if (d)
+                closedir(d);
+}
+
+static bool strvec_has(const struct strvec *sv, const char *s)
+{
+        for (size_t i = 0; i < sv->n; i++)
+                if (!strcmp(sv->v[i], s))
+                        return true;
+        return false;
+}
+
+/* A directory without a commit marker: pending (kept), or a leftover of a transaction that
+ * ended otherwise (rolled back, denied: removed).  Only the log can tell; without it
+ * (the automatic pass) it stays. */
+static bool is_orphan(struct txbox_ws *ws, const char *id, bool use_log)
+{
+        struct txbox_record rec = {0};
+        struct txbox_error e;
+
+        if (!use_log)
+                return false;
+        int r = audit_get(ws->audit, id, &rec, &e);
+        bool orphan = r == -ENOENT || (r == 0 && strcmp(rec.id, id) == 0 &&
+                                       (rec.outcome == TXBOX_ROLLED_BACK || rec.outcome == TXBOX_DENIED ||
+                                        (rec.outcome == TXBOX_COMMITTED && rec.npaths == 0)));
+        txbox_record_clear(&rec);
+        return orphan;
+}
+
+static int by_id(const void *a, const void *b)
+{
+        return strcmp(((const struct gc_entry *)a)->id, ((const struct gc_entry *)b)->id);
+}
+
+static void add_entry(struct gc_scan *sc, const struct gc_entry *e)
+{
+        if (sc->n == sc->cap) {
+                sc->cap = sc->cap ? 2 * sc->cap : 64;
+                sc->v = xrealloc(sc->v, sc->cap * sizeof(*sc->v));
+        }
+        sc->v[sc->n++] = *e;
+}
+
+static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *settled, bool use_log, struct gc_scan *sc)
+{
+        struct stat mk, dst;
+
+        /* Claimed: a process works on it, or recovery must. */
+        if (faccessat(ws->active_fd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+                sc->skipped++;
+                return;
+        }
+        /* Measured by an earlier pass and unchanged since (a marker, an undo would have
+         * changed the directory's mtime): one stat, no walk. */
+        if (fstatat(ws->tx_fd, id, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode)) {
+                struct gc_entry key = {0}, *k;
+                snprintf(key.id, sizeof(key.id), "%s", id);
+                k = sc->nknown ? bsearch(&key, sc->known, sc->nknown, sizeof(key), by_id) : NULL;
+                if (k && k->mtime_ns == ts_ns(&dst.st_mtim) && k->time_ns) {
+                        add_entry(sc, k);
+                        sc->v[sc->n - 1].pinned = strvec_has(settled, id);
+                        return;
+                }
+        }
+        _cleanup_close_ int dfd = openat(ws->tx_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0 || fstat(dfd, &dst) < 0) {
+                sc->skipped++;
+                return;
+        }
+        bool committed = has(dfd, "committed", &mk), undoing = has(dfd, "undoing", NULL), undone = has(dfd, "undone", NULL);
+        if (committed && (!undoing || undone)) {
+                struct gc_entry e = {0};
+                snprintf(e.id, sizeof(e.id), "%s", id);
+                e.time_ns = ts_ns(&mk.st_mtim);
+                e.mtime_ns = ts_ns(&dst.st_mtim);
+                add_entry(sc, &e);
+                sc->v[sc->n - 1].pinned = strvec_has(settled, id);
+                return;
+        }
+        /* Half-way through a commit, a revert, an undo or a fold: recovery's. */
+        if (committed || undoing || has(dfd, "journal", NULL) || has(dfd, "revert", NULL) || has(dfd, "merging", NULL) ||
+            !is_orphan(ws, id, use_log)) {
+                sc->skipped++;
+                return;
+        }
+        strvec_push(&sc->orphans, xstrdup(id));
+}
+
+/* state/gc: "txbox-gc 1", "seq N", "pruned_ms N", then "ID MTIME_NS BYTES TIME_NS" per
+ * transaction measured (its directory's mtime, its size, its commit time).  Anything
+ * malformed is ignored: it is measured again. */
+static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
+{
+        _cleanup_free_ char *text = NULL;
+        char *save = NULL;
+        long long seq = -1, ms = 0;
+        size_t cap = 0;
+
+        sc->seq = -1;
+        if (read_file_at(ws->state_fd, GC_FILE, GC_FILE_MAX, &text, NULL) < 0 || strncmp(text, "txbox-gc 1\n", 11))
+                return;
+        for (char *l = strtok_r(text + 11, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+                char id[32];
+                long long mt, t;
+                unsigned long long b;
+                if (sscanf(l, "seq %lld", &seq) == 1 || sscanf(l, "pruned_ms %lld", &ms) == 1)
+                        continue;
+                if (sscanf(l, "%31s %lld %llu %lld", id, &mt, &b, &t) != 4 || !is_tx_id(id))
+                        continue;
+                if (sc->nknown == cap) {
+                        cap = cap ? 2 * cap : 64;
+                        sc->known = xrealloc(sc->known, cap * sizeof(*sc->known));
+                }
+                struct gc_entry *e = &sc->known[sc->nknown++];
+                memset(e, 0, sizeof(*e));
+                snprintf(e->id, sizeof(e->id), "%s", id);
+                e->mtime_ns = mt;
+                e->bytes = b;
+                e->time_ns = t;
+                e->measured = true;
+        }
+        if (sc->nknown)
+                qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
+        sc->seq = seq;
+        sc->pruned_ms = ms;
+}
+
+/* Sizes of entries found unchanged since the last pass, from state/gc. */
+static void cache_apply(struct gc_scan *sc)
+{
+        for (size_t i = 0; i < sc->n; i++) {
+                struct gc_entry *k = sc->nknown ? bsearch(&sc->v[i], sc->known, sc->nknown, sizeof(*k), by_id) : NULL;
+                if (k && k->mtime_ns == sc->v[i].mtime_ns) {
+                        sc->v[i].bytes = k->bytes;
+                        sc->v[i].measured = true;
+                }
+        }
+}
+
+static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq, int64_t pruned_ms)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        if (!f)
+                return -ENOMEM;
+        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\n", (long long)seq, (long long)pruned_ms);
+        for (size_t i = 0; i < kept; i++)
+                fprintf(f, "%s %lld %llu %lld\n", sc->v[i].id, (long long)sc->v[i].mtime_ns,
+                        (unsigned long long)sc->v[i].bytes, (long long)sc->v[i].time_ns);
+        fclose(f);
+        int r = write_file_atomic_at(ws->state_fd, GC_FILE, buf, len, false);
+        free(buf);
+        return r;
+}
+
+static int newest_first(const void *a, const void *b)
+{
+        const struct gc_entry *x = a, *y = b;
+        if (x->time_ns != y->time_ns)
+                return x->time_ns < y->time_ns ? 1 : -1;
+        return strcmp(y->id, x->id);
+}
+
+static int scan(struct txbox_ws *ws, bool use_log, struct gc_scan *sc)
+{
+        struct strvec settled = {0};
+        DIR *d = dir_stream(ws->tx_fd);
+        struct dirent *de;
+
+        memset(sc, 0, sizeof(*sc));
+        if (!d)
+                return -errno;
+        cache_read(ws, sc);
+        settle_ids(ws, &settled);
+        while ((de = readdir(d)))
+                if (is_tx_id(de->d_name))
+                        scan_one(ws, de->d_name, &settled, use_log, sc);
+        closedir(d);
+        strvec_clear(&settled);
+        if (sc->n)
+                qsort(sc->v, sc->n, sizeof(*sc->v), newest_first);
+        cache_apply(sc);
+        for (size_t i = 0; i < sc->n; i++)
+                if (!sc->v[i].measured)
+                        sc->v[i].bytes = du_at(ws->tx_fd, sc->v[i].id, 0);
+        return 0;
+}
+
+/* How many of the newest stay: the newest always (its undo is the one an agent's last step
+ * may need), then as long as every limit holds; past the first that breaks one, none. */
+static size_t select_kept(const struct gc_scan *sc, const struct txbox_retention *r, uint64_t *kept_bytes)
+{
+        struct timespec now;
+        uint64_t total = 0;
+        size_t i;
+
+        clock_gettime(CLOCK_REALTIME, &now);
+        for (i = 0; i < sc->n; i++) {
+                const struct gc_entry *e = &sc->v[i];
+                int64_t age_s = (ts_ns(&now) - e->time_ns) / 1000000000;
+                bool fits = (!r->keep || i < r->keep) && (!r->max_age_s || age_s <= (int64_t)r->max_age_s) &&
+                            (!r->max_size || total + e->bytes <= r->max_size);
+                if (i > 0 && !fits && !e->pinned)
+                        break;
+                total += e->bytes;
+        }
+        *kept_bytes = total;
+        return i;
+}
+
+/* Move tx/ID out whole, then remove it.  The rename is the step that decides.  (Crash
+ * points only in txbox gc's own pass: the failpoint table is not the sweeper thread's.) */
+static int prune_dir(struct txbox_ws *ws, const char *id, const char *suffix, bool fp)
+{
+        char as[64];
+        int r;
+
+        snprintf(as, sizeof(as), "%s.%s", id, suffix);
+        if (fp && (r = failpoint("gc")) < 0)
+                return r;
+        if (renameat2(ws->tx_fd, id, ws->trash_fd, as, RENAME_NOREPLACE) < 0) {
+                if (errno != EEXIST)
+                        return -errno;
+                rm_rf_at(ws->trash_fd, as); /* a crashed pass's: nothing needs it */
+                if (renameat2(ws->tx_fd, id, ws->trash_fd, as, RENAME_NOREPLACE) < 0)
+                        return -errno;
+        }
+        if (fp)
+                (void)failpoint("gc");
+        return rm_rf_at(ws->trash_fd, as);
+}
+
+/* The trash but for the layers of commits not settled yet (ws_unsettled_layer). */
+static void empty_trash(struct txbox_ws *ws, bool dry, struct txbox_gc_stats *st)
+{
+        struct strvec names = {0};
+        DIR *d = dir_stream(ws->trash_fd);
+        struct dirent *de;
+
+        while (d && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !ws_unsettled_layer(ws, de->d_name))
+                        strvec_push(&names, xstrdup(de->d_name));
+        if (d)
+                closedir(d);
+        for (size_t i = 0; i < names.n; i++) {
+                st->trash++;
+                st->trash_bytes += du_at(ws->trash_fd, names.v[i], 0);
+                if (!dry) {
+                        (void)failpoint("gc");
+                        rm_rf_at(ws->trash_fd, names.v[i]);
+                }
+        }
+        strvec_clear(&names);
+}
+
+/* One pass under the workspace lock. */
+static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool use_log, size_t max_prune, bool dry,
+                     struct txbox_gc_stats *st, struct txbox_error *err)
+{
+        struct gc_scan sc;
+        int64_t seq = ws_newest_commit_seq(ws), pruned_ms;
+        uint64_t kept_bytes;
+        int e = scan(ws, use_log, &sc);
+
+        if (e < 0)
+                return tx_err(err, -e, "cannot read '%s/tx': %s", ws->state, strerror(-e));
+        size_t kept = select_kept(&sc, r, &kept_bytes);
+        if (sc.n - kept > max_prune) /* the oldest first; the rest next time */
+                kept = sc.n - max_prune;
+        pruned_ms = sc.pruned_ms;
+        for (size_t i = kept; i < sc.n; i++) {
+                if (sc.v[i].pinned) { /* an old unsettled commit: recovery's first */
+                        sc.skipped++;
+                        continue;
+                }
+                st->pruned++;
+                st->pruned_bytes += sc.v[i].bytes;
+                if (sc.v[i].time_ns / 1000000 > pruned_ms)
+                        pruned_ms = sc.v[i].time_ns / 1000000;
+        }
+        st->kept = (unsigned)kept;
+        st->skipped = sc.skipped;
+        st->kept_bytes = 0;
+        for (size_t i = 0; i < kept; i++)
+                st->kept_bytes += sc.v[i].bytes;
+        for (size_t i = 0; i < sc.orphans.n; i++) {
+                st->trash++;
+                st->trash_bytes += du_at(ws->tx_fd, sc.orphans.v[i], 0);
+        }
+        if (dry) {
+                scan_free(&sc);
+                return 0;
+        }
+        /* The record first (sizes, and what undo may call pruned), then the renames. */
+        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms)) < 0) {
+                scan_free(&sc);
+                return tx_err(err, -e, "cannot write '%s/%s': %s", ws->state, GC_FILE, strerror(-e));
+        }
+        for (size_t i = sc.n; e >= 0 && i > kept; i--)
+                if (!sc.v[i - 1].pinned)
+                        e = prune_dir(ws, sc.v[i - 1].id, "gc", use_log);
+        for (size_t i = 0; e >= 0 && i < sc.orphans.n; i++)
+                e = prune_dir(ws, sc.orphans.v[i], "orphan", use_log);
+        scan_free(&sc);
+        if (e < 0)
+                return tx_err(err, -e, "cannot move pruned undo data into '%s/trash': %s", ws->state, strerror(-e));
+        return 0;
+}
+
+TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, unsigned flags, struct txbox_gc_stats *stats,
+                       struct txbox_error *err)
+{
+        struct txbox_retention in_force;
+        struct txbox_gc_stats st = {0};
+        bool dry = flags & TXBOX_GC_DRY_RUN;
+        int e;
+
+        if (!r) {
+                if ((e = txbox_retention_get(ws, &in_force, err)) < 0)
+                        return e;
+                r = &in_force;
+        }
+        ws_sweep_wait(ws); /* its trash and its log writes are done */
+        if ((e = ws_lock(ws, err)) < 0)
+                return e;
+        e = gc_locked(ws, r, true, SIZE_MAX, dry, &st, err);
+        if (e >= 0)
+                empty_trash(ws, dry, &st);
+        ws_unlock(ws);
+        if (stats)
+                *stats = st;
+        return e;
+}
+
+/* ---- the automatic pass (tx.c's sweeper, beside a program) ---- */
+
+/* The newest commit seq the last pass saw (first lines of state/gc), -1 when unknown. */
+static int64_t cache_seq(struct txbox_ws *ws)
+{
+        char buf[64];
+        long long seq;
+        _cleanup_close_ int fd = openat(ws->state_fd, GC_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
+
+        if (n <= 0)
+                return -1;
+        buf[n] = '\0';
+        return sscanf(buf, "txbox-gc 1\nseq %lld", &seq) == 1 ? seq : -1;
+}
+
+void gc_auto(struct txbox_ws *ws)
+{
+        struct txbox_retention r;
+        struct txbox_gc_stats st = {0};
+        struct txbox_error err;
+        struct stat gst;
+
+        /* A setting that cannot be read prunes nothing. */
+        if (retention_read(ws->state_fd, &r, &err) < 0)
+                return;
+        /* Due after a commit since the last pass, and now and then for the age limit. */
+        int64_t seq = ws_newest_commit_seq(ws);
+        bool fresh = fstatat(ws->state_fd, GC_FILE, &gst, 0) == 0 && time(NULL) - gst.st_mtime < GC_AUTO_STALE_S;
+        if (seq >= 0 && fresh && seq == cache_seq(ws))
+                return;
+        /* Our own lock: the workspace's descriptor is the main thread's (flock is per open
+         * file, so the two would not exclude each other).  A commit holds it for
+         * milliseconds; busy longer (a large undo, recovery): another time, for nothing may
+         * wait long on this thread (the next sandbox start joins it). */
+        _cleanup_close_ int lock = openat(ws->state_fd, "lock", O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        int tries = 0;
+        while (lock >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0) {
+                if (errno != EWOULDBLOCK || ++tries > GC_AUTO_LOCK_TRIES)
+                        return;
+                usleep(5000);
+        }
+        if (lock < 0)
+                return;
+        gc_locked(ws, &r, false, GC_AUTO_MAX, false, &st, &err);
+        flock(lock, LOCK_UN);
+}
+
+int64_t gc_pruned_through_ms(struct txbox_ws *ws)
+{
+        struct gc_scan sc = {0};
+
+        cache_read(ws, &sc);
+        scan_free(&sc);
+        return sc.pruned_ms;
+}
