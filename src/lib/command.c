@@ -78,7 +78,7 @@ static int capture_start(struct capture *c, size_t cap, int w[2])
                 w[i] = p[i][1];
                 c->buf[i] = xmalloc(cap + 1);
         }
-        int r = pthread_create(&c->thread, NULL, capture_main, c);
+        int r = thread_start(&c->thread, capture_main, c);
         if (r != 0) {
                 for (int i = 0; i < 2; i++) {
                         closep(&w[i]);

@@ -447,8 +447,6 @@ static void *sweep_main(void *arg)
 
 void ws_sweep(struct txbox_ws *ws, struct txbox_record *log)
 {
-        sigset_t all, old;
-
         if (ws->sweeping) {
                 if (!log && !atomic_load(&ws->swept))
                         return; /* the last one is still at it */
@@ -456,13 +454,9 @@ void ws_sweep(struct txbox_ws *ws, struct txbox_record *log)
         }
         ws->log_rec = log;
         ws->log_done = false;
-        /* Signals stay with the main thread (sandbox_exec reads them from a signalfd). */
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
         atomic_store(&ws->swept, false);
         ws->sweep_db_done = false;
-        ws->sweeping = pthread_create(&ws->sweeper, NULL, sweep_main, ws) == 0;
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        ws->sweeping = thread_start(&ws->sweeper, sweep_main, ws) == 0;
 }
 
 void ws_sweep_wait(struct txbox_ws *ws)

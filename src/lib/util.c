@@ -192,6 +192,17 @@ const char *boot_id(void)
         return boot;
 }
 
+int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+        sigset_t all, old;
+
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int r = pthread_create(t, NULL, fn, arg);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return r;
+}
+
 void trace_mark(const char *what)
 {
         static int on = -1;

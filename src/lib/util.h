@@ -4,6 +4,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -107,6 +108,12 @@ int64_t mono_us(void);
 /* This boot's id (/proc/sys/kernel/random/boot_id, 36 characters), or "" when unreadable:
  * a kernel that has not rebooted still holds in its page cache every write made since. */
 const char *boot_id(void);
+
+/* pthread_create() for txbox's helper threads, with every signal blocked in the new thread:
+ * a process-directed signal (SIGTERM to txbox) must reach the main thread, which reads it
+ * from a signalfd while a program runs; a thread that left it unblocked would take it, and
+ * its default action would end txbox mid-transaction.  0 or a positive error number. */
+int thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
 /* TXBOX_TRACE=1: print the time since the process's first mark, and what, to stderr (for
  * finding where a transaction's time goes; free when unset). */
 void trace_mark(const char *what);

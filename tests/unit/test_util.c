@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -169,6 +170,32 @@ static void test_human(void)
         ok(human_plain("ok") && !human_plain("\033"), "human_plain tells them apart");
 }
 
+/* thread_start: the new thread blocks every termination signal, whatever the caller's mask
+ * (a thread that did not would take a SIGTERM meant for txbox's signalfd, and die of it). */
+static void *mask_of(void *arg)
+{
+        pthread_sigmask(SIG_BLOCK, NULL, (sigset_t *)arg);
+        return NULL;
+}
+
+static void test_thread_start(void)
+{
+        sigset_t none, got, old;
+        pthread_t t;
+
+        sigemptyset(&none);
+        sigemptyset(&got);
+        pthread_sigmask(SIG_SETMASK, &none, &old);
+        is_int(thread_start(&t, mask_of, &got), 0, "thread_start starts a thread");
+        pthread_join(t, NULL);
+        ok(sigismember(&got, SIGTERM) && sigismember(&got, SIGINT) && sigismember(&got, SIGHUP) &&
+           sigismember(&got, SIGQUIT), "its thread blocks SIGTERM, SIGINT, SIGHUP and SIGQUIT");
+        sigset_t now;
+        pthread_sigmask(SIG_BLOCK, NULL, &now);
+        ok(!sigismember(&now, SIGTERM), "the caller's own mask is as it was");
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 int main(void)
 {
         char dir[200];
@@ -201,6 +228,7 @@ int main(void)
         test_beneath(top);
         test_sha256();
         test_human();
+        test_thread_start();
         close(keep);
         close(top);
         tap_rmtree(dir);
