@@ -20,7 +20,7 @@ tap_count() { # name, file with TAP output
 }
 
 run_one() { # name, command...
-        local name=$1 out rc
+        local name=$1 out rc t0=$SECONDS
         shift
         out=$(mktemp)
         "$@" >"$out" 2>&1
@@ -34,7 +34,7 @@ run_one() { # name, command...
         if ! grep -qE '^1\.\.[0-9]+' "$out"; then
                 echo "    $name printed no TAP plan"; fail=$((fail + 1)) failed+=("$name")
         fi
-        echo "  $name: $(grep -cE '^ok ' "$out") ok, $(grep -cE '^not ok ' "$out") not ok"
+        echo "  $name: $(grep -cE '^ok ' "$out") ok, $(grep -cE '^not ok ' "$out") not ok ($((SECONDS - t0)) s)"
         rm -f "$out"
 }
 
