@@ -35,6 +35,25 @@ struct txbox_error {
         char msg[1024];  /* one line, no trailing newline */
 };
 
+/* Exit statuses, as docs/CONTRACT.md defines them.  txbox run and sh end with the program's
+ * own status, 128+N when a signal N killed it, or one of 122 to 126 when txbox decided the
+ * outcome; the other verbs end with 0, REFUSED or USAGE (TXBOX for an unopenable workspace).
+ * 126 and 127 are also the shell's "cannot execute" and "not found", which the sandbox
+ * reports for a program it could not exec: only txbox's "txbox:" line tells a 126 from the
+ * policy from a 126 of the shell. */
+enum txbox_exit {
+        TXBOX_EXIT_REFUSED = 1,    /* a verb could not do what was asked (no such tx, undo refused) */
+        TXBOX_EXIT_USAGE = 2,      /* bad usage, unknown verb or global option */
+        TXBOX_EXIT_CONFLICT = 122, /* exited 0, but a path it wrote changed meanwhile; rolled back */
+        TXBOX_EXIT_EFFECT = 123,   /* exited 0 but broke an effect rule (or exec was refused); rolled back */
+        TXBOX_EXIT_TIMEOUT = 124,  /* killed by --timeout; rolled back */
+        TXBOX_EXIT_TXBOX = 125,    /* txbox itself failed (usage, workspace, sandbox); nothing changed */
+        TXBOX_EXIT_DENIED = 126,   /* the policy refused it before it started; nothing ran */
+        TXBOX_EXIT_NOEXEC = 126,   /* the shell's: found but could not be executed */
+        TXBOX_EXIT_NOTFOUND = 127, /* the shell's: command not found */
+        TXBOX_EXIT_SIGNAL = 128,   /* 128 + N: killed by signal N */
+};
+
 struct txbox_ws;
 struct txbox_tx;
 struct txbox_watch;

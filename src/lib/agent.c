@@ -491,7 +491,7 @@ static void count_call(struct loop *L, const struct txbox_command_result *res)
                 if (res->status != 0)
                         st->high_risk_intercepted++;
         }
-        if (!denied && res->status != 0 && res->status != 125) {
+        if (!denied && res->status != 0 && res->status != TXBOX_EXIT_TXBOX) {
                 st->failed++;
                 if (rolled)
                         st->failed_rolled_back++;
@@ -535,7 +535,7 @@ static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label
         int64_t ms = (mono_us() - t0) / 1000;
         L->st->txbox_ms += ms;
         if (r < 0) {
-                L->last_status = 125;
+                L->last_status = TXBOX_EXIT_TXBOX;
                 logf_(L, "  %s -> txbox failed: %s", label, err.msg);
                 return tool_error(L, "txbox could not run this: %s", err.msg);
         }
@@ -798,7 +798,7 @@ static double time_bare_true(void)
         pid_t pid = fork();
         if (pid == 0) {
                 execl("/bin/sh", "sh", "-c", "true", (char *)NULL);
-                _exit(127);
+                _exit(TXBOX_EXIT_NOTFOUND);
         }
         if (pid < 0)
                 return -1;

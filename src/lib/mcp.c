@@ -289,7 +289,7 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
         if (res.why && (!res.rec.message || strcmp(res.why, res.rec.message)))
                 fprintf(o->text, "txbox: %s\n", res.why);
         text_record(o->text, &res.rec);
-        if (res.status == 126)
+        if (res.status == TXBOX_EXIT_DENIED)
                 fputs("Nothing ran and nothing changed. Adapt the command to the rule's reason.\n", o->text);
         txbox_command_result_clear(&res);
         return 0;

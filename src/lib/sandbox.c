@@ -724,32 +724,32 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
         trace_mark("program: forked");
         reset_signals();
         if (drop_privileges(p->last_cap) < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: unprivileged");
         /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
          * check our execve, and nothing else runs in the sandbox yet. */
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         if (apply_landlock(s) < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: landlocked");
         if (apply_seccomp(p) < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: guarded");
         /* Ready: wait for the command (the supervisor checks it meanwhile); the socket closes
          * when the transaction was refused or given up. */
         cmd.stdio_redirect = false;
         if (recv_go(p->notify_sock, &cmd) < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         close(p->notify_sock); /* the supervisor sees every sender gone once we exec */
         trace_mark("program: command");
         if (chdir(s->cwd) < 0) {
                 child_fail(CHILD_SETUP_FAILED, errno, "cannot enter '%s' in the sandbox: %s", s->cwd, strerror(errno));
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         }
         for (int i = 0; s->stdio_redirect && i < 3; i++)
                 if (s->stdio[i] != i && dup2(s->stdio[i], i) < 0) {
                         child_fail(CHILD_SETUP_FAILED, errno, "cannot set up the program's stdio: %s", strerror(errno));
-                        _exit(125);
+                        _exit(TXBOX_EXIT_TXBOX);
                 }
         char found[PATH_MAX];
         const char *prog = resolve_program(s->argv[0], found, sizeof(found));
@@ -757,20 +757,20 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
          * connected unix socket) would bypass the read-only view: none survives exec. */
         if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
                 child_fail(CHILD_SETUP_FAILED, errno, "cannot close inherited descriptors: %s", strerror(errno));
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         }
         /* Last: RLIMIT_DATA counts what this process already mapped (an ASan build maps
          * terabytes of shadow), so nothing may allocate between here and exec. */
         int r = limits_apply_rlimits(&p->limits);
         if (r < 0) {
                 child_fail(CHILD_SETUP_FAILED, -r, "cannot set resource limits: %s", strerror(-r));
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         }
         execvpe(prog ? prog : s->argv[0], s->argv, p->envp);
         int e = errno;
         child_fail(CHILD_EXEC_FAILED, e, "%s: %s", s->argv[0],
                    e == ENOENT ? "command not found" : strerror(e));
-        _exit(e == ENOENT ? 127 : 126);
+        _exit(e == ENOENT ? TXBOX_EXIT_NOTFOUND : TXBOX_EXIT_NOEXEC);
 }
 
 struct program_args {
@@ -927,7 +927,7 @@ static void wait_cgroup(const struct sandbox_prep *p)
         while ((n = read(p->cg_sync, &c, 1)) < 0 && errno == EINTR)
                 ;
         if (n != 1) /* the supervisor gave up on us */
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         close(p->cg_sync);
 }
 
@@ -945,16 +945,16 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         if (syncfd >= 0) {
                 if (s->net != TXBOX_NET_HOST && unshare(CLONE_NEWNET) < 0) {
                         SETUP_FAIL("cannot create the sandbox's network namespace: %s", strerror(errno));
-                        _exit(125);
+                        _exit(TXBOX_EXIT_TXBOX);
                 }
                 if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
-                        _exit(125);
+                        _exit(TXBOX_EXIT_TXBOX);
                 close(syncfd);
         }
         trace_mark("init: mapped");
         if (setup_mounts(s, p) < 0 || (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
             (s->net == TXBOX_NET_ALLOW && send_proxy_socket(p) < 0))
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         if (sethostname("txbox", 5) < 0) {
                 /* cosmetic: the uts namespace is still private */
         }
@@ -965,7 +965,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         }
         trace_mark("init: mounted");
         if (protect_proc() < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         trace_mark("init: proc protected");
         /* The program runs as our uid: make init unreachable by ptrace from it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -974,7 +974,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         pid_t pid = spawn_program(s, p, statusfd);
         if (pid < 0) {
                 SETUP_FAIL("cannot fork the program: %s", strerror(errno));
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         }
         close(child_errfd);
         close(p->notify_sock);
@@ -1245,7 +1245,7 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
                 defer_reap(sv->pid, TAKE_PTR(sv->prep->cg));
         /* A single file that reached RLIMIT_FSIZE (the disk limit) killed its writer (a shell
          * reports that as 128 + SIGXFSZ). */
-        if (sv->limit == LIMIT_NONE && (res->signal == SIGXFSZ || res->exit_code == 128 + SIGXFSZ)) {
+        if (sv->limit == LIMIT_NONE && (res->signal == SIGXFSZ || res->exit_code == TXBOX_EXIT_SIGNAL + SIGXFSZ)) {
                 snprintf(res->limit_hit, sizeof(res->limit_hit), "disk");
                 snprintf(res->limit_detail, sizeof(res->limit_detail),
                          "a file reached the disk limit of %.1f MiB (--max-disk; RLIMIT_FSIZE sends SIGXFSZ)",
@@ -1526,7 +1526,7 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
                 if (setns(s->shared_ns->user_fd, CLONE_NEWUSER) < 0 || setns(s->shared_ns->net_fd, CLONE_NEWNET) < 0 ||
                     unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
                         SETUP_FAIL("cannot join the server's sandbox namespaces: %s", strerror(errno));
-                        _exit(125);
+                        _exit(TXBOX_EXIT_TXBOX);
                 }
                 close(s->shared_ns->user_fd);
                 close(s->shared_ns->net_fd);
@@ -1540,7 +1540,7 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
                 }
                 if (i < 0)
                         SETUP_FAIL("cannot start the sandbox's init: %s", strerror(errno));
-                _exit(i > 0 && write(pidp[1], &i, sizeof(i)) == sizeof(i) ? 0 : 125);
+                _exit(i > 0 && write(pidp[1], &i, sizeof(i)) == sizeof(i) ? 0 : TXBOX_EXIT_TXBOX);
         }
         close(pidp[1]);
         if (c > 0) {
@@ -1726,7 +1726,7 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         closep(&sv.listener);
         r = read_child_error(sb->errfd, res, err);
         if (r > 0) {
-                res->exit_code = res->exit_code >= 0 ? res->exit_code : 127;
+                res->exit_code = res->exit_code >= 0 ? res->exit_code : TXBOX_EXIT_NOTFOUND;
                 r = 0;
         }
         sandbox_free(sb);
