@@ -203,9 +203,13 @@ done
 if [ $verbose = 1 ] && [ -n "$objects" ]; then
         for k in "${!refs[@]}"; do
                 read -r a b <<<"$k"
-                [[ "$a" < "$b" ]] && [ -n "${refs["$b $a"]+x}" ] && echo "layers: note: $a and $b call each other"
+                if [[ "$a" < "$b" ]] && [ -n "${refs["$b $a"]+x}" ]; then
+                        echo "layers: note: $a and $b call each other"
+                fi
         done | sort
 fi
 
-[ $fail = 0 ] && [ $verbose = 1 ] && echo "layers: clean (${#files[@]} files${objects:+, objects in $objects})"
+if [ $fail = 0 ] && [ $verbose = 1 ]; then
+        echo "layers: clean (${#files[@]} files${objects:+, objects in $objects})"
+fi
 exit $fail
