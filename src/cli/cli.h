@@ -9,7 +9,8 @@
 
 /* Exit statuses: the names of include/txbox.h (enum txbox_exit, docs/CONTRACT.md), short. */
 enum {
-        EXIT_REFUSED = TXBOX_EXIT_REFUSED, /* the verb could not do what was asked (nothing to undo, conflict) */
+        EXIT_REFUSED = TXBOX_EXIT_REFUSED,
+                /* the verb could not do what was asked (nothing to undo, conflict) */
         EXIT_USAGE = TXBOX_EXIT_USAGE,
         EXIT_CONFLICT = TXBOX_EXIT_CONFLICT,
         EXIT_EFFECT = TXBOX_EXIT_EFFECT,
