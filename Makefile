@@ -57,7 +57,7 @@ REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/common.o
 
-.PHONY: all deps check check-clients check-pod unit integration demo bench install clean stress fuzz fuzz-bins
+.PHONY: all deps check check-clients check-pod unit integration layers demo bench install clean stress fuzz fuzz-bins
 all: $(BUILD)/txbox $(UNIT_BIN) $(REPLAY_BIN)
 
 $(BUILD)/%.o: %.c Makefile
@@ -93,6 +93,7 @@ deps:
 
 check:
 	@scripts/deps.sh --test
+	scripts/layers.sh
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run.sh
 
@@ -100,6 +101,13 @@ check:
 # pinned versions, each against a scripted model server in the test jail (tests/clients/).
 check-clients: $(BUILD)/txbox
 	BUILD=$(BUILD) tests/clients/run.sh
+
+# The layers of the code (scripts/layers.sh): every include, and every symbol an object of
+# $(BUILD) refers to once it is built, uses only its own layer and the ones below.  A second.
+layers:
+	scripts/layers.sh
+	@if [ -d $(BUILD)/src/lib ]; then echo "scripts/layers.sh --objects $(BUILD)"; \
+		scripts/layers.sh --objects $(BUILD); fi
 
 unit: all
 	BUILD=$(BUILD) tests/run.sh unit

@@ -35,6 +35,25 @@ struct txbox_error {
         char msg[1024];  /* one line, no trailing newline */
 };
 
+/* Exit statuses, as docs/CONTRACT.md defines them.  txbox run and sh end with the program's
+ * own status, 128+N when a signal N killed it, or one of 122 to 126 when txbox decided the
+ * outcome; the other verbs end with 0, REFUSED or USAGE (TXBOX for an unopenable workspace).
+ * 126 and 127 are also the shell's "cannot execute" and "not found", which the sandbox
+ * reports for a program it could not exec: only txbox's "txbox:" line tells a 126 from the
+ * policy from a 126 of the shell. */
+enum txbox_exit {
+        TXBOX_EXIT_REFUSED = 1,    /* a verb could not do what was asked (no such tx, undo refused) */
+        TXBOX_EXIT_USAGE = 2,      /* bad usage, unknown verb or global option */
+        TXBOX_EXIT_CONFLICT = 122, /* exited 0, but a path it wrote changed meanwhile; rolled back */
+        TXBOX_EXIT_EFFECT = 123,   /* exited 0 but broke an effect rule (or exec was refused); rolled back */
+        TXBOX_EXIT_TIMEOUT = 124,  /* killed by --timeout; rolled back */
+        TXBOX_EXIT_TXBOX = 125,    /* txbox itself failed (usage, workspace, sandbox); nothing changed */
+        TXBOX_EXIT_DENIED = 126,   /* the policy refused it before it started; nothing ran */
+        TXBOX_EXIT_NOEXEC = 126,   /* the shell's: found but could not be executed */
+        TXBOX_EXIT_NOTFOUND = 127, /* the shell's: command not found */
+        TXBOX_EXIT_SIGNAL = 128,   /* 128 + N: killed by signal N */
+};
+
 struct txbox_ws;
 struct txbox_tx;
 struct txbox_watch;
@@ -112,10 +131,12 @@ enum txbox_net_mode {
 /* Resource limits of one transaction; 0 in a field picks the default (docs/SECURITY.md). */
 struct txbox_limits {
         uint64_t procs;     /* processes and threads at once (default 1024) */
-        uint64_t memory;    /* bytes: the sandbox's total (processes, /tmp, /dev/shm, memfds; default half the RAM) */
+        uint64_t memory;    /* bytes: the sandbox's total (processes, /tmp, /dev/shm, memfds; default
+                             * half the RAM) */
         uint64_t cpu_s;     /* CPU seconds per process (default none: --timeout bounds the wall time) */
         uint64_t disk;      /* bytes the transaction holds on the workspace's file system: upper and work
-                             * layers and deleted files still open (default min(10 GiB, half the free space)) */
+                             * layers and deleted files still open (default min(10 GiB, half the free
+                             * space)) */
         uint64_t files;     /* files written: entries of the upper layer and deleted files still open
                              * (default min(1,000,000, half the free inodes)) */
         uint64_t open_files; /* open files per process (default 4096) */
@@ -346,7 +367,8 @@ TXBOX_API int txbox_retention_parse(const char *spec, struct txbox_retention *ou
  * environment, else the defaults. */
 TXBOX_API int txbox_retention_get(struct txbox_ws *ws, struct txbox_retention *out, struct txbox_error *err);
 /* Save r as this workspace's retention (in its state dir), applied from now on. */
-TXBOX_API int txbox_retention_save(struct txbox_ws *ws, const struct txbox_retention *r, struct txbox_error *err);
+TXBOX_API int txbox_retention_save(struct txbox_ws *ws, const struct txbox_retention *r,
+                                   struct txbox_error *err);
 /* The retention as text, "keep=1000,max-age=30d,max-size=1G". */
 TXBOX_API void txbox_retention_format(const struct txbox_retention *r, char *buf, size_t size);
 /* Prune undo data beyond r (NULL: the retention in force), leftovers of finished
@@ -373,7 +395,8 @@ TXBOX_API int txbox_doctor(struct txbox_probe *out, size_t max);
  * workspace's filesystem type, and what a container around txbox does: user-namespace
  * mapping, seccomp mode, security label.  Makes and removes one empty directory next to
  * the state dir. */
-TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_dir, struct txbox_probe *out, size_t max);
+TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_dir, struct txbox_probe *out,
+                              size_t max);
 
 /* Audit reads. */
 TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **out, size_t *n,

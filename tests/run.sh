@@ -1,6 +1,6 @@
 #!/bin/bash
-# Run the test suites: tests/run.sh [unit|fuzz|integration|clients|corpus|all] (unit includes the fuzz
-# corpus replay).  Integration tests run inside an
+# Run the test suites: tests/run.sh [unit|lint|fuzz|integration|clients|corpus|all] (unit includes
+# lint and the fuzz corpus replay).  Integration tests run inside an
 # outer jail (tests/jail.sh); as root, once as root and once as uid 54321.
 set -u
 cd "$(dirname "$0")/.."
@@ -50,6 +50,15 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
                                 env TMPDIR="$d/tmp" "$d/$(basename "$t")"
                         rm -rf "$d"
                 fi
+        done
+fi
+
+if [ "$what" = all ] || [ "$what" = unit ] || [ "$what" = lint ]; then
+        # The layers of the code (scripts/layers.sh) on the sources and the built objects, and
+        # that the check refuses an edge planted in a copy.
+        echo "lint (tests/lint)"
+        for t in tests/lint/t_*.sh; do
+                run_one "lint/$(basename "$t")" env BUILD="$BUILD" bash "$t"
         done
 fi
 

@@ -7,15 +7,16 @@
 
 #include "txbox.h"
 
-/* Exit statuses (docs/CONTRACT.md for run/sh; the other verbs use 0, 1 and 2). */
+/* Exit statuses: the names of include/txbox.h (enum txbox_exit, docs/CONTRACT.md), short. */
 enum {
-        EXIT_REFUSED = 1, /* the verb could not do what was asked (nothing to undo, conflict) */
-        EXIT_USAGE = 2,
-        EXIT_CONFLICT = 122,
-        EXIT_EFFECT = 123,
-        EXIT_TIMEOUT = 124,
-        EXIT_TXBOX = 125,
-        EXIT_DENIED = 126,
+        EXIT_REFUSED = TXBOX_EXIT_REFUSED,
+                /* the verb could not do what was asked (nothing to undo, conflict) */
+        EXIT_USAGE = TXBOX_EXIT_USAGE,
+        EXIT_CONFLICT = TXBOX_EXIT_CONFLICT,
+        EXIT_EFFECT = TXBOX_EXIT_EFFECT,
+        EXIT_TIMEOUT = TXBOX_EXIT_TIMEOUT,
+        EXIT_TXBOX = TXBOX_EXIT_TXBOX,
+        EXIT_DENIED = TXBOX_EXIT_DENIED,
 };
 
 struct global_opts {

@@ -74,7 +74,9 @@ static bool set_option(struct agent_args *a, int c, const char *arg)
         case O_CALLS: ok = parse_num(arg, 1, 1000, &v), a->o.max_calls = (int)v; break;
         case O_TIMEOUT: ok = parse_num(arg, 0.001, 86400 * 7, &v), a->o.cmd_timeout_s = v; break;
         case O_CAP: ok = parse_num(arg, 1, 64 * 1024 * 1024, &v), a->o.output_cap = (size_t)v; break;
-        case O_HTTP_TIMEOUT: ok = parse_num(arg, 0.001, 86400, &v), a->o.http_timeout_ms = (long)(v * 1000); break;
+        case O_HTTP_TIMEOUT:
+                ok = parse_num(arg, 0.001, 86400, &v), a->o.http_timeout_ms = (long)(v * 1000);
+                break;
         case O_RETRIES: ok = parse_num(arg, 1, 100, &v), a->o.http_attempts = (int)v; break;
         case O_BACKOFF: ok = parse_num(arg, 1, 600000, &v), a->o.retry_base_ms = (long)v; break;
         case O_NET:
@@ -85,7 +87,8 @@ static bool set_option(struct agent_args *a, int c, const char *arg)
                 break;
         }
         if (!ok)
-                cli_error("agent: invalid value '%s' for an option; txbox agent --help lists the ranges", arg);
+                cli_error("agent: invalid value '%s' for an option; txbox agent --help lists the ranges",
+                          arg);
         return ok;
 }
 
@@ -93,15 +96,23 @@ static bool set_option(struct agent_args *a, int c, const char *arg)
 static int agent_parse(int argc, char **argv, struct agent_args *a)
 {
         static const struct option opts[] = {
-                {"endpoint", required_argument, NULL, O_ENDPOINT},    {"model", required_argument, NULL, O_MODEL},
-                {"api-key-env", required_argument, NULL, O_KEY},      {"max-steps", required_argument, NULL, O_STEPS},
-                {"max-refusals", required_argument, NULL, O_REFUSALS}, {"system", required_argument, NULL, O_SYSTEM},
-                {"atomic", no_argument, NULL, O_ATOMIC},              {"timeout", required_argument, NULL, O_TIMEOUT},
-                {"net", required_argument, NULL, O_NET},              {"output-cap", required_argument, NULL, O_CAP},
+                {"endpoint", required_argument, NULL, O_ENDPOINT},
+                {"model", required_argument, NULL, O_MODEL},
+                {"api-key-env", required_argument, NULL, O_KEY},
+                {"max-steps", required_argument, NULL, O_STEPS},
+                {"max-refusals", required_argument, NULL, O_REFUSALS},
+                {"system", required_argument, NULL, O_SYSTEM},
+                {"atomic", no_argument, NULL, O_ATOMIC},
+                {"timeout", required_argument, NULL, O_TIMEOUT},
+                {"net", required_argument, NULL, O_NET},
+                {"output-cap", required_argument, NULL, O_CAP},
                 {"http-timeout", required_argument, NULL, O_HTTP_TIMEOUT},
-                {"retries", required_argument, NULL, O_RETRIES},      {"retry-base-ms", required_argument, NULL, O_BACKOFF},
-                {"no-baseline", no_argument, NULL, O_NO_BASELINE},    {"summary-json", required_argument, NULL, O_SUMMARY},
-                {"record", required_argument, NULL, O_RECORD},        {"help", no_argument, NULL, 'h'},
+                {"retries", required_argument, NULL, O_RETRIES},
+                {"retry-base-ms", required_argument, NULL, O_BACKOFF},
+                {"no-baseline", no_argument, NULL, O_NO_BASELINE},
+                {"summary-json", required_argument, NULL, O_SUMMARY},
+                {"record", required_argument, NULL, O_RECORD},
+                {"help", no_argument, NULL, 'h'},
                 {"max-calls", required_argument, NULL, O_CALLS},
                 {0},
         };
@@ -213,8 +224,9 @@ int cmd_agent(int argc, char **argv, const struct global_opts *g)
                 putchar('\n');
         }
         int status = r < 0 ? EXIT_TXBOX
-                     : st.finished && (!st.session_outcome || !strcmp(st.session_outcome, "committed")) ? 0
-                                                                                                         : EXIT_REFUSED;
+                     : st.finished && (!st.session_outcome || !strcmp(st.session_outcome, "committed"))
+                             ? 0
+                             : EXIT_REFUSED;
         agent_stats_clear(&st);
         txbox_ws_close(ws);
         return status;

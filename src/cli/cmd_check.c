@@ -74,7 +74,8 @@ struct check_args {
 /* Returns 0, or EXIT_USAGE after printing why; -1 when --help was printed. */
 static int check_parse(int argc, char **argv, struct check_args *a)
 {
-        static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+        static const struct option opts[] = {
+                {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
         int c;
         while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
                 switch (c) {
@@ -151,8 +152,8 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
         char *out = NULL;
         int status = -1;
         r = judge_fork(check_child, &job,
-                       judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", g->approve ? 75000 : JUDGE_FORK_TIMEOUT_MS), 1 << 20,
-                       &out, &status, &err);
+                       judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", g->approve ? 75000 : JUDGE_FORK_TIMEOUT_MS),
+                       1 << 20, &out, &status, &err);
         /* An answer is believed only from a child that ended by itself and printed it (a
          * sanitizer's report also exits 1, with nothing on stdout); usage errors and an
          * unreadable policy (2) are on stderr. */

@@ -44,8 +44,8 @@ int cmd_commit(int argc, char **argv, const struct global_opts *g)
         if (r < 0)
                 cli_error("%s", err.msg);
         else
-                printf("committed tx %s (%zu change%s)\n", txbox_tx_record(tx)->id, txbox_tx_record(tx)->npaths,
-                       txbox_tx_record(tx)->npaths == 1 ? "" : "s");
+                printf("committed tx %s (%zu change%s)\n", txbox_tx_record(tx)->id,
+                       txbox_tx_record(tx)->npaths, txbox_tx_record(tx)->npaths == 1 ? "" : "s");
         txbox_tx_free(tx);
         txbox_ws_close(ws);
         return r < 0 ? EXIT_REFUSED : 0;

@@ -57,7 +57,8 @@ static bool gemini_trusts(const char *home, const char *ws)
                         distrusted = true;
                 else if (!strcmp(d, "TRUST_FOLDER") && within(ws, key, strlen(key)))
                         trusted = true;
-                else if (!strcmp(d, "TRUST_PARENT") && within(ws, key, slash == key ? 1 : (size_t)(slash - key)))
+                else if (!strcmp(d, "TRUST_PARENT") && within(ws, key, slash == key ? 1
+                                                              : (size_t)(slash - key)))
                         trusted = true;
         }
         json_decref(root);
@@ -75,9 +76,12 @@ static int check_agents(const struct global_opts *g)
                 return 0;
         char *gem = read_config(ws, ".gemini/settings.json");
         if (gem && strstr(gem, "txbox") && !gemini_trusts(home, ws)) {
-                printf("  warning  Gemini CLI: %s/.gemini/settings.json names txbox, but Gemini CLI does not trust\n"
-                       "           this folder, so it ignores that file: no hook, no MCP server, the shell runs\n"
-                       "           unguarded. Trust the folder or move the settings to ~/.gemini/settings.json.\n",
+                printf("  warning  Gemini CLI: %s/.gemini/settings.json names txbox, but Gemini CLI does not "
+                       "trust\n"
+                       "           this folder, so it ignores that file: no hook, no MCP server, the shell "
+                       "runs\n"
+                       "           unguarded. Trust the folder or move the settings to "
+                       "~/.gemini/settings.json.\n",
                        ws);
                 warned++;
         }
@@ -85,7 +89,8 @@ static int check_agents(const struct global_opts *g)
         char *cfg = home ? read_config(home, ".codex/config.toml") : NULL;
         if (cfg && strstr(cfg, "[mcp_servers.txbox]") && !strstr(cfg, "default_tools_approval_mode")) {
                 printf("  warning  Codex: ~/.codex/config.toml has [mcp_servers.txbox] without\n"
-                       "           default_tools_approval_mode = \"approve\": codex exec refuses every txbox call.\n");
+                       "           default_tools_approval_mode = \"approve\": codex exec refuses every txbox "
+                       "call.\n");
                 warned++;
         }
         if (cfg && strstr(cfg, "codex_hooks")) {
@@ -96,8 +101,10 @@ static int check_agents(const struct global_opts *g)
         for (int i = 0; i < 2; i++) {
                 char *hooks = read_config(i ? ws : (home ? home : "/nonexistent"), ".codex/hooks.json");
                 if (hooks && strstr(hooks, "txbox hook codex")) {
-                        printf("  note     Codex: %s/.codex/hooks.json runs txbox hook codex only once you have trusted\n"
-                               "           it (codex, \"Hooks need review\"); codex exec skips untrusted hooks silently.\n",
+                        printf("  note     Codex: %s/.codex/hooks.json runs txbox hook codex only once you "
+                               "have trusted\n"
+                               "           it (codex, \"Hooks need review\"); codex exec skips untrusted "
+                               "hooks silently.\n",
                                i ? ws : "~");
                         warned++;
                 }
@@ -119,7 +126,8 @@ static void doctor_usage(FILE *f)
                    "a container, which setting brings it back (docs/KUBERNETES.md).  Then warns about agent\n"
                    "settings (Gemini CLI, Codex) in the workspace and in ~ that would leave txbox out\n"
                    "without a word (docs/INTEGRATIONS.md; not with --json).\n\n"
-                   "  --json      one JSON object: {\"ok\": bool, \"probes\": [{\"name\", \"ok\", \"essential\",\n"
+                   "  --json      one JSON object: {\"ok\": bool, \"probes\": [{\"name\", \"ok\", "
+                   "\"essential\",\n"
                    "              \"detail\", \"cost\"}], ...}\n"
                    "  -h, --help  this help\n\n"
                    "Exits 1 when txbox cannot run safely here (a MISSING line), 2 on bad usage.\n");
@@ -132,11 +140,12 @@ static int print_json(const struct txbox_probe *p, int n, bool broken, const str
 
         uname(&u);
         for (int i = 0; i < n; i++)
-                json_array_append_new(probes, json_pack("{s:s, s:b, s:b, s:s, s:s?}", "name", p[i].name, "ok", p[i].ok,
-                                                        "essential", p[i].essential, "detail", p[i].detail, "cost",
-                                                        p[i].cost));
+                json_array_append_new(probes, json_pack("{s:s, s:b, s:b, s:s, s:s?}", "name", p[i].name, "ok",
+                                                        p[i].ok, "essential", p[i].essential, "detail",
+                                                        p[i].detail, "cost", p[i].cost));
         o = json_pack("{s:s, s:s, s:b, s:s, s:b, s:o}", "txbox", TXBOX_VERSION, "kernel", u.release, "root",
-                      geteuid() == 0, "workspace", g->workspace ? g->workspace : ".", "ok", !broken, "probes", probes);
+                      geteuid() == 0, "workspace", g->workspace ? g->workspace : ".", "ok", !broken, "probes",
+                      probes);
         char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
         if (!s) {
@@ -150,7 +159,8 @@ static int print_json(const struct txbox_probe *p, int n, bool broken, const str
 
 int cmd_doctor(int argc, char **argv, const struct global_opts *g)
 {
-        static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+        static const struct option opts[] = {
+                {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
         struct txbox_probe p[PROBES_MAX];
         struct utsname u;
         bool color = cli_color(stdout), broken = false, json = false;
@@ -176,15 +186,16 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
         printf("txbox %s on Linux %s, %s\n", TXBOX_VERSION, u.release, geteuid() ? "unprivileged" : "root");
         for (int i = 0; i < n; i++) {
                 const char *tag = p[i].ok ? "ok" : p[i].essential ? "MISSING" : "missing";
-                printf("  %s%-8s%s %-32s ", color ? (p[i].ok ? "\033[32m" : "\033[31m") : "", tag, color ? "\033[0m" : "",
-                       p[i].name);
+                printf("  %s%-8s%s %-32s ", color ? (p[i].ok ? "\033[32m" : "\033[31m") : "", tag,
+                       color ? "\033[0m" : "", p[i].name);
                 cli_human(stdout, p[i].detail);
                 putchar('\n');
                 if (!p[i].ok)
                         printf("           %-32s cost: %s\n", "", p[i].cost);
         }
         printf("%s\n", broken ? "txbox cannot isolate programs here: fix the MISSING lines above"
-                              : "the sandbox's boundary holds here; see docs/SECURITY.md for what each protection covers");
+                              : "the sandbox's boundary holds here; see docs/SECURITY.md for what each "
+                                "protection covers");
         check_agents(g);
         return broken ? EXIT_REFUSED : 0;
 }

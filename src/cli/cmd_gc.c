@@ -9,7 +9,8 @@
 
 static void gc_usage(FILE *f)
 {
-        fprintf(f, "Usage: txbox gc [--dry-run] [--json] [--keep=N] [--max-age=AGE] [--max-size=SIZE] [--save]\n"
+        fprintf(f,
+                "Usage: txbox gc [--dry-run] [--json] [--keep=N] [--max-age=AGE] [--max-size=SIZE] [--save]\n"
                    "       txbox gc --show\n\n"
                    "Every commit that changed something keeps the originals it replaced in the state\n"
                    "dir, for txbox undo.  gc removes that undo data beyond the workspace's retention,\n"
@@ -54,21 +55,24 @@ static void print_human(const struct txbox_gc_stats *st, const char *ret, bool d
         human_size(st->pruned_bytes, pruned, sizeof(pruned));
         human_size(st->trash_bytes, trash, sizeof(trash));
         printf("retention %s\n", ret);
-        printf("%s undo data of %u transaction%s (%s); kept %u (%s)\n", dry ? "would prune" : "pruned", st->pruned,
-               st->pruned == 1 ? "" : "s", pruned, st->kept, kept);
-        printf("%s %u leftover%s (%s)\n", dry ? "would remove" : "removed", st->trash, st->trash == 1 ? "" : "s", trash);
+        printf("%s undo data of %u transaction%s (%s); kept %u (%s)\n", dry ? "would prune" : "pruned",
+               st->pruned, st->pruned == 1 ? "" : "s", pruned, st->kept, kept);
+        printf("%s %u leftover%s (%s)\n", dry ? "would remove" : "removed", st->trash,
+               st->trash == 1 ? "" : "s", trash);
         if (st->skipped)
-                printf("left alone %u transaction%s: pending, in use, just committed or waiting for txbox recover\n", st->skipped,
-                       st->skipped == 1 ? "" : "s");
+                printf("left alone %u transaction%s: pending, in use, just committed or waiting for txbox "
+                       "recover\n",
+                       st->skipped, st->skipped == 1 ? "" : "s");
 }
 
 static int print_json(const struct txbox_gc_stats *st, const char *ret, bool dry)
 {
-        json_t *o = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "retention", ret, "dry_run", dry, "kept",
+        json_t *o = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "retention", ret, "dry_run",
+                              dry, "kept",
                               (json_int_t)st->kept, "kept_bytes", (json_int_t)st->kept_bytes, "pruned",
-                              (json_int_t)st->pruned, "pruned_bytes", (json_int_t)st->pruned_bytes, "leftovers",
-                              (json_int_t)st->trash, "leftover_bytes", (json_int_t)st->trash_bytes, "skipped",
-                              (json_int_t)st->skipped);
+                              (json_int_t)st->pruned, "pruned_bytes", (json_int_t)st->pruned_bytes,
+                              "leftovers", (json_int_t)st->trash, "leftover_bytes",
+                              (json_int_t)st->trash_bytes, "skipped", (json_int_t)st->skipped);
         char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
 
         json_decref(o);

@@ -137,8 +137,11 @@ static void answer(enum hook_agent agent, const struct policy_result *res)
         bool ask = res->decision == POLICY_ASK && agent == AGENT_CLAUDE;
         char reason[1200];
 
-        snprintf(reason, sizeof(reason), "txbox policy rule %s: %s (in: %s)%s", res->rule, res->reason, res->command,
-                 res->decision == POLICY_ASK && !ask ? " [needs approval; no approval channel here, so denied]" : "");
+        snprintf(reason, sizeof(reason), "txbox policy rule %s: %s (in: %s)%s", res->rule, res->reason,
+                 res->command,
+                 res->decision == POLICY_ASK && !ask
+                         ? " [needs approval; no approval channel here, so denied]"
+                         : "");
         if (agent == AGENT_GEMINI) {
                 print_json(json_pack("{s:s, s:s}", "decision", "deny", "reason", reason));
                 return;
@@ -205,14 +208,16 @@ static bool bash_rule_matches(const char *rule, const char *command)
 /* The strongest of the rules in dir/rel that match (deny > ask > allow).  The file is read
  * beneath dir with no symlink on the way and at most 1 MiB (the workspace's is the
  * program's to shape: a link to a secret, a fifo, /dev/zero). */
-static enum perm perms_in_file(const char *dir, const char *rel, const char *command, char *pattern, size_t size)
+static enum perm perms_in_file(const char *dir, const char *rel, const char *command, char *pattern,
+                               size_t size)
 {
         static const char *const lists[] = {"allow", "ask", "deny"};
         char *text = NULL, file[PATH_MAX + 64];
         size_t len = 0;
         int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        json_t *root = dfd >= 0 && read_beneath(dfd, rel, 1 << 20, &text, &len) == 0 ? json_loadb(text, len, 0, NULL)
-                                                                                   : NULL;
+        json_t *root = dfd >= 0 && read_beneath(dfd, rel, 1 << 20, &text, &len) == 0
+                               ? json_loadb(text, len, 0, NULL)
+                               : NULL;
         enum perm best = PERM_NONE;
 
         if (dfd >= 0)
@@ -224,9 +229,11 @@ static enum perm perms_in_file(const char *dir, const char *rel, const char *com
                 json_t *arr = json_object_get(json_object_get(root, "permissions"), lists[k]), *v;
                 size_t i;
                 json_array_foreach(arr, i, v) {
-                        if (json_is_string(v) && bash_rule_matches(json_string_value(v), command) && k + 1 > (int)best) {
+                        if (json_is_string(v) && bash_rule_matches(json_string_value(v), command) &&
+                            k + 1 > (int)best) {
                                 best = (enum perm)(k + 1);
-                                snprintf(pattern, size, "%s in %.300s: %.200s", lists[k], file, json_string_value(v));
+                                snprintf(pattern, size, "%s in %.300s: %.200s", lists[k], file,
+                                         json_string_value(v));
                         }
                 }
         }
@@ -368,7 +375,8 @@ int cmd_hook(int argc, char **argv, const struct global_opts *g)
                 hook_usage(stdout);
                 return 0;
         }
-        for (a = 0; argc == 2 && a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, argv[1]); a++)
+        for (a = 0; argc == 2 && a < sizeof(agents) / sizeof(agents[0]) &&
+             strcmp(agents[a].name, argv[1]); a++)
                 ;
         if (argc != 2 || a == sizeof(agents) / sizeof(agents[0])) {
                 hook_usage(stderr);
@@ -381,7 +389,8 @@ int cmd_hook(int argc, char **argv, const struct global_opts *g)
         struct txbox_error err = {0};
         char *out = NULL;
         int status = -1;
-        int r = judge_fork(hook_child, &job, judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", JUDGE_FORK_TIMEOUT_MS),
+        int r = judge_fork(hook_child, &job, judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS",
+                                                              JUDGE_FORK_TIMEOUT_MS),
                            1 << 20, &out, &status, &err);
         if (r < 0 || (status != 0 && status != EXIT_BLOCK)) {
                 free(out);

@@ -69,7 +69,8 @@ static int read_cursor(const char *file, int64_t *since)
 static int write_cursor(const char *file, int64_t seq)
 {
         char tmp[4096], buf[32];
-        int n = snprintf(tmp, sizeof(tmp), "%s.tmp", file), len = snprintf(buf, sizeof(buf), "%lld\n", (long long)seq);
+        int n = snprintf(tmp, sizeof(tmp), "%s.tmp", file),
+            len = snprintf(buf, sizeof(buf), "%lld\n", (long long)seq);
         if (n < 0 || (size_t)n >= sizeof(tmp))
                 return -ENAMETOOLONG;
         int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -132,7 +133,8 @@ static void wait_change(int ino)
                         ;
 }
 
-static int log_stream(const struct global_opts *g, int64_t since, bool have_since, bool follow, const char *cursor)
+static int log_stream(const struct global_opts *g, int64_t since, bool have_since, bool follow,
+                      const char *cursor)
 {
         int r;
 
@@ -148,7 +150,8 @@ static int log_stream(const struct global_opts *g, int64_t since, bool have_sinc
         sigaction(SIGTERM, &sa, NULL);
         sigaction(SIGINT, &sa, NULL);
         int ino = follow ? inotify_init1(IN_NONBLOCK | IN_CLOEXEC) : -1;
-        if (ino >= 0 && inotify_add_watch(ino, txbox_ws_state_path(ws), IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
+        if (ino >= 0 &&
+            inotify_add_watch(ino, txbox_ws_state_path(ws), IN_MODIFY | IN_CREATE | IN_MOVED_TO) < 0) {
                 close(ino);
                 ino = -1;
         }
@@ -163,9 +166,12 @@ static int log_stream(const struct global_opts *g, int64_t since, bool have_sinc
 
 int cmd_log(int argc, char **argv, const struct global_opts *g)
 {
-        static const struct option opts[] = {{"json", no_argument, NULL, 'j'},       {"json-lines", no_argument, NULL, 'l'},
-                                             {"since", required_argument, NULL, 's'}, {"follow", no_argument, NULL, 'f'},
-                                             {"cursor", required_argument, NULL, 'c'}, {"help", no_argument, NULL, 'h'},
+        static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"json-lines", no_argument, NULL, 'l'},
+                                             {"since", required_argument, NULL, 's'},
+                                             {"follow", no_argument, NULL, 'f'},
+                                             {"cursor", required_argument, NULL, 'c'},
+                                             {"help", no_argument, NULL, 'h'},
                                              {0}};
         struct txbox_record *recs = NULL;
         struct txbox_error err = {0};

@@ -39,7 +39,8 @@ static void prefix_usage(FILE *f)
                    "Claude Code's shell prefix: set CLAUDE_CODE_SHELL_PREFIX to /usr/local/bin/txbox-prefix\n"
                    "(Claude Code accepts a program path and simple flags only, such as --net=host; other\n"
                    "options, global ones included, go in TXBOX_PREFIX_OPTIONS, e.g.\n"
-                   "\"--workspace=/home/me/project --net=allow:pypi.org\").  Claude Code then runs each Bash\n"
+                   "\"--workspace=/home/me/project --net=allow:pypi.org\").  Claude Code then runs each "
+                           "Bash\n"
                    "command as txbox-prefix STRING, and STRING runs as one transaction (bash -c STRING;\n"
                    "zsh when $SHELL is zsh), as txbox sh would, with Claude Code's record of the shell's\n"
                    "directory kept working.\n\n"
@@ -226,8 +227,8 @@ static void record_cwd(int fd, const char *file, const char *ws)
         size_t wl = strlen(ws);
         /* The program could have written to the pipe too: only a directory of the workspace,
          * as the host sees it now, is passed on. */
-        if (line[0] != '/' || strncmp(line, ws, wl) || (line[wl] != '/' && line[wl] != '\0') || strstr(line, "/..") ||
-            stat(line, &st) < 0 || !S_ISDIR(st.st_mode))
+        if (line[0] != '/' || strncmp(line, ws, wl) || (line[wl] != '/' && line[wl] != '\0') ||
+            strstr(line, "/..") || stat(line, &st) < 0 || !S_ISDIR(st.st_mode))
                 return;
         int out = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (out < 0)
@@ -254,7 +255,8 @@ static int run_string(const char *s, struct run_cli *o, struct global_opts *g)
                 /* the shell's stdin is the pipe's write end; stdout and stderr stay Claude's */
                 script = xasprintf("%.*s && pwd -P >&0", (int)cut, s);
                 o->opts.stdio_redirect = true;
-                o->opts.stdio[0] = pipefd[1], o->opts.stdio[1] = STDOUT_FILENO, o->opts.stdio[2] = STDERR_FILENO;
+                o->opts.stdio[0] = pipefd[1], o->opts.stdio[1] = STDOUT_FILENO,
+                o->opts.stdio[2] = STDERR_FILENO;
         }
         o->command = script ? script : s;
         char *argv[] = {(char *)shell_path(), "-c", (char *)o->command, NULL};
@@ -293,7 +295,8 @@ char **prefix_argv(int argc, char **argv, char **opts_buf, int *out_argc)
         }
         /* the options: TXBOX_PREFIX_OPTIONS (split at white space), then the prefix's own */
         char *save = NULL;
-        for (char *t = *opts_buf ? strtok_r(*opts_buf, " \t\n", &save) : NULL; t; t = strtok_r(NULL, " \t\n", &save))
+        for (char *t = *opts_buf ? strtok_r(*opts_buf, " \t\n", &save) : NULL; t;
+             t = strtok_r(NULL, " \t\n", &save))
                 words[nw++] = t;
         for (int i = 1; i < argc - 1; i++)
                 words[nw++] = argv[i];
@@ -327,7 +330,8 @@ int cmd_prefix(int argc, char **argv, const struct global_opts *gin)
                 return i == -0x100 ? 0 : -i;
         }
         if (argc - i != 1) {
-                cli_error("prefix: expected one argument, the command string (Claude Code's form); usage: txbox "
+                cli_error("prefix: expected one argument, the command string (Claude Code's form); usage: "
+                          "txbox "
                           "prefix [OPTIONS] STRING");
                 run_cli_free(&o);
                 return EXIT_TXBOX;

@@ -35,7 +35,8 @@ static int write_out(const char *file, const char *html)
 
 int cmd_report(int argc, char **argv, const struct global_opts *g)
 {
-        static const struct option opts[] = {{"html", required_argument, NULL, 'H'}, {"help", no_argument, NULL, 'h'}, {0}};
+        static const struct option opts[] = {
+                {"html", required_argument, NULL, 'H'}, {"help", no_argument, NULL, 'h'}, {0}};
         const char *html = NULL;
         struct txbox_error err = {0};
         int limit = 0, c;
@@ -72,11 +73,13 @@ int cmd_report(int argc, char **argv, const struct global_opts *g)
                         st = EXIT_REFUSED;
                 } else {
                         for (size_t i = 0; i < n; i++)
-                                count[recs[i].outcome == TXBOX_COMMITTED ? 0 : recs[i].outcome == TXBOX_ROLLED_BACK ? 1 : 2]++;
+                                count[recs[i].outcome == TXBOX_COMMITTED     ? 0
+                                      : recs[i].outcome == TXBOX_ROLLED_BACK ? 1
+                                                                             : 2]++;
                         fputs("workspace ", stdout);
                         cli_human(stdout, txbox_ws_path(ws));
-                        printf(": %zu transactions, %zu committed, %zu rolled back, %zu other\n\n", n, count[0],
-                               count[1], count[2]);
+                        printf(": %zu transactions, %zu committed, %zu rolled back, %zu other\n\n", n,
+                               count[0], count[1], count[2]);
                         print_log_table(stdout, recs, n);
                 }
                 txbox_records_free(recs, n);

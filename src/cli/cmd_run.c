@@ -141,7 +141,8 @@ static int parse_hosts(const char *list, struct run_cli *o)
                 o->net_allow[n++] = h;
         }
         if (!n) {
-                cli_error("--net=allow: needs at least one host, e.g. --net=allow:pypi.org,files.pythonhosted.org");
+                cli_error("--net=allow: needs at least one host, e.g. "
+                          "--net=allow:pypi.org,files.pythonhosted.org");
                 free(copy);
                 return -1;
         }
@@ -196,7 +197,9 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                 case 'n':
                         if ((r = parse_net(optarg, &o->opts.net)) < 0) {
                                 if (r == -1)
-                                        cli_error("--net=%s: expected none, loopback, host or allow:HOST[,HOST...]", optarg);
+                                        cli_error("--net=%s: expected none, loopback, host or "
+                                                  "allow:HOST[,HOST...]",
+                                                  optarg);
                                 return -EXIT_TXBOX;
                         }
                         if (o->opts.net == TXBOX_NET_ALLOW && parse_hosts(optarg + 6, o) < 0)
@@ -221,12 +224,30 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                         o->opts.env_keep = o->env_keep.v;
                         break;
                 case 'u': o->opts.allow_unix_sockets = true; break;
-                case 'P': if (set_limit(&o->opts.limits.procs, "max-procs", optarg) < 0) return -EXIT_TXBOX; break;
-                case 'M': if (set_limit(&o->opts.limits.memory, "max-memory", optarg) < 0) return -EXIT_TXBOX; break;
-                case 'U': if (set_limit(&o->opts.limits.cpu_s, "max-cpu", optarg) < 0) return -EXIT_TXBOX; break;
-                case 'D': if (set_limit(&o->opts.limits.disk, "max-disk", optarg) < 0) return -EXIT_TXBOX; break;
-                case 'F': if (set_limit(&o->opts.limits.files, "max-files", optarg) < 0) return -EXIT_TXBOX; break;
-                case 'O': if (set_limit(&o->opts.limits.open_files, "max-open-files", optarg) < 0) return -EXIT_TXBOX; break;
+                case 'P':
+                        if (set_limit(&o->opts.limits.procs, "max-procs", optarg) < 0)
+                                return -EXIT_TXBOX;
+                        break;
+                case 'M':
+                        if (set_limit(&o->opts.limits.memory, "max-memory", optarg) < 0)
+                                return -EXIT_TXBOX;
+                        break;
+                case 'U':
+                        if (set_limit(&o->opts.limits.cpu_s, "max-cpu", optarg) < 0)
+                                return -EXIT_TXBOX;
+                        break;
+                case 'D':
+                        if (set_limit(&o->opts.limits.disk, "max-disk", optarg) < 0)
+                                return -EXIT_TXBOX;
+                        break;
+                case 'F':
+                        if (set_limit(&o->opts.limits.files, "max-files", optarg) < 0)
+                                return -EXIT_TXBOX;
+                        break;
+                case 'O':
+                        if (set_limit(&o->opts.limits.open_files, "max-open-files", optarg) < 0)
+                                return -EXIT_TXBOX;
+                        break;
                 case 'C':
                         if (parse_cpus(optarg, &o->opts.limits.cpu_milli) < 0) {
                                 cli_error("--max-cpus=%s: expected a number of CPUs, e.g. 2 or 0.5", optarg);

@@ -16,7 +16,8 @@ static void show_usage(FILE *f)
 
 int cmd_show(int argc, char **argv, const struct global_opts *g)
 {
-        static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+        static const struct option opts[] = {
+                {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
         struct txbox_record rec = {0};
         struct txbox_error err = {0};
         bool json = false;

@@ -48,8 +48,10 @@ static int trust_status(const char *ws, const char *name, const char *hash)
 
 int cmd_trust(int argc, char **argv, const struct global_opts *g)
 {
-        static const struct option opts[] = {{"status", no_argument, NULL, 's'}, {"revoke", no_argument, NULL, 'r'},
-                                             {"help", no_argument, NULL, 'h'}, {0}};
+        static const struct option opts[] = {{"status", no_argument, NULL, 's'},
+                                             {"revoke", no_argument, NULL, 'r'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {0}};
         char ws[PATH_MAX], hash[65];
         bool status = false, revoke = false;
         struct txbox_error err = {0};

@@ -135,8 +135,8 @@ static void exit_text(const struct txbox_record *rec, char *buf, size_t size)
 void print_log_table(FILE *f, const struct txbox_record *recs, size_t n)
 {
         bool color = cli_color(f);
-        fprintf(f, "%-10s  %-19s  %-11s  %-6s  %-16s  %8s  %s\n", "TX", "STARTED", "OUTCOME", "EXIT", "CHANGES",
-                "TIME", "COMMAND");
+        fprintf(f, "%-10s  %-19s  %-11s  %-6s  %-16s  %8s  %s\n", "TX", "STARTED", "OUTCOME", "EXIT",
+                "CHANGES", "TIME", "COMMAND");
         for (size_t i = 0; i < n; i++) {
                 const struct txbox_record *r = &recs[i];
                 char when[32], ex[16], ch[40], dur[24];
@@ -148,8 +148,8 @@ void print_log_table(FILE *f, const struct txbox_record *recs, size_t n)
                 snprintf(ch, sizeof(ch), "+%zu ~%zu -%zu", c[0], c[1], c[2]);
                 snprintf(dur, sizeof(dur), "%lld ms", (long long)r->duration_ms);
                 fprintf(f, "%-10s  %-19s  %s%-11s%s  %-6s  %-16s  %8s  %s\n", r->id, when,
-                        color ? outcome_color(r->outcome) : "", txbox_outcome_name(r->outcome), color ? "\033[0m" : "",
-                        ex, ch, dur, cmd ? cmd : "");
+                        color ? outcome_color(r->outcome) : "", txbox_outcome_name(r->outcome),
+                        color ? "\033[0m" : "", ex, ch, dur, cmd ? cmd : "");
                 free(cmd);
         }
 }

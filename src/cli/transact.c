@@ -35,8 +35,8 @@ static void summary(const struct txbox_record *rec)
         size_t c[3] = {0};
         for (size_t i = 0; i < rec->npaths; i++)
                 c[rec->paths[i].change]++;
-        fprintf(stderr, "txbox: tx %s %s: +%zu ~%zu -%zu in %lld ms\n", rec->id, txbox_outcome_name(rec->outcome),
-                c[0], c[1], c[2], (long long)rec->duration_ms);
+        fprintf(stderr, "txbox: tx %s %s: +%zu ~%zu -%zu in %lld ms\n", rec->id,
+                txbox_outcome_name(rec->outcome), c[0], c[1], c[2], (long long)rec->duration_ms);
 }
 
 int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)

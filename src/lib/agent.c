@@ -149,7 +149,10 @@ static long http_post(struct http *h, const char *req, char **body, char *why, s
         CURLcode rc = curl_easy_perform(h->curl);
         curl_easy_setopt(h->curl, CURLOPT_ERRORBUFFER, NULL);
         if (rc != CURLE_OK) {
-                snprintf(why, whylen, "%s", b.over ? "response larger than 16 MiB" : cerr[0] ? cerr : curl_easy_strerror(rc));
+                snprintf(why, whylen, "%s",
+                         b.over    ? "response larger than 16 MiB"
+                         : cerr[0] ? cerr
+                                   : curl_easy_strerror(rc));
                 free(b.p);
                 return 0;
         }
@@ -179,11 +182,13 @@ static json_t *parse_message(const char *body, struct reply *rp, char *why, size
         json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
         json_t *msg = json_object_get(choice, "message");
         if (!json_is_object(msg)) {
-                snprintf(why, whylen, "%s", root ? "response has no choices[0].message" : "response is not JSON");
+                snprintf(why, whylen, "%s",
+                         root ? "response has no choices[0].message" : "response is not JSON");
                 json_decref(root);
                 return NULL;
         }
-        snprintf(rp->finish, sizeof(rp->finish), "%s", json_string_value(json_object_get(choice, "finish_reason")) ?: "");
+        snprintf(rp->finish, sizeof(rp->finish), "%s",
+                 json_string_value(json_object_get(choice, "finish_reason")) ?: "");
         rp->msg = json_incref(msg);
         json_decref(root);
         return rp->msg;
@@ -203,8 +208,8 @@ static void sse_merge_calls(json_t *calls, json_t *deltas)
                 if (k >= SSE_MAX_CALLS)
                         continue;
                 while (json_array_size(calls) <= k)
-                        json_arr_add(calls, json_pack("{s:s, s:{s:s, s:s}}", "type", "function", "function", "name", "",
-                                                      "arguments", ""));
+                        json_arr_add(calls, json_pack("{s:s, s:{s:s, s:s}}", "type", "function", "function",
+                                                      "name", "", "arguments", ""));
                 json_t *c = json_array_get(calls, k), *fn = json_object_get(c, "function");
                 json_t *df = json_object_get(d, "function");
                 if (json_is_string(json_object_get(d, "id")))
@@ -214,7 +219,8 @@ static void sse_merge_calls(json_t *calls, json_t *deltas)
                         const char *add = json_string_value(json_object_get(df, parts[p]));
                         if (!add)
                                 continue;
-                        _cleanup_free_ char *v = xasprintf("%s%s", json_string_value(json_object_get(fn, parts[p])), add);
+                        _cleanup_free_ char *v =
+                                xasprintf("%s%s", json_string_value(json_object_get(fn, parts[p])), add);
                         json_obj_set(fn, parts[p], json_text(v));
                 }
         }
@@ -237,7 +243,8 @@ static json_t *parse_sse(const char *body, struct reply *rp, char *why, size_t w
                         json_t *delta = json_object_get(choice, "delta");
                         const char *text = json_string_value(json_object_get(delta, "content"));
                         const char *fin = json_string_value(json_object_get(choice, "finish_reason"));
-                        const char *errmsg = json_string_value(json_object_get(json_object_get(j, "error"), "message"));
+                        const char *errmsg =
+                                json_string_value(json_object_get(json_object_get(j, "error"), "message"));
                         if (errmsg && !chunks)
                                 snprintf(why, whylen, "the event stream carried an error: %.300s", errmsg);
                         if (text) {
@@ -255,13 +262,15 @@ static json_t *parse_sse(const char *body, struct reply *rp, char *why, size_t w
         }
         if (!chunks) {
                 if (!why[0] || strncmp(why, "the event stream", 16))
-                        snprintf(why, whylen, "the server answered with an event stream (text/event-stream) that holds "
-                                              "no chat-completion chunk; it should honour \"stream\": false");
+                        snprintf(why, whylen,
+                                 "the server answered with an event stream (text/event-stream) that holds "
+                                 "no chat-completion chunk; it should honour \"stream\": false");
                 free(content);
                 json_decref(calls);
                 return NULL;
         }
-        rp->msg = json_pack("{s:s, s:o}", "role", "assistant", "content", *content ? json_text(content) : json_null());
+        rp->msg = json_pack("{s:s, s:o}", "role", "assistant", "content",
+                            *content ? json_text(content) : json_null());
         if (json_array_size(calls))
                 json_obj_set(rp->msg, "tool_calls", calls);
         else
@@ -305,8 +314,8 @@ static void logf_(struct loop *L, const char *fmt, ...)
  * completion (a streamed one assembled). */
 static void record_response(FILE *f, const struct reply *rp)
 {
-        json_t *j = json_pack("{s:[{s:i, s:O, s:s}]}", "choices", "index", 0, "message", rp->msg, "finish_reason",
-                              rp->finish[0] ? rp->finish : "stop");
+        json_t *j = json_pack("{s:[{s:i, s:O, s:s}]}", "choices", "index", 0, "message", rp->msg,
+                              "finish_reason", rp->finish[0] ? rp->finish : "stop");
         _cleanup_free_ char *line = json_dump_compact(json_nonnull(j));
         fprintf(f, "%s\n", line);
         fflush(f);
@@ -314,14 +323,17 @@ static void record_response(FILE *f, const struct reply *rp)
 
 /* Retryable: transport errors, 408, 429 and 5xx (the server is busy or restarting), and a 200
  * whose body is not a chat completion (a proxy's error page).  Other 4xx are final. */
-static bool retryable(long code) { return code == 0 || code == 200 || code == 408 || code == 429 || code >= 500; }
+static bool retryable(long code)
+{
+        return code == 0 || code == 200 || code == 408 || code == 429 || code >= 500;
+}
 
 /* Ask the model; returns true with rp filled (rp->msg a new reference) or false with err. */
 static bool ask_model(struct loop *L, struct reply *rp, struct txbox_error *err)
 {
         /* "stream": false: some servers stream unless told not to (the reply is read whole). */
-        json_t *req = json_pack("{s:s, s:O, s:O, s:s, s:b}", "model", L->o->model, "messages", L->messages, "tools",
-                                L->tools, "tool_choice", "auto", "stream", 0);
+        json_t *req = json_pack("{s:s, s:O, s:O, s:s, s:b}", "model", L->o->model, "messages", L->messages,
+                                "tools", L->tools, "tool_choice", "auto", "stream", 0);
         _cleanup_free_ char *text = json_dump_compact(json_nonnull(req));
         int attempts = L->o->http_attempts > 0 ? L->o->http_attempts : 4;
         long backoff = L->o->retry_base_ms > 0 ? L->o->retry_base_ms : 1000;
@@ -335,7 +347,8 @@ static bool ask_model(struct loop *L, struct reply *rp, struct txbox_error *err)
                 bool sse = code == 200 && (L->http.event_stream || looks_like_sse(body));
                 if (code == 200)
                         why[0] = '\0';
-                if (code == 200 && (sse ? parse_sse(body, rp, why, sizeof(why)) : parse_message(body, rp, why, sizeof(why))) &&
+                if (code == 200 && (sse ? parse_sse(body, rp, why, sizeof(why))
+                                    : parse_message(body, rp, why, sizeof(why))) &&
                     L->record)
                         record_response(L->record, rp);
                 if (rp->msg || sse) /* a stream without a completion is no passing failure */
@@ -364,7 +377,8 @@ static bool ask_model(struct loop *L, struct reply *rp, struct txbox_error *err)
 
 static json_t *tool_def(const char *name, const char *desc, json_t *props, json_t *required)
 {
-        return json_pack("{s:s, s:{s:s, s:s, s:{s:s, s:o, s:o}}}", "type", "function", "function", "name", name,
+        return json_pack("{s:s, s:{s:s, s:s, s:{s:s, s:o, s:o}}}", "type", "function", "function", "name",
+                         name,
                          "description", desc, "parameters", "type", "object", "properties", props, "required",
                          required);
 }
@@ -374,21 +388,25 @@ static json_t *tool_defs(void)
         json_t *t = json_array();
         json_arr_add(t, json_nonnull(tool_def(
                                 "run_command",
-                                "Run a shell command (/bin/sh -c) in the workspace as one transaction. Returns the exit "
-                                "status, outcome (committed, rolled_back, denied), changed files and capped stdout/stderr; "
-                                "for a refusal or a rollback, the rule and the reason.",
-                                json_pack("{s:{s:s, s:s}, s:{s:s, s:s}}", "command", "type", "string", "description",
+                                "Run a shell command (/bin/sh -c) in the workspace as one transaction. "
+                                "Returns the exit status, outcome (committed, rolled_back, denied), changed "
+                                "files and capped stdout/stderr; for a refusal or a rollback, the rule and "
+                                        "the reason.",
+                                json_pack("{s:{s:s, s:s}, s:{s:s, s:s}}", "command", "type", "string",
+                                          "description",
                                           "the shell command", "timeout_s", "type", "number", "description",
                                           "optional time limit in seconds"),
                                 json_pack("[s]", "command"))));
-        json_arr_add(t, json_nonnull(tool_def("read_file", "Read a text file of the workspace (path relative to it).",
+        json_arr_add(t, json_nonnull(tool_def("read_file",
+                                              "Read a text file of the workspace (path relative to it).",
                                               json_pack("{s:{s:s}}", "path", "type", "string"),
                                               json_pack("[s]", "path"))));
         json_arr_add(t, json_nonnull(tool_def(
                                 "write_file",
-                                "Create or replace a file of the workspace with the given content (at most 1 MiB), as "
-                                "one transaction; parent directories are created.",
-                                json_pack("{s:{s:s}, s:{s:s}}", "path", "type", "string", "content", "type", "string"),
+                                "Create or replace a file of the workspace with the given content (at most 1 "
+                                "MiB), as one transaction; parent directories are created.",
+                                json_pack("{s:{s:s}, s:{s:s}}", "path", "type", "string", "content", "type",
+                                          "string"),
                                 json_pack("[s, s]", "path", "content"))));
         return t;
 }
@@ -491,7 +509,7 @@ static void count_call(struct loop *L, const struct txbox_command_result *res)
                 if (res->status != 0)
                         st->high_risk_intercepted++;
         }
-        if (!denied && res->status != 0 && res->status != 125) {
+        if (!denied && res->status != 0 && res->status != TXBOX_EXIT_TXBOX) {
                 st->failed++;
                 if (rolled)
                         st->failed_rolled_back++;
@@ -535,7 +553,7 @@ static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label
         int64_t ms = (mono_us() - t0) / 1000;
         L->st->txbox_ms += ms;
         if (r < 0) {
-                L->last_status = 125;
+                L->last_status = TXBOX_EXIT_TXBOX;
                 logf_(L, "  %s -> txbox failed: %s", label, err.msg);
                 return tool_error(L, "txbox could not run this: %s", err.msg);
         }
@@ -544,7 +562,8 @@ static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label
         const struct txbox_record *rec = &res.rec;
 
         if (rec->outcome == TXBOX_DENIED)
-                logf_(L, "  %s -> denied (%s: %s)", label, rec->rule ? rec->rule : "?", rec->reason ? rec->reason : "");
+                logf_(L, "  %s -> denied (%s: %s)", label, rec->rule ? rec->rule : "?",
+                      rec->reason ? rec->reason : "");
         else
                 logf_(L, "  %s -> %s (status %d, %zu change%s, %lld ms)%s%s", label,
                       L->o->atomic && res.status == 0 ? "kept" : txbox_outcome_name(rec->outcome), res.status,
@@ -596,7 +615,8 @@ static char *do_read_file(struct loop *L, json_t *args)
  * kernel's limit of one argument; printf '%s' "$@" joins them again. */
 static char *do_write_file(struct loop *L, json_t *args)
 {
-        static const char script[] = "p=$1; shift; mkdir -p -- \"$(dirname -- \"$p\")\" && printf '%s' \"$@\" >\"$p\"";
+        static const char script[] =
+                "p=$1; shift; mkdir -p -- \"$(dirname -- \"$p\")\" && printf '%s' \"$@\" >\"$p\"";
         const char *why = NULL;
         const char *path = json_string_value(json_object_get(args, "path"));
         json_t *content = json_object_get(args, "content");
@@ -604,7 +624,8 @@ static char *do_write_file(struct loop *L, json_t *args)
                 return tool_error(L, "write_file needs {\"path\": \"file\", \"content\": \"text\"}");
         size_t len = json_string_length(content);
         if (len > AGENT_MAX_CONTENT)
-                return tool_error(L, "write_file content is %zu bytes; at most %d bytes per call", len, AGENT_MAX_CONTENT);
+                return tool_error(L, "write_file content is %zu bytes; at most %d bytes per call", len,
+                                  AGENT_MAX_CONTENT);
         if (memchr(json_string_value(content), '\0', len))
                 return tool_error(L, "write_file content contains a NUL byte; only text can be written");
         _cleanup_free_ char *rel = agent_workspace_path(txbox_ws_path(L->ws), path, &why);
@@ -678,7 +699,8 @@ static char *do_call(struct loop *L, json_t *call, bool *refused)
         if (!text) {
                 _cleanup_free_ char *n = utf8_lossy(name);
                 logf_(L, "  unknown tool '%s' -> refused", n);
-                text = tool_error(L, "unknown tool '%s'; the tools are run_command, read_file and write_file", n);
+                text = tool_error(L, "unknown tool '%s'; the tools are run_command, read_file and write_file",
+                                  n);
         }
         *refused = L->st->tool_errors > errors || L->st->denied > denied;
         return text;
@@ -699,9 +721,13 @@ static char *not_run(struct loop *L, size_t i)
         L->st->calls++;
         L->st->not_run++;
         if ((int)i >= cap)
-                return tool_error(L, "not run: at most %d tool calls per turn; make the calls that are left in the "
-                                     "next turn", cap);
-        return tool_error(L, "not run: --max-steps %d is used up (every tool call after a turn's first counts)",
+                return tool_error(
+                        L,
+                        "not run: at most %d tool calls per turn; make the calls that are left in the "
+                        "next turn",
+                        cap);
+        return tool_error(L,
+                          "not run: --max-steps %d is used up (every tool call after a turn's first counts)",
                           L->max_steps);
 }
 
@@ -724,8 +750,8 @@ static int run_calls(struct loop *L, json_t *calls, int *ncalls)
                 _cleanup_free_ char *text = run ? do_call(L, call, &r) : not_run(L, i);
                 refused += r || !run;
                 const char *id = json_string_value(json_object_get(call, "id"));
-                json_arr_add(L->messages, json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id", id ? id : "",
-                                                    "content", text));
+                json_arr_add(L->messages, json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id",
+                                                    id ? id : "", "content", text));
         }
         return refused;
 }
@@ -763,13 +789,15 @@ static int step(struct loop *L, int n, int *refused_turns, struct txbox_error *e
         json_t *echo = json_deep_copy(msg);
         json_obj_set(echo, "role", json_string("assistant"));
         json_arr_add(L->messages, echo);
-        logf_(L, "step %d: model replied in %lld ms with %zu tool call%s%s", n, (long long)(mono_us() - t0) / 1000,
-              json_array_size(calls), json_array_size(calls) == 1 ? "" : "s",
+        logf_(L, "step %d: model replied in %lld ms with %zu tool call%s%s", n,
+              (long long)(mono_us() - t0) / 1000, json_array_size(calls),
+              json_array_size(calls) == 1 ? "" : "s",
               !strcmp(rp.finish, "length") ? " (cut off at its token limit)" : "");
         if ((!json_is_array(calls) || json_array_size(calls) == 0) && !strcmp(rp.finish, "length")) {
                 /* Cut off, not finished: let it go on (the steps bound this). */
-                add_message(L, "user", "Your reply was cut off at the output token limit. Continue where it stopped, "
-                                       "or make the tool call you meant to make.");
+                add_message(L, "user",
+                            "Your reply was cut off at the output token limit. Continue where it stopped, "
+                            "or make the tool call you meant to make.");
                 json_decref(msg);
                 return 1;
         }
@@ -798,7 +826,7 @@ static double time_bare_true(void)
         pid_t pid = fork();
         if (pid == 0) {
                 execl("/bin/sh", "sh", "-c", "true", (char *)NULL);
-                _exit(127);
+                _exit(TXBOX_EXIT_NOTFOUND);
         }
         if (pid < 0)
                 return -1;
@@ -816,7 +844,8 @@ static void measure_baseline(struct loop *L)
         double bare = -1, txd = -1;
         for (int i = 0; i < 3; i++) {
                 double b = time_bare_true();
-                struct txbox_command cmd = {.argv = argv, .mode = TXBOX_COMMIT_DISCARD, .opts.net = L->o->net};
+                struct txbox_command cmd = {.argv = argv, .mode = TXBOX_COMMIT_DISCARD,
+                                            .opts.net = L->o->net};
                 struct txbox_command_result res;
                 struct txbox_error err;
                 int64_t t0 = mono_us();
@@ -867,7 +896,8 @@ static int loop_setup(struct loop *L, struct txbox_error *err)
         L->last_status = -1;
         L->st->bare_ms = L->st->tx_true_ms = -1;
         if (o->record_file && !(L->record = fopen(o->record_file, "ae")))
-                return tx_err(err, errno, "cannot open '%s' to record the responses: %s", o->record_file, strerror(errno));
+                return tx_err(err, errno, "cannot open '%s' to record the responses: %s", o->record_file,
+                              strerror(errno));
         int r = http_init(&L->http, o, err);
         if (r < 0)
                 return r;
@@ -888,7 +918,8 @@ static int loop_setup(struct loop *L, struct txbox_error *err)
         return 0;
 }
 
-int agent_run(struct txbox_ws *ws, const struct agent_opts *o, struct agent_stats *st, struct txbox_error *err)
+int agent_run(struct txbox_ws *ws, const struct agent_opts *o, struct agent_stats *st,
+              struct txbox_error *err)
 {
         struct loop L = {.ws = ws, .o = o, .st = st};
         int max_steps = o->max_steps > 0 ? o->max_steps : 30;
@@ -961,27 +992,32 @@ static double overhead_pct(const struct agent_stats *st)
 
 json_t *agent_summary_json(const struct agent_stats *st)
 {
-        json_t *o = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:I, s:I, s:I}", "steps", st->steps,
-                              "tool_calls", st->calls, "committed", st->committed, "rolled_back", st->rolled_back,
-                              "denied", st->denied, "tool_errors", st->tool_errors, "http_retries", st->http_retries,
-                              "stop", st->stop, "finished", st->finished, "model_ms", (json_int_t)st->model_ms,
-                              "txbox_ms", (json_int_t)st->txbox_ms, "wall_ms", (json_int_t)st->wall_ms);
+        json_t *o = json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i, s:s, s:b, s:I, s:I, s:I}", "steps",
+                              st->steps, "tool_calls", st->calls, "committed", st->committed, "rolled_back",
+                              st->rolled_back, "denied", st->denied, "tool_errors", st->tool_errors,
+                              "http_retries", st->http_retries, "stop", st->stop, "finished", st->finished,
+                              "model_ms", (json_int_t)st->model_ms, "txbox_ms", (json_int_t)st->txbox_ms,
+                              "wall_ms", (json_int_t)st->wall_ms);
         json_nonnull(o);
         json_obj_set(o, "high_risk", json_pack("{s:i, s:i, s:o}", "calls", st->high_risk, "intercepted",
                                                st->high_risk_intercepted, "share_pct",
-                                               st->high_risk ? json_real(share(st->high_risk_intercepted, st->high_risk))
+                                               st->high_risk
+                                               ? json_real(share(st->high_risk_intercepted, st->high_risk))
                                                              : json_null()));
         json_obj_set(o, "failed_states", json_pack("{s:i, s:i, s:o}", "failed", st->failed, "rolled_back",
                                                    st->failed_rolled_back, "share_pct",
-                                                   st->failed ? json_real(share(st->failed_rolled_back, st->failed))
+                                                   st->failed
+                                                   ? json_real(share(st->failed_rolled_back, st->failed))
                                                               : json_null()));
         double ov = overhead_ms(st);
         json_obj_set(o, "overhead", ov < 0 ? json_null()
                                            : json_pack("{s:f, s:f, s:f, s:f}", "per_tx_ms", ov, "pct_of_wall",
-                                                       overhead_pct(st), "bare_ms", st->bare_ms, "tx_ms", st->tx_true_ms));
+                                                       overhead_pct(st), "bare_ms", st->bare_ms, "tx_ms",
+                                                       st->tx_true_ms));
         json_obj_set(o, "not_run", json_integer(st->not_run));
         json_obj_set(o, "session", st->session[0] ? json_string(st->session) : json_null());
-        json_obj_set(o, "session_outcome", st->session_outcome ? json_string(st->session_outcome) : json_null());
+        json_obj_set(o, "session_outcome",
+                     st->session_outcome ? json_string(st->session_outcome) : json_null());
         json_obj_set(o, "final_answer", json_text(st->final_answer));
         return o;
 }
@@ -1002,10 +1038,13 @@ char *agent_summary_text(const struct agent_stats *st)
                          "  high-risk calls intercepted: %d of %d %s\n"
                          "  failed states rolled back:   %d of %d %s\n"
                          "  overhead:   %s\n"
-                         "  time:       %lld ms in the model, %lld ms in txbox, %lld ms in all (%d retries)\n",
+                         "  time:       %lld ms in the model, %lld ms in txbox, %lld ms in all (%d "
+                                 "retries)\n",
                          st->stop, st->steps, st->steps == 1 ? "" : "s", st->calls, st->calls == 1 ? "" : "s",
-                         st->committed, st->rolled_back, st->denied, st->tool_errors, sess, st->high_risk_intercepted,
-                         st->high_risk, pct(p1, sizeof(p1), st->high_risk_intercepted, st->high_risk),
-                         st->failed_rolled_back, st->failed, pct(p2, sizeof(p2), st->failed_rolled_back, st->failed), ov, (long long)st->model_ms,
+                         st->committed, st->rolled_back, st->denied, st->tool_errors, sess,
+                         st->high_risk_intercepted, st->high_risk,
+                         pct(p1, sizeof(p1), st->high_risk_intercepted, st->high_risk),
+                         st->failed_rolled_back, st->failed,
+                         pct(p2, sizeof(p2), st->failed_rolled_back, st->failed), ov, (long long)st->model_ms,
                          (long long)st->txbox_ms, (long long)st->wall_ms, st->http_retries);
 }

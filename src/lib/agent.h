@@ -49,7 +49,8 @@ struct agent_stats {
         int failed, failed_rolled_back;
         int http_retries;
         int64_t model_ms, txbox_ms, wall_ms;
-        double bare_ms, tx_true_ms; /* baseline: sh -c true without and with a transaction; <0: not measured */
+        double bare_ms,
+                tx_true_ms; /* baseline: sh -c true without and with a transaction; <0: not measured */
         char stop[160];             /* why the loop stopped */
         bool finished;              /* the model gave a final answer */
         char *final_answer;         /* malloc'd, or NULL */
@@ -59,7 +60,8 @@ struct agent_stats {
 
 /* Run the loop.  Returns 0 when it ran to a stop (see st->stop, st->finished), -errno when it
  * could not start or the model could not be reached (err says why; st is still filled). */
-int agent_run(struct txbox_ws *ws, const struct agent_opts *opts, struct agent_stats *st, struct txbox_error *err);
+int agent_run(struct txbox_ws *ws, const struct agent_opts *opts, struct agent_stats *st,
+              struct txbox_error *err);
 void agent_stats_clear(struct agent_stats *st);
 
 /* The session summary, several lines ending in a newline; malloc'd. */

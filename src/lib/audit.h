@@ -62,7 +62,7 @@ int audit_later_overlaps(struct audit *a, int64_t after_commit_seq, const struct
 
 /* Records written (inserted or updated) after change number since, oldest change first, at
  * most limit (<= 0: all); (*seqs)[i] is record i's change number.  Free both. */
-int audit_changes(struct audit *a, int64_t since, int limit, struct txbox_record **out, int64_t **seqs, size_t *n,
-                  struct txbox_error *err);
+int audit_changes(struct audit *a, int64_t since, int limit, struct txbox_record **out, int64_t **seqs,
+                  size_t *n, struct txbox_error *err);
 
 #endif

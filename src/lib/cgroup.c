@@ -71,8 +71,8 @@ static char *next_line(const char *text, size_t *pos, char *line, size_t size)
 
 /* The mount point and root of the cgroup file system with fstype (and, for v1, the
  * controller among its super options). */
-static bool find_mount(const char *mountinfo, const char *fstype, const char *controller, char *mnt, char *root,
-                       size_t size)
+static bool find_mount(const char *mountinfo, const char *fstype, const char *controller, char *mnt,
+                       char *root, size_t size)
 {
         char line[4096];
         size_t pos = 0;
@@ -84,7 +84,8 @@ static bool find_mount(const char *mountinfo, const char *fstype, const char *co
                 *sep = '\0';
                 char *type = strtok_r(sep + 3, " ", &save), *src = strtok_r(NULL, " ", &save);
                 char *opts = strtok_r(NULL, " ", &save);
-                if (!type || !src || !opts || strcmp(type, fstype) || (controller && !has_token(opts, controller, ",")))
+                if (!type || !src || !opts || strcmp(type, fstype) ||
+                    (controller && !has_token(opts, controller, ",")))
                         continue;
                 char *fields[5];
                 save = NULL;
@@ -181,7 +182,8 @@ static bool probe_v2(const struct proc_text *t)
         }
         if (dir[0])
                 snprintf(probe.detail, sizeof(probe.detail),
-                         "cgroup v2 at %.80s: no writable ancestor of this process's cgroup enables memory and pids", dir);
+                         "cgroup v2 at %.80s: no writable ancestor of this process's cgroup enables memory "
+                                 "and pids", dir);
         return false;
 }
 
@@ -215,7 +217,8 @@ static void run_probe(void)
         probe.mode = CGROUP_NONE;
         if (read_small("/proc/self/mountinfo", t->mountinfo, sizeof(t->mountinfo)) < 0 ||
             read_small("/proc/self/cgroup", t->cgroup, sizeof(t->cgroup)) < 0) {
-                snprintf(probe.detail, sizeof(probe.detail), "cannot read /proc/self/mountinfo or /proc/self/cgroup");
+                snprintf(probe.detail, sizeof(probe.detail),
+                         "cannot read /proc/self/mountinfo or /proc/self/cgroup");
                 return;
         }
         if (probe_v2(t))
@@ -225,7 +228,8 @@ static void run_probe(void)
                 return;
         if (!v2[0])
                 snprintf(v2, sizeof(v2), "no cgroup v2 mounted");
-        snprintf(probe.detail, sizeof(probe.detail), "%.150s; no writable cgroup v1 memory and pids either", v2);
+        snprintf(probe.detail, sizeof(probe.detail), "%.150s; no writable cgroup v1 memory and pids either",
+                 v2);
 }
 
 enum cgroup_mode cgroup_probe(char *detail, size_t size)
@@ -251,7 +255,8 @@ struct cgroup_tx {
         char peak[PATH_MAX + 32]; /* v2 memory.peak, v1 memory.max_usage_in_bytes */
 };
 
-static int write_knob(const char *dir, const char *knob, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int write_knob(const char *dir, const char *knob, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 
 static int write_knob(const char *dir, const char *knob, const char *fmt, ...)
 {
@@ -310,7 +315,9 @@ static int make_dir(struct cgroup_tx *cg, const char *parent, const char *name, 
 static int knob_or_fail(const char *dir, const char *knob, uint64_t v, struct txbox_error *err)
 {
         int r = write_knob(dir, knob, "%llu", (unsigned long long)v);
-        return r < 0 ? tx_err(err, -r, "cannot set %s/%s to %llu: %s", dir, knob, (unsigned long long)v, strerror(-r)) : 0;
+        return r < 0 ? tx_err(err, -r, "cannot set %s/%s to %llu: %s", dir, knob, (unsigned long long)v,
+                              strerror(-r))
+                     : 0;
 }
 
 static int open_events(struct cgroup_tx *cg, const char *dir, const char *file, struct txbox_error *err)
@@ -322,18 +329,21 @@ static int open_events(struct cgroup_tx *cg, const char *dir, const char *file, 
         return 0;
 }
 
-static int setup_v2(struct cgroup_tx *cg, const struct txbox_limits *l, const char *name, struct txbox_error *err)
+static int setup_v2(struct cgroup_tx *cg, const struct txbox_limits *l, const char *name,
+                    struct txbox_error *err)
 {
         int r;
         if ((r = make_dir(cg, probe.v2_parent, name, err)) < 0)
                 return r;
         const char *d = cg->path[0];
-        if ((r = knob_or_fail(d, "memory.max", l->memory, err)) < 0 || (r = knob_or_fail(d, "pids.max", l->procs + 2, err)) < 0)
+        if ((r = knob_or_fail(d, "memory.max", l->memory, err)) < 0 ||
+            (r = knob_or_fail(d, "pids.max", l->procs + 2, err)) < 0)
                 return r;
         /* The limit is memory, not memory plus swap; and an OOM kill ends the whole sandbox. */
         write_knob(d, "memory.swap.max", "0");
         write_knob(d, "memory.oom.group", "1");
-        if (l->cpu_milli && (r = write_knob(d, "cpu.max", "%llu 100000", (unsigned long long)l->cpu_milli * 100)) < 0)
+        if (l->cpu_milli &&
+            (r = write_knob(d, "cpu.max", "%llu 100000", (unsigned long long)l->cpu_milli * 100)) < 0)
                 return tx_err(err, -r, "cannot set %s/cpu.max: %s", d, strerror(-r));
         snprintf(cg->peak, sizeof(cg->peak), "%s/memory.peak", d);
         return open_events(cg, d, "memory.events", err);
@@ -347,7 +357,8 @@ bool cgroup_pid_max_per_ns(void)
                (major > 6 || (major == 6 && minor >= 14));
 }
 
-static int setup_v1(struct cgroup_tx *cg, const struct txbox_limits *l, const char *name, struct txbox_error *err)
+static int setup_v1(struct cgroup_tx *cg, const struct txbox_limits *l, const char *name,
+                    struct txbox_error *err)
 {
         /* A v1 pids cgroup costs a transaction about as much CPU as its memory cgroup, for
          * nothing the sandbox's own pid_max (Linux >= 6.14) does not already enforce. */
@@ -396,7 +407,8 @@ int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struc
         if (mode == CGROUP_NONE)
                 return 0;
         if (l->cpu_milli && !probe.cpu)
-                return tx_err(err, ENOTSUP, "--max-cpus needs the cpu controller in this process's cgroup (txbox doctor)");
+                return tx_err(err, ENOTSUP,
+                              "--max-cpus needs the cpu controller in this process's cgroup (txbox doctor)");
         random_hex(hex, 8);
         /* Leftovers are rare (a txbox killed mid-run) and harmless (empty directories):
          * looked for by one transaction in sixteen, off the common path. */
@@ -423,8 +435,8 @@ int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err)
 
         for (size_t i = 0; i < cg->n; i++)
                 if (write(cg->procs[i], buf, (size_t)len) != len)
-                        return tx_err(err, errno, "cannot move the sandbox into the cgroup '%s': %s", cg->path[i],
-                                      strerror(errno));
+                        return tx_err(err, errno, "cannot move the sandbox into the cgroup '%s': %s",
+                                      cg->path[i], strerror(errno));
         for (size_t i = 0; i < cg->n; i++)
                 closep(&cg->procs[i]);
         return 0;

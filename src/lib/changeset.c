@@ -149,7 +149,8 @@ static struct lent lend_dir(int dirfd, const char *name, mode_t mode)
 {
         struct lent l = { .dirfd = dirfd, .name = name };
 
-        if (S_ISDIR(mode) && (mode & S_IRWXU) != S_IRWXU && fchmodat(dirfd, name, (mode | S_IRWXU) & 07777, 0) == 0) {
+        if (S_ISDIR(mode) && (mode & S_IRWXU) != S_IRWXU &&
+            fchmodat(dirfd, name, (mode | S_IRWXU) & 07777, 0) == 0) {
                 l.mode = mode & 07777;
                 l.on = true;
         }
@@ -461,7 +462,8 @@ static int report_tree(struct walk *w, int parentfd, const char *name, const cha
                        unsigned depth, enum side s, mode_t mode)
 {
         _cleanup_(strvec_clearp) struct strvec names = { 0 };
-        _cleanup_(lend_back) __attribute__((unused)) struct lent l = s == UPPER ? lend_dir(parentfd, name, mode) : (struct lent){ 0 };
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l =
+                s == UPPER ? lend_dir(parentfd, name, mode) : (struct lent){0};
         _cleanup_close_ int fd = open_dir(w, parentfd, name, path, s);
         int r = fd < 0 ? fd : list_dir(w, fd, path, s, &names);
 
@@ -508,7 +510,8 @@ static int compare_entry(struct walk *w, int ufd, int lfd, const char *name, con
 static int compare_dirs(struct walk *w, const struct pair *p)
 {
         _cleanup_(strvec_clearp) struct strvec un = { 0 }, ln = { 0 };
-        _cleanup_(lend_back) __attribute__((unused)) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l =
+                lend_dir(p->ufd, p->name, p->ust.st_mode);
         _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
         _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
         int r = ufd < 0 ? ufd : lfd < 0 ? lfd : list_dir(w, ufd, p->path, UPPER, &un);
@@ -579,7 +582,8 @@ static int on_merged_dir(struct walk *w, const struct pair *p)
 static int on_dir(struct walk *w, const struct pair *p)
 {
         bool both = p->has_live && S_ISDIR(p->lst.st_mode);
-        _cleanup_(lend_back) __attribute__((unused)) struct lent l = lend_dir(p->ufd, p->name, p->ust.st_mode);
+        _cleanup_(lend_back) __attribute__((unused)) struct lent l =
+                lend_dir(p->ufd, p->name, p->ust.st_mode);
 
         if (both) {
                 int r = is_opaque(p->ufd, p->name);
@@ -847,7 +851,8 @@ static int open_merged_dirs(struct walk *w, int upper_fd, const struct changeset
                         if (fd < 0 || fstat(fd, &st) < 0)
                                 return fail(w, fd < 0 ? -fd : errno, "open the directory", op->path, UPPER);
                         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-                        if ((st.st_mode & S_IRWXU) != S_IRWXU && chmod(proc, (st.st_mode | S_IRWXU) & 07777) < 0)
+                        if ((st.st_mode & S_IRWXU) != S_IRWXU &&
+                            chmod(proc, (st.st_mode | S_IRWXU) & 07777) < 0)
                                 return fail(w, errno, "chmod", op->path, UPPER);
                 }
         }
@@ -898,7 +903,8 @@ void cs_manifest_add(struct cs_manifest *m, const char *path, const struct stat 
 
 static int cmp_entry(const void *a, const void *b)
 {
-        return strcmp(((const struct cs_manifest_entry *)a)->path, ((const struct cs_manifest_entry *)b)->path);
+        return strcmp(((const struct cs_manifest_entry *)a)->path,
+                      ((const struct cs_manifest_entry *)b)->path);
 }
 
 void cs_manifest_sort(struct cs_manifest *m)

@@ -182,7 +182,7 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, co
         int allowed = txbox_tx_check_policy(tx, cmd->shell, cwd, err);
 
         if (allowed <= 0) {
-                res->status = allowed < 0 ? 125 : 126;
+                res->status = allowed < 0 ? TXBOX_EXIT_TXBOX : TXBOX_EXIT_DENIED;
                 set_why(res, allowed < 0 ? err->msg : txbox_tx_record(tx)->message);
                 if (allowed < 0)
                         txbox_tx_abort(tx, err->msg, &e2);
@@ -232,7 +232,7 @@ int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, stru
         int r;
 
         memset(res, 0, sizeof(*res));
-        res->status = 125;
+        res->status = TXBOX_EXIT_TXBOX;
         if (!argv || !argv[0])
                 return tx_err(err, EINVAL, "no command given");
         if (!cmd->session && ws->prepared[0]) {

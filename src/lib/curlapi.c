@@ -29,12 +29,14 @@ int curl_api_load(struct txbox_error *err)
                 return 0;
         void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
         if (!h)
-                return tx_err(err, ENOENT, "cannot load libcurl (%s): install it (apt-get install libcurl4)", dlerror());
+                return tx_err(err, ENOENT, "cannot load libcurl (%s): install it (apt-get install libcurl4)",
+                              dlerror());
         for (size_t i = 0; i < ARRAY_SIZE(syms); i++) {
                 void *f = dlsym(h, syms[i].name);
                 if (!f) {
                         dlclose(h);
-                        return tx_err(err, ENOENT, "libcurl.so.4 lacks %s: install a current libcurl4", syms[i].name);
+                        return tx_err(err, ENOENT, "libcurl.so.4 lacks %s: install a current libcurl4",
+                                      syms[i].name);
                 }
                 /* POSIX guarantees that a function pointer survives a trip through void *. */
                 memcpy((char *)&curl_api + syms[i].off, &f, sizeof(f));

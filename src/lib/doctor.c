@@ -66,14 +66,17 @@ static const struct {
         {F2FS_MAGIC, "f2fs", NULL},
         {ZFS_MAGIC, "zfs", NULL},
         {OVERLAYFS_SUPER_MAGIC, "overlay",
-         "an overlay (a container's own root?) cannot hold the layers of txbox's overlay: put the workspace and "
+         "an overlay (a container's own root?) cannot hold the layers of txbox's overlay: put the workspace "
+         "and "
          "the state dir on a volume (emptyDir or a PVC on ext4, xfs or tmpfs)"},
         {NFS_SUPER_MAGIC, "nfs",
-         "NFS cannot hold an overlay's upper layer (no user xattrs, no whiteouts): use a block-backed volume"},
+         "NFS cannot hold an overlay's upper layer (no user xattrs, no whiteouts): use a block-backed "
+         "volume"},
         {CIFS_MAGIC, "cifs", "SMB shares cannot hold an overlay's upper layer: use a block-backed volume"},
         {SMB2_MAGIC, "smb2", "SMB shares cannot hold an overlay's upper layer: use a block-backed volume"},
         {NINEP_MAGIC, "9p", "9p cannot hold an overlay's upper layer: use a block-backed volume"},
-        {FUSE_MAGIC, "fuse", "FUSE filesystems rarely hold an overlay's upper layer; prefer a block-backed volume"},
+        {FUSE_MAGIC, "fuse",
+         "FUSE filesystems rarely hold an overlay's upper layer; prefer a block-backed volume"},
         {CEPH_MAGIC, "ceph", "CephFS cannot hold an overlay's upper layer: use an RBD (block) volume"},
 };
 
@@ -82,12 +85,14 @@ static void probe_fs(const char *ws, struct txbox_probe *p)
         struct statfs sf;
 
         if (statfs(ws, &sf) < 0) {
-                put(p, "workspace filesystem", false, false, "txbox cannot tell", "statfs failed: %s", strerror(errno));
+                put(p, "workspace filesystem", false, false, "txbox cannot tell", "statfs failed: %s",
+                    strerror(errno));
                 return;
         }
         for (size_t i = 0; i < ARRAY_SIZE(fs_types); i++)
                 if ((long)sf.f_type == fs_types[i].magic) {
-                        put(p, "workspace filesystem", !fs_types[i].warn, false, fs_types[i].warn, "%s", fs_types[i].name);
+                        put(p, "workspace filesystem", !fs_types[i].warn, false, fs_types[i].warn, "%s",
+                            fs_types[i].name);
                         return;
                 }
         put(p, "workspace filesystem", true, false, NULL, "type 0x%lx", (long)sf.f_type);
@@ -106,13 +111,14 @@ static void probe_seccomp(struct txbox_probe *p)
                 sscanf(line, "Seccomp_filters: %d", &filters);
         }
         if (mode < 0)
-                put(p, "seccomp before txbox", true, false, NULL, "unknown (no Seccomp line in /proc/self/status)");
+                put(p, "seccomp before txbox", true, false, NULL,
+                    "unknown (no Seccomp line in /proc/self/status)");
         else if (mode == 0)
                 put(p, "seccomp before txbox", true, false, NULL, "none (mode 0)");
         else
                 put(p, "seccomp before txbox", true, false, NULL,
-                    "mode %d, %d filter%s from the container runtime or a parent; txbox adds its own", mode, filters,
-                    filters == 1 ? "" : "s");
+                    "mode %d, %d filter%s from the container runtime or a parent; txbox adds its own", mode,
+                    filters, filters == 1 ? "" : "s");
 }
 
 /* The LSM label this process runs under: AppArmor's own file first (stacking kernels), then
@@ -124,17 +130,20 @@ static void probe_label(struct txbox_probe *p, bool broken)
 
         if (!read_line("/proc/self/attr/apparmor/current", label, sizeof(label))) {
                 if (!read_line("/proc/self/attr/current", label, sizeof(label))) {
-                        put(p, "security label", true, false, NULL, "none (no AppArmor or SELinux label on this process)");
+                        put(p, "security label", true, false, NULL,
+                            "none (no AppArmor or SELinux label on this process)");
                         return;
                 }
                 if (access("/sys/fs/selinux", F_OK) == 0)
                         lsm = "SELinux";
         }
         /* A confining profile is the usual suspect when mounts or user namespaces fail. */
-        bool confined = strcmp(label, "unconfined") && !strstr(label, "(unconfined)") && !strstr(label, "(complain)") &&
-                        !strstr(label, "unconfined_t") && !strstr(label, "spc_t");
+        bool confined = strcmp(label, "unconfined") && !strstr(label, "(unconfined)") &&
+                        !strstr(label, "(complain)") && !strstr(label, "unconfined_t") &&
+                        !strstr(label, "spc_t");
         put(p, "security label", !(broken && confined), false,
-            "the process runs confined and a mount or namespace probe failed: the profile may be what refuses them "
+            "the process runs confined and a mount or namespace probe failed: the profile may be what "
+            "refuses them "
             "(AppArmor: load deploy/apparmor/txbox-agent; SELinux: see docs/KUBERNETES.md)",
             "%s '%.100s'", lsm, label);
 }
@@ -155,15 +164,18 @@ static void probe_userns(struct txbox_probe *p)
         unsigned long inside, outside, count;
 
         read_line("/proc/sys/user/max_user_namespaces", max, sizeof(max));
-        if (!read_line("/proc/self/uid_map", map, sizeof(map)) || sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3) {
-                put(p, "user namespace mapping", true, false, NULL, "unknown (/proc/self/uid_map unreadable)");
+        if (!read_line("/proc/self/uid_map", map, sizeof(map)) ||
+            sscanf(map, "%lu %lu %lu", &inside, &outside, &count) != 3) {
+                put(p, "user namespace mapping", true, false, NULL,
+                    "unknown (/proc/self/uid_map unreadable)");
                 return;
         }
         /* Mapping root into the sandbox needs CAP_SETFCAP (Linux >= 5.12): root with every
          * capability dropped cannot, so txbox cannot run as that root. */
         if (geteuid() == 0 && !have_cap(CAP_SETFCAP) && !have_cap(CAP_SETUID)) {
                 put(p, "user namespace mapping", false, true,
-                    "txbox cannot run as root without capabilities (the kernel wants CAP_SETFCAP to map root into the "
+                    "txbox cannot run as root without capabilities (the kernel wants CAP_SETFCAP to map root "
+                    "into the "
                     "sandbox): run it as a non-root user (Kubernetes: securityContext.runAsUser: 1000)",
                     "uid 0 without CAP_SETFCAP or CAP_SETUID");
                 return;
@@ -175,7 +187,8 @@ static void probe_userns(struct txbox_probe *p)
         else
                 put(p, "user namespace mapping", strcmp(max, "0") != 0, false,
                     "no user namespaces may be made (user.max_user_namespaces is 0)",
-                    "a user namespace of its own: uid %lu-%lu is host uid %lu-%lu (hostUsers: false); uid %u here; "
+                    "a user namespace of its own: uid %lu-%lu is host uid %lu-%lu (hostUsers: false); uid %u "
+                    "here; "
                     "max_user_namespaces %s",
                     inside, inside + count - 1, outside, outside + count - 1, (unsigned)geteuid(), max);
 }
@@ -227,7 +240,8 @@ static void remove_probe_dir(const char *dir)
         rmdir(dir);
 }
 
-TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_opt, struct txbox_probe *out, size_t max)
+TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_opt, struct txbox_probe *out,
+                              size_t max)
 {
         struct txbox_probe all[DOCTOR_MAX];
         struct txbox_error err = {0};
@@ -236,14 +250,17 @@ TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_opt, stru
         int n = 0;
 
         if (!workspace || !realpath(workspace, ws)) {
-                put(&all[n++], "workspace", false, true, "txbox has nothing to work on: pass -C DIR with an existing directory",
-                    "'%.100s': %s", workspace ? workspace : "", workspace ? strerror(errno) : "none given");
+                put(&all[n++], "workspace", false, true,
+                    "txbox has nothing to work on: pass -C DIR with an existing directory", "'%.100s': %s",
+                    workspace ? workspace : "", workspace ? strerror(errno) : "none given");
                 n += sandbox_doctor(NULL, NULL, all + n, DOCTOR_MAX - (size_t)n - 6);
         } else {
                 bool have_state = ws_choose_state(ws, state_opt, &state, &err) == 0;
                 put(&all[n++], "state dir", have_state, true,
-                    "txbox cannot run here: pass --state DIR (or set XDG_STATE_HOME) to a directory on the workspace's "
-                    "mount, outside it (in a pod: the workspace and the state dir as two directories of one volume)",
+                    "txbox cannot run here: pass --state DIR (or set XDG_STATE_HOME) to a directory on the "
+                    "workspace's "
+                    "mount, outside it (in a pod: the workspace and the state dir as two directories of one "
+                    "volume)",
                     "%.150s", have_state ? state : err.msg);
                 bool here = have_state && probe_dir(state, dir, sizeof(dir));
                 n += sandbox_doctor(here ? dir : NULL, here ? ws : NULL, all + n, DOCTOR_MAX - (size_t)n - 6);

@@ -50,7 +50,8 @@ static long count_files(int dfd, long limit, int depth)
                         n++;
                         continue;
                 }
-                _cleanup_close_ int sub = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int sub =
+                        openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub >= 0)
                         n += count_files(sub, limit - n, depth + 1);
         }
@@ -68,7 +69,8 @@ static void mass_deletion(struct eff *e, int live_fd)
                 return;
         char detail[256];
         if (deleted >= c->mass_delete_count) {
-                snprintf(detail, sizeof(detail), "%ld paths deleted (limit %ld)", deleted, c->mass_delete_count);
+                snprintf(detail, sizeof(detail), "%ld paths deleted (limit %ld)", deleted,
+                         c->mass_delete_count);
                 violation(e, "effect-mass-deletion", ".", detail);
                 return;
         }
@@ -99,7 +101,8 @@ static bool loses_data(const struct eff *e, int live_fd, const struct txbox_path
         if (tp->change == TXBOX_ADDED || path_is_within(tp->path, ".git"))
                 return false;
         if (tp->change == TXBOX_MODIFIED &&
-            (e->upper_fd < 0 || lstat_beneath(e->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode) || up.st_size))
+            (e->upper_fd < 0 || lstat_beneath(e->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode) ||
+             up.st_size))
                 return false;
         return lstat_beneath(live_fd, tp->path, &live) >= 0 && S_ISREG(live.st_mode) && live.st_size;
 }
@@ -138,7 +141,8 @@ static void lost_work(struct eff *e, int live_fd)
                 for (long k = 0; k < nlost && k < LOST_NAMED; k++) {
                         const struct txbox_path *tp = &e->cs->paths[lost[k]];
                         snprintf(detail, sizeof(detail),
-                                 "%s a file git cannot restore (untracked, or changed since git last recorded it); "
+                                 "%s a file git cannot restore (untracked, or changed since git last "
+                                 "recorded it); "
                                  "%ld such files in this command (limit %ld): commit or stash them first",
                                  tp->change == TXBOX_DELETED ? "deletes" : "empties", nlost, min);
                         violation(e, "effect-lost-work", tp->path, detail);
@@ -203,14 +207,17 @@ static void protected_paths(struct eff *e, const struct txbox_path *tp)
         const char *verb = (unsigned)tp->change < ARRAY_SIZE(verbs) ? verbs[tp->change] : "changes";
         char detail[256];
         if (tp->change == TXBOX_DELETED && git_internal(tp->path)) {
-                snprintf(detail, sizeof(detail), "deletes git internals; use git commands to change the repository");
+                snprintf(detail, sizeof(detail),
+                         "deletes git internals; use git commands to change the repository");
                 violation(e, "effect-git-internals", tp->path, detail);
         } else if (tp->change != TXBOX_ADDED && env_file(tp->path)) {
                 snprintf(detail, sizeof(detail), "%s an .env file (secrets); edit it by hand", verb);
                 violation(e, "effect-protected-path", tp->path, detail);
         } else if (policy_path(e, tp->path)) {
-                snprintf(detail, sizeof(detail), "%s txbox's configuration (.txbox/, the policy); only the user "
-                                                 "changes it", verb);
+                snprintf(detail, sizeof(detail),
+                         "%s txbox's configuration (.txbox/, the policy); only the user "
+                         "changes it",
+                         verb);
                 violation(e, "effect-protected-path", tp->path, detail);
         } else if (user_protected(e, tp->path)) {
                 snprintf(detail, sizeof(detail), "%s a path the policy protects", verb);
@@ -276,7 +283,8 @@ static mode_t view_lookup(const struct eff *e, const char *rel, char *buf, size_
         int root = e->upper_fd;
 
         if (lstat_beneath(root, rel, &st) < 0) {
-                const struct txbox_path *tp = bsearch(rel, e->cs->paths, e->cs->npaths, sizeof(*tp), cmp_tpath);
+                const struct txbox_path *tp = bsearch(rel, e->cs->paths, e->cs->npaths, sizeof(*tp),
+                                                      cmp_tpath);
                 root = e->live_fd;
                 if ((tp && tp->change == TXBOX_DELETED) || root < 0 || lstat_beneath(root, rel, &st) < 0)
                         return 0;
@@ -371,8 +379,9 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
                 target[n] = 0;
                 static const char *const why[] = {
                         [LINK_LEAVES] = "symlink points outside the workspace",
-                        [LINK_CLIMBS] = "symlink target climbs back out of a directory it names (NAME/..), which a "
-                                        "later change could point anywhere; write the target without it",
+                        [LINK_CLIMBS] =
+                                "symlink target climbs back out of a directory it names (NAME/..), which a "
+                                "later change could point anywhere; write the target without it",
                         [LINK_TOO_DEEP] = "symlink chain too long or deep to judge",
                 };
                 enum link_verdict v = link_escapes(e, tp->path, target);
@@ -383,7 +392,8 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
                 return;
         }
         if (S_ISREG(st.st_mode) && (st.st_mode & (S_ISUID | S_ISGID))) {
-                snprintf(detail, sizeof(detail), "sets the %s bit", st.st_mode & S_ISUID ? "setuid" : "setgid");
+                snprintf(detail, sizeof(detail), "sets the %s bit", st.st_mode & S_ISUID ? "setuid"
+                         : "setgid");
                 violation(e, "effect-setuid", tp->path, detail);
         }
         if (S_ISREG(st.st_mode) && st.st_size > e->p->eff.max_file_size) {

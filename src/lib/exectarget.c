@@ -167,13 +167,15 @@ static int open_in_task(pid_t pid, int dirfd, const char *path, bool nofollow)
         _cleanup_close_ int root = open(proc, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root < 0)
                 return -errno;
-        struct open_how how = {.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0), .resolve = RESOLVE_IN_ROOT};
+        struct open_how how = {.flags = O_PATH | O_CLOEXEC | (nofollow ? O_NOFOLLOW : 0),
+                               .resolve = RESOLVE_IN_ROOT};
         int fd = sys_openat2(root, p, &how, sizeof(how));
         if (fd >= 0)
                 return fd;
         /* Not there for us, or through a procfs link: look again the slow way (a PATH
          * search's misses come here too, and are misses again). */
-        return errno == ENOENT || errno == ELOOP || errno == EXDEV ? twalk(pid, root, dirfd, path, nofollow) : -errno;
+        return errno == ENOENT || errno == ELOOP || errno == EXDEV ? twalk(pid, root, dirfd, path, nofollow)
+                                                                   : -errno;
 }
 
 int exec_target(pid_t pid, int dirfd, const char *path, unsigned flags, char *buf, size_t size)

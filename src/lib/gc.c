@@ -38,7 +38,8 @@ static const struct txbox_retention defaults = {
 
 /* ---- the setting ---- */
 
-static bool parse_scaled(const char *v, const char *const units[], const uint64_t scale[], size_t n, uint64_t *out)
+static bool parse_scaled(const char *v, const char *const units[], const uint64_t scale[], size_t n,
+                         uint64_t *out)
 {
         char *end;
 
@@ -69,9 +70,11 @@ static bool parse_age(const char *v, uint64_t *out)
 
 static bool parse_size(const char *v, uint64_t *out)
 {
-        static const char *const u[] = {"", "b", "k", "kb", "kib", "m", "mb", "mib", "g", "gb", "gib", "t", "tb", "tib"};
-        static const uint64_t k[] = {1, 1, 1ull << 10, 1ull << 10, 1ull << 10, 1ull << 20, 1ull << 20, 1ull << 20,
-                                     1ull << 30, 1ull << 30, 1ull << 30, 1ull << 40, 1ull << 40, 1ull << 40};
+        static const char *const u[] = {"",    "b", "k",  "kb",  "kib", "m",  "mb",
+                                        "mib", "g", "gb", "gib", "t",   "tb", "tib"};
+        static const uint64_t k[] = {1,          1,          1ull << 10, 1ull << 10, 1ull << 10,
+                                     1ull << 20, 1ull << 20, 1ull << 20, 1ull << 30, 1ull << 30,
+                                     1ull << 30, 1ull << 40, 1ull << 40, 1ull << 40};
         return parse_scaled(v, u, k, ARRAY_SIZE(u), out);
 }
 
@@ -89,7 +92,8 @@ TXBOX_API int txbox_retention_parse(const char *spec, struct txbox_retention *ou
                 if (eq) {
                         *eq = '\0';
                         if (!strcmp(t, "keep"))
-                                ok = parse_size(eq + 1, &r.keep) && strspn(eq + 1, "0123456789") == strlen(eq + 1);
+                                ok = parse_size(eq + 1, &r.keep) &&
+                                     strspn(eq + 1, "0123456789") == strlen(eq + 1);
                         else if (!strcmp(t, "max-age") || !strcmp(t, "age"))
                                 ok = parse_age(eq + 1, &r.max_age_s);
                         else if (!strcmp(t, "max-size") || !strcmp(t, "size"))
@@ -99,9 +103,11 @@ TXBOX_API int txbox_retention_parse(const char *spec, struct txbox_retention *ou
                 }
                 if (!ok) {
                         _cleanup_free_ char *h = human_escape(t, HUMAN_LINE);
-                        return tx_err(err, EINVAL, "bad retention item '%s%s%s': expected keep=N, max-age=AGE "
-                                                   "(90m, 12h, 30d, 2w) or max-size=SIZE (512M, 2G), 0 or none for no limit",
-                                      h, eq ? "=" : "", eq ? eq + 1 : "");
+                        return tx_err(
+                                err, EINVAL,
+                                "bad retention item '%s%s%s': expected keep=N, max-age=AGE "
+                                "(90m, 12h, 30d, 2w) or max-size=SIZE (512M, 2G), 0 or none for no limit",
+                                h, eq ? "=" : "", eq ? eq + 1 : "");
                 }
         }
         *out = r;
@@ -110,9 +116,9 @@ TXBOX_API int txbox_retention_parse(const char *spec, struct txbox_retention *ou
 
 TXBOX_API void txbox_retention_format(const struct txbox_retention *r, char *buf, size_t size)
 {
-        static const struct { uint64_t k; const char *u; } ages[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}},
-                                                            sizes[] = {{1ull << 40, "T"}, {1ull << 30, "G"}, {1ull << 20, "M"},
-                                                                       {1ull << 10, "K"}, {1, ""}};
+        static const struct { uint64_t k; const char *u;
+        } ages[] = {{86400, "d"}, {3600, "h"}, {60, "m"}, {1, "s"}},
+          sizes[] = {{1ull << 40, "T"}, {1ull << 30, "G"}, {1ull << 20, "M"}, {1ull << 10, "K"}, {1, ""}};
         char keep[32] = "none", age[32] = "none", sz[32] = "none";
         size_t i;
 
@@ -121,11 +127,13 @@ TXBOX_API void txbox_retention_format(const struct txbox_retention *r, char *buf
         for (i = 0; r->max_age_s && r->max_age_s % ages[i].k; i++)
                 ;
         if (r->max_age_s)
-                snprintf(age, sizeof(age), "%llu%s", (unsigned long long)(r->max_age_s / ages[i].k), ages[i].u);
+                snprintf(age, sizeof(age), "%llu%s", (unsigned long long)(r->max_age_s / ages[i].k),
+                         ages[i].u);
         for (i = 0; r->max_size && r->max_size % sizes[i].k; i++)
                 ;
         if (r->max_size)
-                snprintf(sz, sizeof(sz), "%llu%s", (unsigned long long)(r->max_size / sizes[i].k), sizes[i].u);
+                snprintf(sz, sizeof(sz), "%llu%s", (unsigned long long)(r->max_size / sizes[i].k),
+                         sizes[i].u);
         snprintf(buf, size, "keep=%s,max-age=%s,max-size=%s", keep, age, sz);
 }
 
@@ -139,8 +147,8 @@ static int retention_read(int state_fd, struct txbox_retention *out, struct txbo
         if (r == -ENOENT)
                 return env && *env ? txbox_retention_parse(env, out, err) : 0;
         if (r < 0)
-                return tx_err(err, -r, "cannot read the retention setting (state dir's '%s'): %s", RETENTION_FILE,
-                              strerror(-r));
+                return tx_err(err, -r, "cannot read the retention setting (state dir's '%s'): %s",
+                              RETENTION_FILE, strerror(-r));
         return txbox_retention_parse(text, out, err);
 }
 
@@ -149,7 +157,8 @@ TXBOX_API int txbox_retention_get(struct txbox_ws *ws, struct txbox_retention *o
         return retention_read(ws->state_fd, out, err);
 }
 
-TXBOX_API int txbox_retention_save(struct txbox_ws *ws, const struct txbox_retention *r, struct txbox_error *err)
+TXBOX_API int txbox_retention_save(struct txbox_ws *ws, const struct txbox_retention *r,
+                                   struct txbox_error *err)
 {
         char text[128];
         int e;
@@ -157,8 +166,8 @@ TXBOX_API int txbox_retention_save(struct txbox_ws *ws, const struct txbox_reten
         txbox_retention_format(r, text, sizeof(text) - 1);
         strcat(text, "\n");
         if ((e = write_file_atomic_at(ws->state_fd, RETENTION_FILE, text, strlen(text), true)) < 0)
-                return tx_err(err, -e, "cannot save the retention setting in '%s/%s': %s", ws->state, RETENTION_FILE,
-                              strerror(-e));
+                return tx_err(err, -e, "cannot save the retention setting in '%s/%s': %s", ws->state,
+                              RETENTION_FILE, strerror(-e));
         return 0;
 }
 
@@ -282,7 +291,8 @@ static void add_entry(struct gc_scan *sc, const struct gc_entry *e)
         sc->v[sc->n++] = *e;
 }
 
-static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *settled, bool use_log, struct gc_scan *sc)
+static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *settled, bool use_log,
+                     struct gc_scan *sc)
 {
         struct stat mk, dst;
 
@@ -308,7 +318,8 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
                 sc->skipped++;
                 return;
         }
-        bool committed = has(dfd, "committed", &mk), undoing = has(dfd, "undoing", NULL), undone = has(dfd, "undone", NULL);
+        bool committed = has(dfd, "committed", &mk), undoing = has(dfd, "undoing", NULL),
+             undone = has(dfd, "undone", NULL);
         if (committed && (!undoing || undone)) {
                 struct gc_entry e = {0};
                 snprintf(e.id, sizeof(e.id), "%s", id);
@@ -319,8 +330,8 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
                 return;
         }
         /* Half-way through a commit, a revert, an undo or a fold: recovery's. */
-        if (committed || undoing || has(dfd, "journal", NULL) || has(dfd, "revert", NULL) || has(dfd, "merging", NULL) ||
-            !is_orphan(ws, id, use_log)) {
+        if (committed || undoing || has(dfd, "journal", NULL) || has(dfd, "revert", NULL) ||
+            has(dfd, "merging", NULL) || !is_orphan(ws, id, use_log)) {
                 sc->skipped++;
                 return;
         }
@@ -338,7 +349,8 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
         size_t cap = 0;
 
         sc->seq = -1;
-        if (read_file_at(ws->state_fd, GC_FILE, GC_FILE_MAX, &text, NULL) < 0 || strncmp(text, "txbox-gc 1\n", 11))
+        if (read_file_at(ws->state_fd, GC_FILE, GC_FILE_MAX, &text, NULL) < 0 ||
+            strncmp(text, "txbox-gc 1\n", 11))
                 return;
         for (char *l = strtok_r(text + 11, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
                 char id[32];
@@ -370,7 +382,8 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
 static void cache_apply(struct gc_scan *sc)
 {
         for (size_t i = 0; i < sc->n; i++) {
-                struct gc_entry *k = sc->nknown ? bsearch(&sc->v[i], sc->known, sc->nknown, sizeof(*k), by_id) : NULL;
+                struct gc_entry *k =
+                        sc->nknown ? bsearch(&sc->v[i], sc->known, sc->nknown, sizeof(*k), by_id) : NULL;
                 if (k && k->mtime_ns == sc->v[i].mtime_ns) {
                         sc->v[i].bytes = k->bytes;
                         sc->v[i].measured = true;
@@ -378,7 +391,8 @@ static void cache_apply(struct gc_scan *sc)
         }
 }
 
-static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq, int64_t pruned_ms)
+static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq,
+                       int64_t pruned_ms)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -481,7 +495,8 @@ static void empty_trash(struct txbox_ws *ws, bool dry, struct txbox_gc_stats *st
         struct dirent *de;
 
         while (d && (de = readdir(d)))
-                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && !ws_unsettled_layer(ws, de->d_name))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+                    !ws_unsettled_layer(ws, de->d_name))
                         strvec_push(&names, xstrdup(de->d_name));
         if (d)
                 closedir(d);
@@ -497,8 +512,8 @@ static void empty_trash(struct txbox_ws *ws, bool dry, struct txbox_gc_stats *st
 }
 
 /* One pass under the workspace lock. */
-static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool use_log, size_t max_prune, bool dry,
-                     struct txbox_gc_stats *st, struct txbox_error *err)
+static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool use_log, size_t max_prune,
+                     bool dry, struct txbox_gc_stats *st, struct txbox_error *err)
 {
         struct gc_scan sc;
         int64_t seq = ws_newest_commit_seq(ws), pruned_ms;
@@ -546,12 +561,13 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
                 e = prune_dir(ws, sc.orphans.v[i], "orphan", use_log);
         scan_free(&sc);
         if (e < 0)
-                return tx_err(err, -e, "cannot move pruned undo data into '%s/trash': %s", ws->state, strerror(-e));
+                return tx_err(err, -e, "cannot move pruned undo data into '%s/trash': %s", ws->state,
+                              strerror(-e));
         return 0;
 }
 
-TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, unsigned flags, struct txbox_gc_stats *stats,
-                       struct txbox_error *err)
+TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, unsigned flags,
+                       struct txbox_gc_stats *stats, struct txbox_error *err)
 {
         struct txbox_retention in_force;
         struct txbox_gc_stats st = {0};
@@ -603,7 +619,8 @@ void gc_auto(struct txbox_ws *ws)
                 return;
         /* Due after a commit since the last pass, and now and then for the age limit. */
         int64_t seq = ws_newest_commit_seq(ws);
-        bool fresh = fstatat(ws->state_fd, GC_FILE, &gst, 0) == 0 && time(NULL) - gst.st_mtime < GC_AUTO_STALE_S;
+        bool fresh =
+                fstatat(ws->state_fd, GC_FILE, &gst, 0) == 0 && time(NULL) - gst.st_mtime < GC_AUTO_STALE_S;
         if (seq >= 0 && fresh && seq == cache_seq(ws))
                 return;
         /* Our own lock: the workspace's descriptor is the main thread's (flock is per open

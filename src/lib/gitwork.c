@@ -26,7 +26,8 @@ static void sha1_block(uint32_t h[5], const uint8_t *p)
 {
         uint32_t w[80];
         for (int i = 0; i < 16; i++)
-                w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+                w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
+                       p[4 * i + 3];
         for (int i = 16; i < 80; i++)
                 w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
         uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4];
@@ -126,7 +127,10 @@ struct gitwork {
         size_t ndirs;
 };
 
-static uint32_t be32(const uint8_t *p) { return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3]; }
+static uint32_t be32(const uint8_t *p)
+{
+        return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
 
 static int cmp_entry(const void *a, const void *b)
 {
@@ -370,8 +374,8 @@ struct gitwork *gitwork_open(int live_fd)
          * nothing added yet) is exactly that. */
         char *cfg = NULL, *idx = NULL;
         size_t len;
-        bool sha256 = read_beneath(gd, "config", IGNORE_MAX, &cfg, &len) >= 0 && strcasestr(cfg, "objectformat") &&
-                      strcasestr(cfg, "sha256");
+        bool sha256 = read_beneath(gd, "config", IGNORE_MAX, &cfg, &len) >= 0 &&
+                      strcasestr(cfg, "objectformat") && strcasestr(cfg, "sha256");
         free(cfg);
         if (!sha256 && read_beneath(gd, "index", INDEX_MAX, &idx, &len) >= 0 &&
             !parse_index(g, (const uint8_t *)idx, len)) {

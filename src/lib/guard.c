@@ -125,7 +125,8 @@ static int add_rules(scmp_filter_ctx ctx, unsigned variant)
          * is denied anyway.  clone3 passes flags in memory that BPF cannot read: ENOSYS makes
          * libc fall back to clone(2), which is checked. */
         cmp = SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER);
-        if ((r = add_rule(ctx, deny, "clone", 1, &cmp)) < 0 || (r = add_rule(ctx, deny, "unshare", 1, &cmp)) < 0)
+        if ((r = add_rule(ctx, deny, "clone", 1, &cmp)) < 0 ||
+            (r = add_rule(ctx, deny, "unshare", 1, &cmp)) < 0)
                 return r;
         if ((r = add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL)) < 0)
                 return r;
@@ -136,7 +137,8 @@ static int add_rules(scmp_filter_ctx ctx, unsigned variant)
                  * filter's notification wins) and could wave them through. */
                 struct scmp_arg_cmp own[2] = {
                         SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
-                        SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER, SECCOMP_FILTER_FLAG_NEW_LISTENER),
+                        SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
+                                SECCOMP_FILTER_FLAG_NEW_LISTENER),
                 };
                 if ((r = add_rule(ctx, deny, "seccomp", 2, own)) < 0)
                         return r;
@@ -157,7 +159,8 @@ static int export_bpf(scmp_filter_ctx ctx, struct bpf_cache *c)
         if ((r = seccomp_export_bpf(ctx, fd)) < 0)
                 return r;
         off_t size = lseek(fd, 0, SEEK_END);
-        if (size <= 0 || size % (off_t)sizeof(struct sock_filter) || size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
+        if (size <= 0 || size % (off_t)sizeof(struct sock_filter) ||
+            size / (off_t)sizeof(struct sock_filter) > BPF_MAXINSNS)
                 return -E2BIG;
         c->insns = xmalloc((size_t)size);
         if (pread(fd, c->insns, (size_t)size, 0) != size) {
@@ -241,7 +244,8 @@ int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_
                 return tx_err(err, ENOMEM, "cannot build the seccomp filter (seccomp_init failed)");
         /* A binary tree of the syscall numbers rather than a list: loading it (checked
          * and compiled by the kernel in every sandbox) took 0.18 ms instead of 0.25. */
-        if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0 && r != -EINVAL && r != -EOPNOTSUPP) {
+        if ((r = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2)) < 0 && r != -EINVAL &&
+            r != -EOPNOTSUPP) {
                 seccomp_release(ctx);
                 return tx_err(err, -r, "cannot build the seccomp filter: %s", strerror(-r));
         }
@@ -373,8 +377,9 @@ static int read_pointer(struct exec_read *r, uint64_t addr, bool compat, uint64_
  * r->buf.  Returns 0, or -1 (unreadable, over the budget): fail closed. */
 static int read_exec(struct exec_read *r, const struct seccomp_notif *n, char ***argv, ssize_t *path_off)
 {
-        bool at = n->data.nr != seccomp_syscall_resolve_name_arch(
-                                        n->data.arch == AUDIT_ARCH_I386 ? SCMP_ARCH_X86 : SCMP_ARCH_NATIVE, "execve");
+        bool at = n->data.nr !=
+                  seccomp_syscall_resolve_name_arch(
+                          n->data.arch == AUDIT_ARCH_I386 ? SCMP_ARCH_X86 : SCMP_ARCH_NATIVE, "execve");
         bool compat = n->data.arch == AUDIT_ARCH_I386;
         uint64_t argv_addr = n->data.args[at ? 2 : 1];
         _cleanup_free_ ssize_t *offs = NULL;
@@ -435,8 +440,9 @@ void guard_notify_tune(int listener)
  * nothing is there (the exec fails by itself). */
 static const char *exec_program_of(const struct seccomp_notif *n, const char *path, char *buf, size_t size)
 {
-        bool at = n->data.nr != seccomp_syscall_resolve_name_arch(
-                                        n->data.arch == AUDIT_ARCH_I386 ? SCMP_ARCH_X86 : SCMP_ARCH_NATIVE, "execve");
+        bool at = n->data.nr !=
+                  seccomp_syscall_resolve_name_arch(
+                          n->data.arch == AUDIT_ARCH_I386 ? SCMP_ARCH_X86 : SCMP_ARCH_NATIVE, "execve");
         int r = exec_target((pid_t)n->pid, at ? (int)n->data.args[0] : AT_FDCWD, path,
                             at ? (unsigned)n->data.args[4] : 0, buf, size);
         return r == 0 ? buf : r == -ENOENT ? path : NULL;

@@ -156,8 +156,8 @@ int journal_manifest_write(int dirfd, const char *name, const struct cs_manifest
         fprintf(f, "%s\n", MANIFEST_MAGIC);
         for (size_t i = 0; i < m->n; i++) {
                 const struct cs_manifest_entry *e = &m->e[i];
-                fprintf(f, "%llu %o %lld %lld ", (unsigned long long)e->ino, (unsigned)e->mode, (long long)e->size,
-                        (long long)e->mtime_ns);
+                fprintf(f, "%llu %o %lld %lld ", (unsigned long long)e->ino, (unsigned)e->mode,
+                        (long long)e->size, (long long)e->mtime_ns);
                 escape_path(f, e->path);
                 fputc('\n', f);
         }
@@ -177,7 +177,8 @@ int journal_manifest_read(int dirfd, const char *name, struct cs_manifest *m, st
         int r = read_file_at(dirfd, name, JOURNAL_MAX, &buf, NULL);
 
         if (r < 0)
-                return r == -ENOENT ? r : tx_err(err, -r, "cannot read the manifest '%s': %s", name, strerror(-r));
+                return r == -ENOENT ? r : tx_err(err, -r, "cannot read the manifest '%s': %s", name,
+                                                 strerror(-r));
         line = strtok_r(buf, "\n", &save);
         if (!line || strcmp(line, MANIFEST_MAGIC) != 0)
                 goto bad;
@@ -288,7 +289,8 @@ static void open_area(int dirfd)
         char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
 
         snprintf(proc, sizeof(proc), "/proc/self/fd/%d", dirfd);
-        if (fstat(dirfd, &st) == 0 && S_ISDIR(st.st_mode) && chmod(proc, (st.st_mode | S_IRWXU) & 07777) < 0) {
+        if (fstat(dirfd, &st) == 0 && S_ISDIR(st.st_mode) &&
+            chmod(proc, (st.st_mode | S_IRWXU) & 07777) < 0) {
                 /* the retry reports it */
         }
 }
@@ -499,7 +501,8 @@ static size_t *chmod_order(const struct cs_op *ops, size_t n, size_t *m)
                         idx[(*m)++] = k;
                 }
         for (size_t i = 1; i < *m; i++) /* stable insertion sort: a change has few of them */
-                for (size_t j = i; j > 0 && path_depth(ops[idx[j - 1]].path) > path_depth(ops[idx[j]].path); j--) {
+                for (size_t j = i; j > 0 && path_depth(ops[idx[j - 1]].path) > path_depth(ops[idx[j]].path);
+                     j--) {
                         size_t t = idx[j];
                         idx[j] = idx[j - 1];
                         idx[j - 1] = t;
@@ -516,8 +519,9 @@ static int widen_modes(int live_fd, const struct cs_op *ops, const size_t *idx, 
         for (size_t i = 0; i < m; i++) {
                 const struct cs_op *o = &ops[idx[i]];
                 mode_t both = (o->old_mode | o->new_mode | S_IWUSR | S_IXUSR) & 07777;
-                int r = !always && both == (o->old_mode & 07777) ? 0
-                                                                  : failpoint(fp) ?: chmod_beneath(live_fd, o->path, both);
+                int r = !always && both == (o->old_mode & 07777)
+                                ? 0
+                                : failpoint(fp) ?: chmod_beneath(live_fd, o->path, both);
                 if (r < 0) {
                         *bad = o->path;
                         return r;

@@ -99,7 +99,8 @@ static void cap_data(void)
 {
 #ifndef JUDGE_SANITIZED
         struct rlimit rl;
-        if (getrlimit(RLIMIT_DATA, &rl) == 0 && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > JUDGE_DATA_LIMIT)) {
+        if (getrlimit(RLIMIT_DATA, &rl) == 0 &&
+            (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > JUDGE_DATA_LIMIT)) {
                 rl.rlim_cur = JUDGE_DATA_LIMIT;
                 setrlimit(RLIMIT_DATA, &rl);
         }

@@ -162,8 +162,8 @@ void limits_tmpfs_options(const struct txbox_limits *l, char *buf, size_t size)
                 inodes = l->files;
         if (inodes < 256)
                 inodes = 256; /* the sandbox's own /dev staging and workspace path need a few */
-        snprintf(buf, size, "mode=1777,size=%llu,nr_inodes=%llu", (unsigned long long)(l->memory < 4096 ? 4096 : l->memory),
-                 (unsigned long long)inodes);
+        snprintf(buf, size, "mode=1777,size=%llu,nr_inodes=%llu",
+                 (unsigned long long)(l->memory < 4096 ? 4096 : l->memory), (unsigned long long)inodes);
 }
 
 /* ---- sets of inodes (each file counted once) ---- */
@@ -219,7 +219,9 @@ static uint64_t process_rss(const char *pid)
         if (n <= 0)
                 return 0;
         buf[n] = '\0';
-        return sscanf(buf, "%llu %llu", &size, &resident) == 2 ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+        return sscanf(buf, "%llu %llu", &size, &resident) == 2
+                       ? (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE)
+                       : 0;
 }
 
 static bool dev_in(dev_t d, const dev_t *set, size_t n)
@@ -232,7 +234,8 @@ static bool dev_in(dev_t d, const dev_t *set, size_t n)
 
 /* Deleted regular files a process holds open: on the workspace's file system (disk), or
  * shared memory (memfds); deleted files of /tmp and /dev/shm are in those mounts' usage. */
-static void scan_fds(const char *pid, const struct limits_devs *devs, struct inode_set **seen, struct limits_usage *u)
+static void scan_fds(const char *pid, const struct limits_devs *devs, struct inode_set **seen,
+                     struct limits_usage *u)
 {
         char path[300];
         struct dirent *e;
@@ -264,8 +267,9 @@ static void scan_fds(const char *pid, const struct limits_devs *devs, struct ino
 static uint64_t tmpfs_used(const char *path)
 {
         struct statfs sf;
-        return statfs(path, &sf) == 0 && sf.f_blocks >= sf.f_bfree ? (uint64_t)(sf.f_blocks - sf.f_bfree) * (uint64_t)sf.f_bsize
-                                                                    : 0;
+        return statfs(path, &sf) == 0 && sf.f_blocks >= sf.f_bfree
+                       ? (uint64_t)(sf.f_blocks - sf.f_bfree) * (uint64_t)sf.f_bsize
+                       : 0;
 }
 
 /* Resident bytes of the System V segments of the sandbox's ipc namespace. */
@@ -279,12 +283,14 @@ static uint64_t sysv_shm(void)
         if (!f || !fgets(line, sizeof(line), f))
                 return 0;
         int i = 0;
-        for (char *save = NULL, *t = strtok_r(line, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save), i++)
+        for (char *save = NULL, *t = strtok_r(line, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save),
+             i++)
                 if (!strcmp(t, "rss"))
                         col = i;
         while (col >= 0 && fgets(line, sizeof(line), f)) {
                 i = 0;
-                for (char *save = NULL, *t = strtok_r(line, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save), i++)
+                for (char *save = NULL, *t = strtok_r(line, " \t\n", &save); t;
+                     t = strtok_r(NULL, " \t\n", &save), i++)
                         if (i == col)
                                 total += strtoull(t, NULL, 10);
         }
@@ -395,7 +401,8 @@ void limits_probe_shm_dev(struct limits_devs *devs)
  * overlay's work/work is 000 too) is opened to the owner for its walk and given its mode
  * back after; without lend it is not entered (while the program runs: its layer is not
  * ours to change under it, and the free-space rule bounds what such a directory hides). */
-static void walk_tree(int dfd, unsigned depth, bool lend, struct inode_set **links, uint64_t *bytes, uint64_t *entries)
+static void walk_tree(int dfd, unsigned depth, bool lend, struct inode_set **links, uint64_t *bytes,
+                      uint64_t *entries)
 {
         _cleanup_(closedirp) DIR *d = fdopendir(dfd);
         struct dirent *e;
@@ -510,13 +517,16 @@ static int meter_statfs(struct disk_meter *m, char *detail, size_t size)
                 fmt_size(drop, a, sizeof(a));
                 fmt_size(m->limit, b, sizeof(b));
                 fmt_size(m->slack, c, sizeof(c));
-                snprintf(detail, size, "the file system's free space dropped by %s during the run, over the limit "
-                                       "of %s plus %s of slack (--max-disk)", a, b, c);
+                snprintf(detail, size,
+                         "the file system's free space dropped by %s during the run, over the limit "
+                         "of %s plus %s of slack (--max-disk)",
+                         a, b, c);
                 return LIMIT_DISK;
         }
         uint64_t fdrop = m->base_ffree > (uint64_t)sf.f_ffree ? m->base_ffree - (uint64_t)sf.f_ffree : 0;
         if (m->have_inodes && fdrop > m->files_limit + m->files_slack) {
-                snprintf(detail, size, "the file system lost %llu free inodes during the run, over the limit of %llu "
+                snprintf(detail, size,
+                         "the file system lost %llu free inodes during the run, over the limit of %llu "
                                        "plus %llu of slack (--max-files)", (unsigned long long)fdrop,
                          (unsigned long long)m->files_limit, (unsigned long long)m->files_slack);
                 return LIMIT_FILES;
@@ -524,7 +534,8 @@ static int meter_statfs(struct disk_meter *m, char *detail, size_t size)
         return LIMIT_NONE;
 }
 
-int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, bool walk, char *detail, size_t size)
+int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, bool walk, char *detail,
+                     size_t size)
 {
         char a[32], b[32], c[32];
 
@@ -534,13 +545,16 @@ int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, b
                 fmt_size(m->walked + held, a, sizeof(a));
                 fmt_size(held, b, sizeof(b));
                 fmt_size(m->limit, c, sizeof(c));
-                snprintf(detail, size, "%s held on the workspace's file system (%s of it in deleted files still open), "
-                                       "over the limit of %s (--max-disk)", a, b, c);
+                snprintf(detail, size,
+                         "%s held on the workspace's file system (%s of it in deleted files still open), "
+                         "over the limit of %s (--max-disk)",
+                         a, b, c);
                 return LIMIT_DISK;
         }
         if (m->walked_files + held_files > m->files_limit) {
                 snprintf(detail, size, "%llu files written, over the limit of %llu (--max-files)",
-                         (unsigned long long)(m->walked_files + held_files), (unsigned long long)m->files_limit);
+                         (unsigned long long)(m->walked_files + held_files),
+                         (unsigned long long)m->files_limit);
                 return LIMIT_FILES;
         }
         return walk ? LIMIT_NONE : meter_statfs(m, detail, size);
@@ -564,7 +578,8 @@ bool limits_env_secret(const char *name)
 {
         static const char *const parts[] = {"TOKEN", "SECRET", "KEY", "PASSWORD", "PASSWD",
                                             "CREDENTIAL", "PRIVATE", "COOKIE", "SESSION"};
-        static const char *const prefixes[] = {"AWS_", "AZURE_", "GOOGLE_", "GCLOUD_", "VAULT_", "ARM_CLIENT"};
+        static const char *const prefixes[] = {"AWS_",    "AZURE_", "GOOGLE_",
+                                               "GCLOUD_", "VAULT_", "ARM_CLIENT"};
         static const char *const words[] = {"AUTH", "PASS", "PAT", "APIKEY", "DSN"};
 
         for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
@@ -606,7 +621,8 @@ void limits_filter_env(char *const *envp, const char *const *keep, char ***out, 
                         continue;
                 }
                 if (off + len + 5 < size)
-                        off += (size_t)snprintf(dropped + off, size - off, "%s%.*s", off ? "," : "", (int)len, envp[i]);
+                        off += (size_t)snprintf(dropped + off, size - off, "%s%.*s", off ? "," : "", (int)len,
+                                                envp[i]);
                 else if (off + 5 <= size && (off < 3 || strcmp(dropped + off - 3, "...")))
                         off += (size_t)snprintf(dropped + off, size - off, "%s...", off ? "," : "");
         }

@@ -15,7 +15,8 @@
 #define LIST_DEFAULT 20
 #define LIST_MAX 1000
 
-static const char *const protocol_versions[] = {MCP_PROTOCOL_LATEST, "2025-06-18", "2025-03-26", "2024-11-05"};
+static const char *const protocol_versions[] = {MCP_PROTOCOL_LATEST, "2025-06-18", "2025-03-26",
+                                                "2024-11-05"};
 
 struct mcp_server {
         struct txbox_ws *ws;
@@ -109,8 +110,10 @@ static json_t *arg_schema(const struct arg_spec *a)
                 json_obj_set(p, "enum", e);
         }
         if (a->type != ARG_STRING) {
-                json_obj_set(p, "minimum", a->type == ARG_INTEGER ? json_integer((json_int_t)a->min) : json_real(a->min));
-                json_obj_set(p, "maximum", a->type == ARG_INTEGER ? json_integer((json_int_t)a->max) : json_real(a->max));
+                json_obj_set(p, "minimum",
+                             a->type == ARG_INTEGER ? json_integer((json_int_t)a->min) : json_real(a->min));
+                json_obj_set(p, "maximum",
+                             a->type == ARG_INTEGER ? json_integer((json_int_t)a->max) : json_real(a->max));
         }
         return p;
 }
@@ -124,8 +127,8 @@ static json_t *input_schema(const struct tool *t)
                 if (t->args[i].required)
                         json_arr_add(req, json_string(t->args[i].name));
         }
-        return json_nonnull(json_pack("{s:s, s:o, s:o, s:b}", "type", "object", "properties", props, "required", req,
-                                      "additionalProperties", 0));
+        return json_nonnull(json_pack("{s:s, s:o, s:o, s:b}", "type", "object", "properties", props,
+                                      "required", req, "additionalProperties", 0));
 }
 
 /* The outputSchema: clients (the TypeScript SDK among them) validate structuredContent with
@@ -145,7 +148,9 @@ static json_t *output_schema(const struct tool *t)
 static bool arg_valid(const struct arg_spec *a, json_t *v, char *why, size_t size)
 {
         static const char *const type_names[] = {"a string", "an integer", "a number"};
-        bool type_ok = a->type == ARG_STRING ? json_is_string(v) : a->type == ARG_INTEGER ? json_is_integer(v) : json_is_number(v);
+        bool type_ok = a->type == ARG_STRING    ? json_is_string(v)
+                       : a->type == ARG_INTEGER ? json_is_integer(v)
+                                                : json_is_number(v);
 
         if (!type_ok) {
                 snprintf(why, size, "argument '%s' must be %s", a->name, type_names[a->type]);
@@ -234,7 +239,8 @@ static void text_record(FILE *f, const struct txbox_record *rec)
                 fputc('\n', f);
         }
         if (rec->decision && !strcmp(rec->decision, "deny"))
-                fprintf(f, "refused by policy rule %s: %s\n", rec->rule ? rec->rule : "?", rec->reason ? rec->reason : "");
+                fprintf(f, "refused by policy rule %s: %s\n", rec->rule ? rec->rule : "?",
+                        rec->reason ? rec->reason : "");
         text_paths(f, rec);
         for (size_t i = 0; i < rec->nviolations; i++)
                 fprintf(f, "violation %s on %s: %s\n", rec->violations[i].rule, rec->violations[i].path,
@@ -260,7 +266,9 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
         struct txbox_command_result res;
         struct txbox_error err = {0};
 
-        cmd.opts.timeout_s = timeout ? json_number_value(timeout) : s->opts.timeout_s ? s->opts.timeout_s : MCP_DEFAULT_TIMEOUT;
+        cmd.opts.timeout_s = timeout             ? json_number_value(timeout)
+                             : s->opts.timeout_s ? s->opts.timeout_s
+                                                 : MCP_DEFAULT_TIMEOUT;
         s->prepare = true;
         s->prepare_opts = cmd.opts;
         cmd.opts.watch = mcp_watch(s); /* ping, cancellation and a client gone, while it runs */
@@ -289,7 +297,7 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
         if (res.why && (!res.rec.message || strcmp(res.why, res.rec.message)))
                 fprintf(o->text, "txbox: %s\n", res.why);
         text_record(o->text, &res.rec);
-        if (res.status == 126)
+        if (res.status == TXBOX_EXIT_DENIED)
                 fputs("Nothing ran and nothing changed. Adapt the command to the rule's reason.\n", o->text);
         txbox_command_result_clear(&res);
         return 0;
@@ -312,14 +320,15 @@ static int call_check(struct mcp_server *s, json_t *args, struct tool_out *o)
         bool allow = res.decision == POLICY_ALLOW;
         o->structured = json_nonnull(json_pack(
                 "{s:s, s:o, s:o, s:o, s:o}", "decision", policy_decision_name(res.decision), "rule",
-                allow ? json_null() : json_text(res.rule), "reason", allow ? json_null() : json_text(res.reason), "command",
-                allow ? json_null() : json_text(res.command), "offset",
-                allow || res.offset < 0 ? json_null() : json_integer(res.offset)));
+                allow ? json_null() : json_text(res.rule), "reason",
+                allow ? json_null() : json_text(res.reason), "command",
+                allow ? json_null() : json_text(res.command), "offset", allow || res.offset < 0 ? json_null()
+                : json_integer(res.offset)));
         if (allow)
                 fputs("allow: the policy lets this command run\n", o->text);
         else
-                fprintf(o->text, "%s by rule %s: %s\nin: %s\n", policy_decision_name(res.decision), res.rule, res.reason,
-                        res.command);
+                fprintf(o->text, "%s by rule %s: %s\nin: %s\n", policy_decision_name(res.decision), res.rule,
+                        res.reason, res.command);
         return 0;
 }
 
@@ -330,7 +339,8 @@ static int call_list(struct mcp_server *s, json_t *args, struct tool_out *o)
         struct txbox_error err = {0};
         size_t n = 0;
 
-        if (!s->ws || txbox_log(s->ws, lim ? (int)json_integer_value(lim) : LIST_DEFAULT, &recs, &n, &err) < 0)
+        if (!s->ws || txbox_log(s->ws, lim ? (int)json_integer_value(lim) : LIST_DEFAULT, &recs, &n,
+                                &err) < 0)
                 return tool_fail(o, "cannot read the audit log: %s", s->ws ? err.msg : "no workspace");
         json_t *arr = json_nonnull(json_array());
         fprintf(o->text, "%zu transaction%s, newest first:\n", n, n == 1 ? "" : "s");
@@ -388,7 +398,8 @@ static int call_commit(struct mcp_server *s, json_t *args, struct tool_out *o)
 
         if (!s->ws)
                 return tool_fail(o, "no workspace");
-        if ((r = txbox_tx_load(s->ws, arg_str(args, "tx"), &tx, &err)) == 0 && (r = txbox_tx_evaluate(tx, &err)) >= 0)
+        if ((r = txbox_tx_load(s->ws, arg_str(args, "tx"), &tx, &err)) == 0 &&
+            (r = txbox_tx_evaluate(tx, &err)) >= 0)
                 r = txbox_tx_commit(tx, &err);
         if (r == -EAGAIN) {
                 /* First committer wins (as txbox commit): drop this one so it can be run again. */
@@ -458,8 +469,10 @@ static int call_begin(struct mcp_server *s, json_t *args, struct tool_out *o)
                 return tool_fail(o, "cannot begin a session: %s", s->ws ? err.msg : "no workspace");
         }
         o->structured = json_nonnull(json_pack("{s:o}", "tx", json_text(rec.id)));
-        fprintf(o->text, "session %s begun: pass tx=\"%s\" to run_command to add to it; commit_transaction or "
-                         "rollback_transaction decide it as a whole\n", rec.id, rec.id);
+        fprintf(o->text,
+                "session %s begun: pass tx=\"%s\" to run_command to add to it; commit_transaction or "
+                "rollback_transaction decide it as a whole\n",
+                rec.id, rec.id);
         txbox_record_clear(&rec);
         return 0;
 }
@@ -468,17 +481,22 @@ static const struct arg_spec run_args[] = {
         {"command", ARG_STRING, true, "the shell command (run as /bin/sh -c COMMAND in the workspace)"},
         {"commit", ARG_STRING, false,
          "auto (default): commit when it exits 0 and breaks no effect rule, else roll back; keep: leave it "
-         "pending; discard: always roll back", commit_modes},
-        {"timeout_s", ARG_NUMBER, false, "kill it after this many seconds (rolled back, status 124)", NULL, 0.001, 86400},
-        {"tx", ARG_STRING, false, "a session from begin_transaction to add this command to, as one savepoint"},
+         "pending; discard: always roll back",
+         commit_modes},
+        {"timeout_s", ARG_NUMBER, false, "kill it after this many seconds (rolled back, status 124)", NULL,
+         0.001, 86400},
+        {"tx", ARG_STRING, false,
+         "a session from begin_transaction to add this command to, as one savepoint"},
 };
-static const struct arg_spec command_arg[] = {{"command", ARG_STRING, true, "the shell command to decide on"}};
+static const struct arg_spec command_arg[] = {{"command", ARG_STRING, true,
+                                               "the shell command to decide on"}};
 static const struct arg_spec limit_arg[] = {
         {"limit", ARG_INTEGER, false, "how many transactions (default 20)", NULL, 1, LIST_MAX}};
 static const struct arg_spec tx_arg[] = {{"tx", ARG_STRING, true, "the transaction id (or a unique prefix)"}};
 static const struct arg_spec rollback_args[] = {
         {"tx", ARG_STRING, true, "the transaction id (or a unique prefix)"},
-        {"savepoint", ARG_INTEGER, false, "for a session: drop only the savepoints above this one (0: all)", NULL, 0, 1000},
+        {"savepoint", ARG_INTEGER, false, "for a session: drop only the savepoints above this one (0: all)",
+         NULL, 0, 1000},
 };
 static const struct arg_spec undo_arg[] = {
         {"tx", ARG_STRING, false, "the committed transaction to revert (default: the newest committed one)"}};
@@ -487,28 +505,35 @@ static const struct arg_spec undo_arg[] = {
 #define S_NSTR(d) "{\"type\": [\"string\", \"null\"], \"description\": \"" d "\"}"
 #define S_NINT(d) "{\"type\": [\"integer\", \"null\"], \"description\": \"" d "\"}"
 #define S_STRS "{\"type\": \"array\", \"items\": {\"type\": \"string\"}}"
-#define REC_PROPS                                                                                                   \
-        "\"tx\": {\"type\": \"string\", \"description\": \"the transaction id\"}, "                                     \
-        "\"argv\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, \"description\": \"what ran\"}, "          \
-        "\"decision\": " S_NSTR("the policy's decision: allow or deny") ", "                                      \
-        "\"rule\": " S_NSTR("the policy rule that refused it") ", "                                               \
-        "\"reason\": " S_NSTR("why the rule refused it, and what to do instead") ", "                               \
-        "\"exit_code\": " S_NINT("the program's exit status (null: killed or never ran)") ", "                       \
-        "\"signal\": " S_NINT("the signal that killed it") ", "                                                   \
-        "\"outcome\": {\"type\": \"string\", \"description\": \"committed, rolled_back, denied, pending, undone or running\"}, " \
-        "\"changes\": {\"type\": \"object\", \"properties\": {\"added\": " S_STRS ", \"modified\": " S_STRS          \
-        ", \"deleted\": " S_STRS "}, \"required\": [\"added\", \"modified\", \"deleted\"], "                             \
-        "\"description\": \"paths relative to the workspace\"}, "                                                    \
-        "\"violations\": {\"type\": \"array\", \"items\": {\"type\": \"object\", \"properties\": {\"rule\": "           \
-        "{\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, \"detail\": {\"type\": \"string\"}}}, "                  \
-        "\"description\": \"effect rules broken (the transaction was rolled back)\"}, "                            \
-        "\"duration_ms\": " S_NINT("how long it took") ", "                                                       \
+#define REC_PROPS                                                                                          \
+        "\"tx\": {\"type\": \"string\", \"description\": \"the transaction id\"}, "                        \
+        "\"argv\": {\"type\": \"array\", \"items\": {\"type\": \"string\"}, "                              \
+        "\"description\": \"what ran\"}, "                                                                 \
+        "\"decision\": " S_NSTR("the policy's decision: allow or deny") ", "                               \
+        "\"rule\": " S_NSTR("the policy rule that refused it") ", "                                        \
+        "\"reason\": " S_NSTR("why the rule refused it, and what to do instead") ", "                      \
+        "\"exit_code\": " S_NINT("the program's exit status (null: killed or never ran)") ", "             \
+        "\"signal\": " S_NINT("the signal that killed it") ", "                                            \
+        "\"outcome\": {\"type\": \"string\", \"description\": \"committed, rolled_back, denied, "          \
+        "pending, undone or running\"}, "                                                                  \
+        "\"changes\": {\"type\": \"object\", \"properties\": {\"added\": " S_STRS ", "                     \
+        "\"modified\": " S_STRS                                                                            \
+        ", \"deleted\": " S_STRS "}, \"required\": [\"added\", \"modified\", \"deleted\"], "               \
+        "\"description\": \"paths relative to the workspace\"}, "                                          \
+        "\"violations\": {\"type\": \"array\", \"items\": {\"type\": \"object\", "                         \
+        "\"properties\": {\"rule\": "                                                                      \
+        "{\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, \"detail\": {\"type\": \"string\"}}}, " \
+        "\"description\": \"effect rules broken (the transaction was rolled back)\"}, "                    \
+        "\"duration_ms\": " S_NINT("how long it took") ", "                                                \
         "\"cwd\": " S_NSTR("where it ran") ", \"message\": " S_NSTR("what txbox did, in words")
-#define REC_REQ "\"tx\", \"argv\", \"decision\", \"rule\", \"reason\", \"exit_code\", \"signal\", \"outcome\", \"changes\", \"violations\""
+#define REC_REQ                                                                                          \
+        "\"tx\", \"argv\", \"decision\", \"rule\", \"reason\", \"exit_code\", \"signal\", \"outcome\", " \
+        "\"changes\", \"violations\""
 static const char rec_schema[] = "{\"properties\": {" REC_PROPS "}, \"required\": [" REC_REQ "]}";
 static const char run_schema[] =
         "{\"properties\": {" REC_PROPS ", "
-        "\"status\": {\"type\": \"integer\", \"description\": \"the exit status txbox run would return: the program's, "
+        "\"status\": {\"type\": \"integer\", \"description\": \"the exit status txbox run would return: the "
+                "program's, "
         "126 refused, 124 timed out, 123 an effect rule broken, 122 a conflict, 125 txbox failed\"}, "
         "\"why\": " S_NSTR("txbox's one-line reason for a non-zero status") ", "
         "\"stdout\": {\"type\": \"string\"}, \"stderr\": {\"type\": \"string\"}, "
@@ -523,39 +548,48 @@ static const char check_schema[] =
         "\"required\": [\"decision\", \"rule\", \"reason\"]}";
 static const char list_schema[] =
         "{\"properties\": {\"transactions\": {\"type\": \"array\", \"items\": {\"type\": \"object\", "
-        "\"properties\": {" REC_PROPS "}}, \"description\": \"newest first\"}}, \"required\": [\"transactions\"]}";
+        "\"properties\": {" REC_PROPS
+        "}}, \"description\": \"newest first\"}}, \"required\": [\"transactions\"]}";
 static const char show_schema[] =
-        "{\"properties\": {" REC_PROPS ", \"diff\": {\"type\": \"string\", \"description\": \"a unified diff of its "
-        "text changes\"}, \"diff_truncated\": {\"type\": \"boolean\"}}, \"required\": [" REC_REQ ", \"diff\"]}";
+        "{\"properties\": {" REC_PROPS
+        ", \"diff\": {\"type\": \"string\", \"description\": \"a unified diff of its "
+        "text changes\"}, \"diff_truncated\": {\"type\": \"boolean\"}}, \"required\": [" REC_REQ
+        ", \"diff\"]}";
 static const char begin_schema[] =
-        "{\"properties\": {\"tx\": {\"type\": \"string\", \"description\": \"the session's id: pass it as tx to "
+        "{\"properties\": {\"tx\": {\"type\": \"string\", \"description\": \"the session's id: pass it as tx "
+                "to "
         "run_command\"}}, \"required\": [\"tx\"]}";
 
 #define ARGS(a) a, ARRAY_SIZE(a)
 static const struct tool tools[] = {
         {"run_command",
          "Run a shell command in the workspace as one transaction: sandboxed on a copy-on-write view, then "
-         "committed (exit 0, no effect rule broken) or rolled back; refused before it runs when the policy forbids "
-         "it (the result names the rule and the reason). Returns exit status, outcome, stdout/stderr and the "
-         "changed files.",
+         "committed (exit 0, no effect rule broken) or rolled back; refused before it runs when the policy "
+         "forbids it (the result names the rule and the reason). Returns exit status, outcome, stdout/stderr "
+         "and the changed files.",
          ARGS(run_args), run_schema, false, true, call_run},
         {"check_command", "The policy's decision on a shell command (allow, deny or ask) without running it.",
          ARGS(command_arg), check_schema, true, false, call_check},
-        {"list_transactions", "The workspace's transactions, newest first.", ARGS(limit_arg), list_schema, true, false,
+        {"list_transactions", "The workspace's transactions, newest first.", ARGS(limit_arg), list_schema,
+         true, false,
          call_list},
-        {"show_transaction", "One transaction: its record, changed files and a unified diff of its text changes.",
+        {"show_transaction",
+         "One transaction: its record, changed files and a unified diff of its text changes.",
          ARGS(tx_arg), show_schema, true, false, call_show},
-        {"commit_transaction", "Commit a pending transaction or session (checked again; rolled back on a conflict).",
+        {"commit_transaction",
+         "Commit a pending transaction or session (checked again; rolled back on a conflict).",
          ARGS(tx_arg), rec_schema, false, true, call_commit},
         {"rollback_transaction",
-         "Roll back a pending transaction or session; with savepoint, drop only a session's savepoints above it.",
+         "Roll back a pending transaction or session; with savepoint, drop only a session's savepoints above "
+                 "it.",
          ARGS(rollback_args), rec_schema, false, true, call_rollback},
         {"undo_transaction",
-         "Revert a committed transaction (default: the newest); refuses, naming the paths, when a later change "
-         "touched the same paths.",
+         "Revert a committed transaction (default: the newest); refuses, naming the paths, when a later "
+         "change touched the same paths.",
          ARGS(undo_arg), rec_schema, false, true, call_undo},
         {"begin_transaction",
-         "Open a session: a pending transaction that later run_command calls (with tx) add to, one savepoint each.",
+         "Open a session: a pending transaction that later run_command calls (with tx) add to, one savepoint "
+                 "each.",
          NULL, 0, begin_schema, false, false, call_begin},
 };
 
@@ -572,11 +606,13 @@ static json_t *tools_list(void)
         json_t *arr = json_nonnull(json_array());
         for (size_t i = 0; i < ARRAY_SIZE(tools); i++) {
                 const struct tool *t = &tools[i];
-                json_t *ann = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", t->read_only, "destructiveHint",
+                json_t *ann = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", t->read_only,
+                                        "destructiveHint",
                                         t->destructive, "idempotentHint", t->read_only, "openWorldHint", 0);
-                json_arr_add(arr, json_nonnull(json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", t->name, "description",
-                                                         t->desc, "inputSchema", input_schema(t), "outputSchema",
-                                                         output_schema(t), "annotations", json_nonnull(ann))));
+                json_arr_add(arr, json_nonnull(json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", t->name,
+                                                         "description", t->desc, "inputSchema",
+                                                         input_schema(t), "outputSchema", output_schema(t),
+                                                         "annotations", json_nonnull(ann))));
         }
         return json_nonnull(json_pack("{s:o}", "tools", arr));
 }
@@ -588,7 +624,8 @@ struct rpc_error {
         char msg[512];
 };
 
-static json_t *rpc_fail(struct rpc_error *e, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static json_t *rpc_fail(struct rpc_error *e, int code, const char *fmt, ...)
+        __attribute__((format(printf, 3, 4)));
 static json_t *rpc_fail(struct rpc_error *e, int code, const char *fmt, ...)
 {
         va_list ap;
@@ -614,12 +651,14 @@ static json_t *do_initialize(struct mcp_server *s, json_t *params, struct rpc_er
         mcp_log(s, "client asked for protocol %.40s; speaking %s", want, ver);
         return json_nonnull(json_pack(
                 "{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", ver, "capabilities", "tools",
-                "listChanged", 0, "serverInfo", "name", "txbox", "title", "txbox transactional shell", "version",
-                TXBOX_VERSION, "instructions",
-                "Every run_command is a transaction on the workspace: it runs sandboxed on a copy-on-write view and is "
-                "committed only when it exits 0 and breaks no effect rule; otherwise nothing changes. Commands the "
-                "policy forbids are refused before they run, with the rule and the reason: adapt instead of retrying. "
-                "undo_transaction reverts a committed one."));
+                "listChanged", 0, "serverInfo", "name", "txbox", "title", "txbox transactional shell",
+                "version", TXBOX_VERSION, "instructions",
+                "Every run_command is a transaction on the workspace: it runs sandboxed on a copy-on-write "
+                "view and is "
+                "committed only when it exits 0 and breaks no effect rule; otherwise nothing changes. "
+                "Commands the "
+                "policy forbids are refused before they run, with the rule and the reason: adapt instead of "
+                "retrying. undo_transaction reverts a committed one."));
 }
 
 static json_t *do_call(struct mcp_server *s, json_t *params, struct rpc_error *e)
@@ -632,7 +671,8 @@ static json_t *do_call(struct mcp_server *s, json_t *params, struct rpc_error *e
                 return rpc_fail(e, MCP_INVALID_PARAMS, "tools/call needs params.name (a string)");
         const struct tool *t = tool_find(name);
         if (!t)
-                return rpc_fail(e, MCP_INVALID_PARAMS, "unknown tool '%.64s'; tools/list names the tools", name);
+                return rpc_fail(e, MCP_INVALID_PARAMS, "unknown tool '%.64s'; tools/list names the tools",
+                                name);
         if (args && !json_is_object(args) && !json_is_null(args))
                 return rpc_fail(e, MCP_INVALID_PARAMS, "params.arguments must be an object");
         json_t *empty = json_nonnull(json_object());
@@ -657,11 +697,13 @@ static json_t *do_call(struct mcp_server *s, json_t *params, struct rpc_error *e
          * advice), then the summary in words. */
         if (o.structured) {
                 char *dump = json_dump_compact(json_incref(o.structured));
-                json_arr_add(content, json_nonnull(json_pack("{s:s, s:o}", "type", "text", "text", json_text(dump))));
+                json_arr_add(content,
+                             json_nonnull(json_pack("{s:s, s:o}", "type", "text", "text", json_text(dump))));
                 free(dump);
         }
         if (o.text_len || !o.structured)
-                json_arr_add(content, json_nonnull(json_pack("{s:s, s:o}", "type", "text", "text", json_text(o.text_buf))));
+                json_arr_add(content, json_nonnull(json_pack("{s:s, s:o}", "type", "text", "text",
+                                                             json_text(o.text_buf))));
         free(o.text_buf);
         json_t *res = json_nonnull(json_pack("{s:o, s:b}", "content", content, "isError", o.is_error));
         if (o.structured)
@@ -692,7 +734,9 @@ static char *rpc_reply(json_t *id, json_t *result, const struct rpc_error *e)
         if (result)
                 json_obj_set(r, "result", result);
         else
-                json_obj_set(r, "error", json_nonnull(json_pack("{s:i, s:o}", "code", e->code, "message", json_text(e->msg))));
+                json_obj_set(
+                        r, "error",
+                        json_nonnull(json_pack("{s:i, s:o}", "code", e->code, "message", json_text(e->msg))));
         return json_dump_compact(r);
 }
 
@@ -711,13 +755,15 @@ static bool id_valid(json_t *id)
 static char *handle_value(struct mcp_server *s, json_t *m)
 {
         if (json_is_array(m))
-                return rpc_error_reply(NULL, MCP_INVALID_REQUEST, "batches are not supported: send one message per line");
+                return rpc_error_reply(NULL, MCP_INVALID_REQUEST,
+                                       "batches are not supported: send one message per line");
         if (!json_is_object(m))
                 return rpc_error_reply(NULL, MCP_INVALID_REQUEST, "a message must be a JSON object");
         json_t *id = json_object_get(m, "id"), *method = json_object_get(m, "method");
         if (id && !id_valid(id))
                 id = NULL; /* never echo an id of the wrong type */
-        if (!json_is_string(json_object_get(m, "jsonrpc")) || strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0"))
+        if (!json_is_string(json_object_get(m, "jsonrpc")) ||
+            strcmp(json_string_value(json_object_get(m, "jsonrpc")), "2.0"))
                 return rpc_error_reply(id, MCP_INVALID_REQUEST, "jsonrpc must be \"2.0\"");
         if (!method) {
                 if (json_object_get(m, "result") || json_object_get(m, "error"))
@@ -736,8 +782,9 @@ static char *handle_value(struct mcp_server *s, json_t *m)
         s->current_id = id;
         s->drop_reply = false;
         /* A cancellation that came while earlier requests were handled: it never starts. */
-        json_t *result = mcp_urgent(s, false) ? (s->drop_reply = true, NULL)
-                                       : dispatch(s, json_string_value(method), json_object_get(m, "params"), &e);
+        json_t *result = mcp_urgent(s, false)
+                                 ? (s->drop_reply = true, NULL)
+                                 : dispatch(s, json_string_value(method), json_object_get(m, "params"), &e);
         s->current_id = NULL;
         if (s->drop_reply) {
                 json_decref(result);
@@ -1025,7 +1072,8 @@ static enum msg_kind msg_classify(struct msg *m, json_t **cancel_id)
         m->scanned = k != MSG_PING;
         if (method && id && id_valid(id) && !m->id)
                 m->id = json_incref(id);
-        *cancel_id = k == MSG_CANCEL ? json_incref(json_object_get(json_object_get(j, "params"), "requestId")) : NULL;
+        *cancel_id = k == MSG_CANCEL ? json_incref(json_object_get(json_object_get(j, "params"), "requestId"))
+                                     : NULL;
         json_decref(j);
         return k;
 }

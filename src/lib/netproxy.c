@@ -93,13 +93,15 @@ int netproxy_rule_parse(const char *entry, struct netproxy_rule *r, struct txbox
                 item += 8;
         }
         if (strlen(item) >= sizeof(buf) || !*item)
-                return tx_err(err, EINVAL, "--net=allow: '%.80s' is not a host name, address or HOST:PORT", entry);
+                return tx_err(err, EINVAL, "--net=allow: '%.80s' is not a host name, address or HOST:PORT",
+                              entry);
         strcpy(buf, item);
         host = buf;
         if (buf[0] == '[') {
                 char *end = strchr(buf, ']');
                 if (!end || (end[1] && end[1] != ':'))
-                        return tx_err(err, EINVAL, "--net=allow: '%.80s': expected [IPV6] or [IPV6]:PORT", entry);
+                        return tx_err(err, EINVAL, "--net=allow: '%.80s': expected [IPV6] or [IPV6]:PORT",
+                                      entry);
                 *end = '\0';
                 host = buf + 1;
                 port = end[1] ? end + 2 : NULL;
@@ -110,7 +112,8 @@ int netproxy_rule_parse(const char *entry, struct netproxy_rule *r, struct txbox
                 *port++ = '\0';
         }
         if (port && !parse_port(port, &r->port))
-                return tx_err(err, EINVAL, "--net=allow: '%.80s': '%.20s' is not a port (1-65535)", entry, port);
+                return tx_err(err, EINVAL, "--net=allow: '%.80s': '%.20s' is not a port (1-65535)", entry,
+                              port);
         lower(host);
         if (inet_pton(AF_INET6, host, r->addr) == 1 && buf[0] == '[') {
                 r->literal = true;
@@ -126,8 +129,10 @@ int netproxy_rule_parse(const char *entry, struct netproxy_rule *r, struct txbox
                         host += 2;
                 }
                 if (!valid_name(host))
-                        return tx_err(err, EINVAL, "--net=allow: '%.80s' is not a host name (an IPv4 address "
-                                                   "is written as four decimal numbers, an IPv6 one in brackets)", entry);
+                        return tx_err(err, EINVAL,
+                                      "--net=allow: '%.80s' is not a host name (an IPv4 address "
+                                      "is written as four decimal numbers, an IPv6 one in brackets)",
+                                      entry);
                 snprintf(r->host, sizeof(r->host), "%.253s", host); /* valid_name: at most 253 */
                 return 0;
         } else
@@ -320,7 +325,8 @@ static void log_line(const struct proxy_ctx *c, const char *fmt, ...)
 static void reply(int fd, const char *status)
 {
         char msg[256];
-        int n = snprintf(msg, sizeof(msg), "HTTP/1.1 %s\r\nConnection: close\r\nContent-Length: 0\r\n\r\n", status);
+        int n = snprintf(msg, sizeof(msg), "HTTP/1.1 %s\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+                         status);
         if (write(fd, msg, (size_t)n) < 0) {
                 /* the client went away: nothing to tell it */
         }
@@ -380,8 +386,9 @@ static int connect_timeout(const struct addrinfo *a)
 
 static void addr_text(const struct sockaddr *sa, char *buf, size_t size)
 {
-        const void *a = sa->sa_family == AF_INET ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
-                                                 : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
+        const void *a = sa->sa_family == AF_INET
+                                ? (const void *)&((const struct sockaddr_in *)sa)->sin_addr
+                                : (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr;
         if (!inet_ntop(sa->sa_family, a, buf, (socklen_t)size))
                 snprintf(buf, size, "?");
 }
@@ -410,7 +417,8 @@ static int resolve_connect(const char *host, unsigned port, bool private_ok, cha
                 const char *bad = netproxy_addr_denied(a->ai_addr);
                 if (bad && !private_ok) {
                         addr_text(a->ai_addr, addr, size);
-                        snprintf(why, why_size, "resolves to %s address %s; list it as private:%s to allow", bad, addr, host);
+                        snprintf(why, why_size, "resolves to %s address %s; list it as private:%s to allow",
+                                 bad, addr, host);
                         freeaddrinfo(ai);
                         return -1;
                 }
@@ -503,8 +511,10 @@ static ssize_t read_head(int fd, char *req, size_t *len)
 /* Printable for the log: the host as the sandbox sent it, or a placeholder. */
 static const char *loggable(const char *host)
 {
-        return strlen(host) < 256 && strspn(host, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") ==
-                                             strlen(host)
+        return strlen(host) < 256 &&
+                               strspn(host,
+                                      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:") ==
+                                       strlen(host)
                        ? host
                        : "(unprintable host)";
 }
@@ -539,7 +549,8 @@ static bool parse_request(int client, const char *req, struct request *r)
                 hp = r->target + 7;
                 r->rest = hp + strcspn(hp, "/?#");
         }
-        snprintf(r->hostport, sizeof(r->hostport), "%.*s", r->rest ? (int)(r->rest - hp) : (int)strlen(hp), hp);
+        snprintf(r->hostport, sizeof(r->hostport), "%.*s", r->rest ? (int)(r->rest - hp) : (int)strlen(hp),
+                 hp);
         if (!split_hostport(r->hostport, r->connect ? 443 : 80, &r->host, &r->port)) {
                 reply(client, "400 Bad Request");
                 return false;
@@ -558,7 +569,8 @@ static bool forward(int client, int up, const char *req, size_t head, size_t len
         } else {
                 const char *after = strstr(req + strlen(r->method), r->target) + strlen(r->target);
                 char line[2100];
-                int n = snprintf(line, sizeof(line), "%s %s%s", r->method, *r->rest == '/' ? "" : "/", r->rest);
+                int n = snprintf(line, sizeof(line), "%s %s%s", r->method, *r->rest == '/' ? "" : "/",
+                                 r->rest);
                 if (n < 0 || (size_t)n >= sizeof(line) || !write_all(up, line, (size_t)n) ||
                     !write_all(up, after, (size_t)(req + head - after)))
                         return false;
@@ -596,7 +608,8 @@ static void handle(const struct proxy_ctx *c, int client)
         alarm(0);
         if (up < 0) {
                 bool denied = str_has_prefix(why, "resolves to");
-                log_line(c, "%s %s %s:%u (%s)", denied ? "refused" : "failed", r.method, loggable(r.host), r.port, why);
+                log_line(c, "%s %s %s:%u (%s)", denied ? "refused" : "failed", r.method, loggable(r.host),
+                         r.port, why);
                 reply(client, denied ? "403 Forbidden (txbox: private address)" : "502 Bad Gateway");
                 return;
         }
@@ -647,7 +660,8 @@ static int receive_listener(int sock)
 {
         char byte, cbuf[CMSG_SPACE(sizeof(int))];
         struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t n;
         int fd;
 
@@ -685,7 +699,8 @@ static void proxy_confine(int *sock, int *log_fd)
 
 /* Forked while the supervisor runs no other thread (before the sandbox is cloned): the
  * resolver it calls loads modules and takes locks that another thread could have held. */
-int netproxy_start(const struct netproxy_rule *rules, size_t n, struct netproxy **out, struct txbox_error *err)
+int netproxy_start(const struct netproxy_rule *rules, size_t n, struct netproxy **out,
+                   struct txbox_error *err)
 {
         int lp[2], sp[2];
 
@@ -731,7 +746,8 @@ int netproxy_listen(struct netproxy *p, int listen_fd)
 {
         char byte = 'p', cbuf[CMSG_SPACE(sizeof(int))] = {0};
         struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         int r = 0;
 
@@ -764,7 +780,8 @@ void netproxy_stop(struct netproxy *p, char *log, size_t size)
         while (len < sizeof(buf) - 1 && (n = read(p->log_fd, buf + len, sizeof(buf) - 1 - len)) > 0)
                 len += (size_t)n;
         buf[len] = '\0';
-        for (char *s = buf, *nl; (nl = strchr(s, '\n')) && entries < LOG_MAX && off + 1 < size; s = nl + 1, entries++) {
+        for (char *s = buf, *nl; (nl = strchr(s, '\n')) && entries < LOG_MAX && off + 1 < size;
+             s = nl + 1, entries++) {
                 *nl = '\0';
                 off += (size_t)snprintf(log + off, size - off, "%s%s", entries ? ", " : "", s);
         }

@@ -53,7 +53,8 @@ struct netproxy;
 /* Start the proxy process with rules (copied); it serves nothing until netproxy_listen.
  * Call while no other thread runs (the resolver takes locks a fork would copy held).
  * Returns 0, or -errno with err set. */
-int netproxy_start(const struct netproxy_rule *rules, size_t n, struct netproxy **out, struct txbox_error *err);
+int netproxy_start(const struct netproxy_rule *rules, size_t n, struct netproxy **out,
+                   struct txbox_error *err);
 /* Hand it the sandbox's listening socket (taken over: closed here in any case). */
 int netproxy_listen(struct netproxy *p, int listen_fd);
 /* End the proxy and every connection it holds; put its log of attempts, one entry each

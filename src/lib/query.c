@@ -40,14 +40,16 @@ static int diff_sides(struct txbox_ws *ws, const struct txbox_record *rec, struc
                                                              : NULL;
 
         if (!area)
-                return tx_err(err, ENOENT, "transaction %s is %s: its changes were not kept, so there is no diff",
-                              rec->id, txbox_outcome_name(rec->outcome));
+                return tx_err(err, ENOENT,
+                              "transaction %s is %s: its changes were not kept, so there is no diff", rec->id,
+                              txbox_outcome_name(rec->outcome));
         int other = tx_area(ws, rec->id, area);
         /* Without its undo data the diff would show every live file as new. */
         if (other < 0 && rec->outcome != TXBOX_PENDING && rec->npaths)
                 return tx_err(err, ENOENT, "no diff for tx %s: its undo data %s", rec->id,
                               rec->started_ms <= gc_pruned_through_ms(ws)
-                                      ? "was pruned by txbox gc under the workspace's retention (txbox gc --help)"
+                                      ? "was pruned by txbox gc under the workspace's retention (txbox gc "
+                                        "--help)"
                                       : "is missing from the state dir");
         int live = fcntl(ws->ws_fd, F_DUPFD_CLOEXEC, 3);
         s->old_root = ws_old ? live : other;
@@ -141,8 +143,8 @@ out:
         return r;
 }
 
-int txbox_log_changes(struct txbox_ws *ws, int64_t since, int limit, struct txbox_record **out, int64_t **seqs,
-                      size_t *n, struct txbox_error *err)
+int txbox_log_changes(struct txbox_ws *ws, int64_t since, int limit, struct txbox_record **out,
+                      int64_t **seqs, size_t *n, struct txbox_error *err)
 {
         return audit_changes(ws->audit, since, limit, out, seqs, n, err);
 }

@@ -41,7 +41,8 @@ static const char *const css =
         ".timeline{position:relative;height:28px;background:#eef0f3;border-radius:4px;margin:12px 0 20px}"
         ".bar{position:absolute;top:4px;height:20px;min-width:3px;border-radius:2px}"
         ".committed{background:#2e9e5b}.rolled_back{background:#d9822b}.denied{background:#c93c3c}"
-        ".pending{background:#3b7dd8}.undone{background:#8a8f98}.running,.committing,.undoing{background:#b9a13a}"
+        ".pending{background:#3b7dd8}.undone{background:#8a8f98}.running,.committing,.undoing{background:#"
+        "b9a13a}"
         "details{background:#fff;border:1px solid #dde1e6;border-radius:6px;margin:8px 0;padding:6px 10px}"
         "summary{cursor:pointer;display:flex;gap:12px;align-items:baseline}"
         ".badge{color:#fff;border-radius:10px;padding:0 8px;font-size:12px}"
@@ -95,7 +96,8 @@ static void write_paths(FILE *f, const struct txbox_record *r)
                 return;
         fputs("<ul class=\"paths\">", f);
         for (size_t i = 0; i < r->npaths; i++) {
-                fprintf(f, "<li class=\"%s\">%c ", txbox_change_name(r->paths[i].change), mark[r->paths[i].change]);
+                fprintf(f, "<li class=\"%s\">%c ", txbox_change_name(r->paths[i].change),
+                        mark[r->paths[i].change]);
                 html_escape(f, r->paths[i].path);
                 fputs("</li>", f);
         }
@@ -139,7 +141,8 @@ static void write_tx(FILE *f, struct txbox_ws *ws, const struct txbox_record *r)
         write_row(f, "exit", exitbuf);
         write_row(f, "message", r->message);
         for (size_t i = 0; i < r->nviolations; i++) {
-                char *v = xasprintf("%s: %s (%s)", r->violations[i].rule, r->violations[i].path, r->violations[i].detail);
+                char *v = xasprintf("%s: %s (%s)", r->violations[i].rule, r->violations[i].path,
+                                    r->violations[i].detail);
                 write_row(f, "violation", v);
                 free(v);
         }
@@ -162,7 +165,9 @@ static void write_timeline(FILE *f, const struct txbox_record *recs, size_t n)
         for (size_t i = 0; i < n; i++) {
                 double left = 100.0 * (double)(recs[i].started_ms - t0) / span;
                 double width = 100.0 * (double)recs[i].duration_ms / span;
-                fprintf(f, "<a class=\"bar %s\" href=\"#tx-%s\" style=\"left:%.3f%%;width:%.3f%%\" title=\"%s %s\"></a>",
+                fprintf(f,
+                        "<a class=\"bar %s\" href=\"#tx-%s\" style=\"left:%.3f%%;width:%.3f%%\" title=\"%s "
+                                "%s\"></a>",
                         txbox_outcome_name(recs[i].outcome), recs[i].id, left, width, recs[i].id,
                         txbox_outcome_name(recs[i].outcome));
         }
@@ -181,8 +186,8 @@ static void write_counts(FILE *f, const struct txbox_record *recs, size_t n)
         fprintf(f, "<div class=\"counts\"><span>%zu transactions</span>", n);
         for (int o = 0; o <= TXBOX_UNDONE; o++)
                 if (count[o])
-                        fprintf(f, "<span><span class=\"badge %s\">%s</span> %zu</span>", txbox_outcome_name(o),
-                                txbox_outcome_name(o), count[o]);
+                        fprintf(f, "<span><span class=\"badge %s\">%s</span> %zu</span>",
+                                txbox_outcome_name(o), txbox_outcome_name(o), count[o]);
         fprintf(f, "<span>%lld ms in all</span></div>\n", (long long)total);
 }
 
@@ -203,7 +208,9 @@ int txbox_report_html(struct txbox_ws *ws, int limit, char **out, struct txbox_e
         fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    "<title>txbox report: ");
         html_escape(f, ws->path);
-        fprintf(f, "</title><style>%s</style></head><body>\n<h1>txbox report</h1><div class=\"meta\">workspace ", css);
+        fprintf(f,
+                "</title><style>%s</style></head><body>\n<h1>txbox report</h1><div class=\"meta\">workspace ",
+                css);
         html_escape(f, ws->path);
         fputs("</div>\n", f);
         write_counts(f, recs, n);

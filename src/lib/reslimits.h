@@ -68,11 +68,13 @@ struct disk_meter {
         uint64_t walked, walked_files;   /* the last walk of the layers */
         int64_t next_walk, walk_gap;
 };
-void disk_meter_start(struct disk_meter *m, const char *upper, const char *work, const struct txbox_limits *l);
+void disk_meter_start(struct disk_meter *m, const char *upper, const char *work,
+                      const struct txbox_limits *l);
 /* LIMIT_NONE, or LIMIT_DISK / LIMIT_FILES with detail saying what was measured.  held*: the
  * sandbox's deleted files still open (from init).  walk: walk the layers now (the final
  * check, once everything has stopped: the free-space rule is skipped then). */
-int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, bool walk, char *detail, size_t size);
+int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, bool walk, char *detail,
+                     size_t size);
 /* Bytes allocated beneath dir and its entries (files with several names once), never
  * following symlinks.  lend: enter a directory closed to its owner by opening it for the
  * walk and giving its mode back after (else it is not entered). */

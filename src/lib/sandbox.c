@@ -255,10 +255,13 @@ static int config_lowers(int fs, const struct sandbox_spec *s, int fds[], size_t
                 /* An older kernel: fall back to the joined list. */
                 for (size_t i = 0; i < n; i++) {
                         if (i > 0 && (fds[(*nfds)++] = layer_fd(paths[i], name, sizeof(name))) < 0)
-                                return SETUP_FAIL("cannot open overlay layer '%s': %s", paths[i], strerror(errno));
+                                return SETUP_FAIL("cannot open overlay layer '%s': %s", paths[i],
+                                                  strerror(errno));
                         if (strlen(joined) + strlen(name) + 2 > sizeof(joined))
-                                return SETUP_FAIL("too many overlay layers for this kernel (%zu); commit the session", n);
-                        snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s", i ? ":" : "", name);
+                                return SETUP_FAIL("too many overlay layers for this kernel (%zu); commit the "
+                                                  "session", n);
+                        snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined), "%s%s",
+                                 i ? ":" : "", name);
                 }
                 return sys_fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", joined, 0) == 0
                                ? 0
@@ -286,10 +289,12 @@ static int make_overlay(const struct sandbox_spec *s)
 
         _cleanup_close_ int fs = sys_fsopen("overlay", FSOPEN_CLOEXEC);
         if (fs < 0)
-                return SETUP_FAIL("overlayfs is not available (fsopen overlay: %s); load the overlay module", strerror(errno));
+                return SETUP_FAIL("overlayfs is not available (fsopen overlay: %s); load the overlay module",
+                                  strerror(errno));
         if (config_lowers(fs, s, fds, &nfds) < 0)
                 goto out;
-        if ((fds[nfds++] = layer_fd(s->upper, up, sizeof(up))) < 0 || (fds[nfds++] = layer_fd(s->work, wk, sizeof(wk))) < 0) {
+        if ((fds[nfds++] = layer_fd(s->upper, up, sizeof(up))) < 0 ||
+            (fds[nfds++] = layer_fd(s->work, wk, sizeof(wk))) < 0) {
                 SETUP_FAIL("cannot open the overlay's upper layer '%s': %s", s->upper, strerror(errno));
                 goto out;
         }
@@ -428,8 +433,9 @@ static int setup_mounts(const struct sandbox_spec *s, const struct sandbox_prep 
         /* Everything the host has, read-only and without setuid; devices stay usable only in
          * the fresh /dev below. */
         if (set_tree_attr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0) < 0)
-                return SETUP_FAIL("cannot make the root read-only (mount_setattr: %s); kernel >= 5.12 is needed",
-                                  strerror(errno));
+                return SETUP_FAIL(
+                        "cannot make the root read-only (mount_setattr: %s); kernel >= 5.12 is needed",
+                        strerror(errno));
         /* Sized: tmpfs pages are memory, which without swap nothing else gives back. */
         if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->tmpfs_opts) < 0)
                 return SETUP_FAIL("cannot mount a private /tmp (%s): %s", p->tmpfs_opts, strerror(errno));
@@ -438,8 +444,8 @@ static int setup_mounts(const struct sandbox_spec *s, const struct sandbox_prep 
         if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return SETUP_FAIL("cannot mount the sandbox's own /proc: %s (the current /proc is partly "
                                   "covered, as inside a container with masked paths: in Kubernetes set "
-                                  "securityContext.procMount: Unmasked with hostUsers: false, with podman or docker "
-                                  "--security-opt unmask=ALL; docs/KUBERNETES.md)",
+                                  "securityContext.procMount: Unmasked with hostUsers: false, with podman or "
+                                  "docker --security-opt unmask=ALL; docs/KUBERNETES.md)",
                                   strerror(errno));
         trace_mark("init: dev, proc");
         if (place_workspace(s, ovl) < 0)
@@ -453,7 +459,8 @@ static int send_fd(int sock, char tag, int fd)
 {
         char cbuf[CMSG_SPACE(sizeof(int))] = {0};
         struct iovec iov = {.iov_base = &tag, .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
         c->cmsg_type = SCM_RIGHTS;
@@ -487,8 +494,8 @@ static int protect_proc(void)
                 if (access(paths[i], F_OK) < 0)
                         continue;
                 if (mount(paths[i], paths[i], NULL, MS_BIND | MS_REC, NULL) < 0 ||
-                    set_tree_attr(paths[i], AT_RECURSIVE,
-                                  MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0) < 0)
+                    set_tree_attr(paths[i], AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+                                  MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC, 0) < 0)
                         return SETUP_FAIL("cannot make '%s' read-only: %s", paths[i], strerror(errno));
         }
         return 0;
@@ -615,7 +622,8 @@ static const char *resolve_program(const char *name, char *buf, size_t size)
         for (const char *p = path;; p++) {
                 const char *end = strchrnul(p, ':');
                 int n = snprintf(buf, size, "%.*s%s%s", (int)(end - p), p, end == p ? "" : "/", name);
-                if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode) && access(buf, X_OK) == 0)
+                if (n > 0 && (size_t)n < size && stat(buf, &st) == 0 && S_ISREG(st.st_mode) &&
+                    access(buf, X_OK) == 0)
                         return buf;
                 if (!*end)
                         return NULL;
@@ -677,7 +685,8 @@ static int recv_go(int sock, struct sandbox_spec *s)
         struct go_header h;
         char cbuf[CMSG_SPACE(3 * sizeof(int))];
         struct iovec iov = {.iov_base = &h, .iov_len = sizeof(h)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t n;
 
         while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
@@ -717,60 +726,64 @@ static int recv_go(int sock, struct sandbox_spec *s)
 /* The program's process, forked by init as soon as the mounts are made: it drops its
  * privileges and puts its guards on before the command is known, then waits for it, so
  * that a command finds a process one exec away from running. */
-__attribute__((noreturn)) static void exec_program(const struct sandbox_spec *spec, const struct sandbox_prep *p)
+__attribute__((noreturn)) static void exec_program(const struct sandbox_spec *spec,
+                                                   const struct sandbox_prep *p)
 {
         struct sandbox_spec cmd = *spec, *s = &cmd;
 
         trace_mark("program: forked");
         reset_signals();
         if (drop_privileges(p->last_cap) < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: unprivileged");
         /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
          * check our execve, and nothing else runs in the sandbox yet. */
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
         if (apply_landlock(s) < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: landlocked");
         if (apply_seccomp(p) < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: guarded");
         /* Ready: wait for the command (the supervisor checks it meanwhile); the socket closes
          * when the transaction was refused or given up. */
         cmd.stdio_redirect = false;
         if (recv_go(p->notify_sock, &cmd) < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         close(p->notify_sock); /* the supervisor sees every sender gone once we exec */
         trace_mark("program: command");
         if (chdir(s->cwd) < 0) {
-                child_fail(CHILD_SETUP_FAILED, errno, "cannot enter '%s' in the sandbox: %s", s->cwd, strerror(errno));
-                _exit(125);
+                child_fail(CHILD_SETUP_FAILED, errno, "cannot enter '%s' in the sandbox: %s", s->cwd,
+                           strerror(errno));
+                _exit(TXBOX_EXIT_TXBOX);
         }
         for (int i = 0; s->stdio_redirect && i < 3; i++)
                 if (s->stdio[i] != i && dup2(s->stdio[i], i) < 0) {
-                        child_fail(CHILD_SETUP_FAILED, errno, "cannot set up the program's stdio: %s", strerror(errno));
-                        _exit(125);
+                        child_fail(CHILD_SETUP_FAILED, errno, "cannot set up the program's stdio: %s",
+                                   strerror(errno));
+                        _exit(TXBOX_EXIT_TXBOX);
                 }
         char found[PATH_MAX];
         const char *prog = resolve_program(s->argv[0], found, sizeof(found));
         /* Descriptors the caller left open (a directory of the host's writable mount, a
          * connected unix socket) would bypass the read-only view: none survives exec. */
         if (sys_close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0) {
-                child_fail(CHILD_SETUP_FAILED, errno, "cannot close inherited descriptors: %s", strerror(errno));
-                _exit(125);
+                child_fail(CHILD_SETUP_FAILED, errno, "cannot close inherited descriptors: %s",
+                           strerror(errno));
+                _exit(TXBOX_EXIT_TXBOX);
         }
         /* Last: RLIMIT_DATA counts what this process already mapped (an ASan build maps
          * terabytes of shadow), so nothing may allocate between here and exec. */
         int r = limits_apply_rlimits(&p->limits);
         if (r < 0) {
                 child_fail(CHILD_SETUP_FAILED, -r, "cannot set resource limits: %s", strerror(-r));
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         }
         execvpe(prog ? prog : s->argv[0], s->argv, p->envp);
         int e = errno;
         child_fail(CHILD_EXEC_FAILED, e, "%s: %s", s->argv[0],
                    e == ENOENT ? "command not found" : strerror(e));
-        _exit(e == ENOENT ? 127 : 126);
+        _exit(e == ENOENT ? TXBOX_EXIT_NOTFOUND : TXBOX_EXIT_NOEXEC);
 }
 
 struct program_args {
@@ -802,8 +815,8 @@ static pid_t spawn_program(const struct sandbox_spec *s, const struct sandbox_pr
 #else
         /* Room for execvpe's copy of a long argv (it falls back to /bin/sh on ENOEXEC). */
         const size_t size = 16u << 20;
-        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK,
-                           -1, 0);
+        char *stack = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
         if (stack == MAP_FAILED)
                 return -1;
         return clone(program_main, stack + size, CLONE_VM | CLONE_VFORK | SIGCHLD, &a);
@@ -839,8 +852,8 @@ struct init_meter {
  * What a scan would find sooner is bounded meanwhile by the supervisor's free-space rule. */
 #define FD_SCAN_MAX_GAP_US 1000000
 
-static bool fd_scan_due(const struct sandbox_spec *s, const struct sandbox_prep *p, const struct init_meter *im,
-                        bool accounting)
+static bool fd_scan_due(const struct sandbox_spec *s, const struct sandbox_prep *p,
+                        const struct init_meter *im, bool accounting)
 {
         uint64_t avail, shmem = 0;
 
@@ -890,8 +903,8 @@ static void init_measure(const struct sandbox_spec *s, const struct sandbox_prep
 }
 
 /* Reap until the program exits, measuring every 100 ms. */
-static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sandbox_prep *p, struct init_meter *im,
-                      struct init_status *out)
+static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sandbox_prep *p,
+                      struct init_meter *im, struct init_status *out)
 {
         struct sigaction sa = {.sa_handler = init_tick};
         struct itimerval it = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
@@ -927,7 +940,7 @@ static void wait_cgroup(const struct sandbox_prep *p)
         while ((n = read(p->cg_sync, &c, 1)) < 0 && errno == EINTR)
                 ;
         if (n != 1) /* the supervisor gave up on us */
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         close(p->cg_sync);
 }
 
@@ -945,16 +958,17 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         if (syncfd >= 0) {
                 if (s->net != TXBOX_NET_HOST && unshare(CLONE_NEWNET) < 0) {
                         SETUP_FAIL("cannot create the sandbox's network namespace: %s", strerror(errno));
-                        _exit(125);
+                        _exit(TXBOX_EXIT_TXBOX);
                 }
                 if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
-                        _exit(125);
+                        _exit(TXBOX_EXIT_TXBOX);
                 close(syncfd);
         }
         trace_mark("init: mapped");
-        if (setup_mounts(s, p) < 0 || (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
+        if (setup_mounts(s, p) < 0 ||
+            (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
             (s->net == TXBOX_NET_ALLOW && send_proxy_socket(p) < 0))
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         if (sethostname("txbox", 5) < 0) {
                 /* cosmetic: the uts namespace is still private */
         }
@@ -965,7 +979,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         }
         trace_mark("init: mounted");
         if (protect_proc() < 0)
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         trace_mark("init: proc protected");
         /* The program runs as our uid: make init unreachable by ptrace from it. */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -974,7 +988,7 @@ __attribute__((noreturn)) static void init_main(const struct sandbox_spec *spec,
         pid_t pid = spawn_program(s, p, statusfd);
         if (pid < 0) {
                 SETUP_FAIL("cannot fork the program: %s", strerror(errno));
-                _exit(125);
+                _exit(TXBOX_EXIT_TXBOX);
         }
         close(child_errfd);
         close(p->notify_sock);
@@ -1040,8 +1054,9 @@ static int explain_clone_failure(int e, struct txbox_error *err)
         _cleanup_fclose_ FILE *f = fopen("/proc/sys/kernel/unprivileged_userns_clone", "re");
         int v = 1;
         if (f && fscanf(f, "%d", &v) == 1 && v == 0)
-                return tx_err(err, e, "user namespaces are disabled: sysctl kernel.unprivileged_userns_clone=0; "
-                                      "enable them (sysctl -w kernel.unprivileged_userns_clone=1) or run as root");
+                return tx_err(err, e,
+                              "user namespaces are disabled: sysctl kernel.unprivileged_userns_clone=0; "
+                              "enable them (sysctl -w kernel.unprivileged_userns_clone=1) or run as root");
         _cleanup_fclose_ FILE *g = fopen("/proc/sys/user/max_user_namespaces", "re");
         if (g && fscanf(g, "%d", &v) == 1 && v == 0)
                 return tx_err(err, e, "user namespaces are disabled: sysctl user.max_user_namespaces=0; "
@@ -1111,7 +1126,8 @@ static void receive_listener(struct supervise *sv)
 {
         char byte, cbuf[CMSG_SPACE(sizeof(int))];
         struct iovec iov = {.iov_base = &byte, .iov_len = 1};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         ssize_t n = recvmsg(sv->notify_sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
         struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
 
@@ -1170,8 +1186,10 @@ static bool oom_killed(struct supervise *sv)
         if (!kills)
                 return false;
         uint64_t peak = cgroup_tx_memory_peak(sv->prep->cg);
-        snprintf(d, sizeof(d), "the kernel's OOM killer ended %llu process%s of its cgroup at the limit of %.1f MiB "
-                 "(--max-memory; peak %.1f MiB)", (unsigned long long)kills, kills == 1 ? "" : "es",
+        snprintf(d, sizeof(d),
+                 "the kernel's OOM killer ended %llu process%s of its cgroup at the limit of %.1f MiB "
+                 "(--max-memory; peak %.1f MiB)",
+                 (unsigned long long)kills, kills == 1 ? "" : "es",
                  (double)sv->prep->limits.memory / (1 << 20), (double)peak / (1 << 20));
         stop_at(sv, LIMIT_MEMORY, d);
         return true;
@@ -1203,7 +1221,10 @@ static int poll_timeout(int64_t deadline, int64_t next_check)
 
 static const char *limit_name(int limit)
 {
-        return limit == LIMIT_MEMORY ? "memory" : limit == LIMIT_DISK ? "disk" : limit == LIMIT_FILES ? "files" : "";
+        return limit == LIMIT_MEMORY  ? "memory"
+               : limit == LIMIT_DISK  ? "disk"
+               : limit == LIMIT_FILES ? "files"
+                                      : "";
 }
 
 /* The program's status (st: init's report, NULL when init died without one) and the limit
@@ -1245,7 +1266,8 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
                 defer_reap(sv->pid, TAKE_PTR(sv->prep->cg));
         /* A single file that reached RLIMIT_FSIZE (the disk limit) killed its writer (a shell
          * reports that as 128 + SIGXFSZ). */
-        if (sv->limit == LIMIT_NONE && (res->signal == SIGXFSZ || res->exit_code == 128 + SIGXFSZ)) {
+        if (sv->limit == LIMIT_NONE &&
+            (res->signal == SIGXFSZ || res->exit_code == TXBOX_EXIT_SIGNAL + SIGXFSZ)) {
                 snprintf(res->limit_hit, sizeof(res->limit_hit), "disk");
                 snprintf(res->limit_detail, sizeof(res->limit_detail),
                          "a file reached the disk limit of %.1f MiB (--max-disk; RLIMIT_FSIZE sends SIGXFSZ)",
@@ -1403,8 +1425,9 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         if (s->net == TXBOX_NET_ALLOW && (r = parse_allow(s->net_allow, p, err)) < 0)
                 return r;
         if (p->limits.cpu_milli && !cgroup_has_cpu())
-                return tx_err(err, ENOTSUP, "--max-cpus needs a cgroup with the cpu controller, and none can be had "
-                                            "here (txbox doctor says why)");
+                return tx_err(err, ENOTSUP,
+                              "--max-cpus needs a cgroup with the cpu controller, and none can be had "
+                              "here (txbox doctor says why)");
         p->last_cap = read_last_cap();
         p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0);
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
@@ -1523,10 +1546,11 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
                               p->cg_sync};
                 close_all_but(keep, ARRAY_SIZE(keep));
                 child_errfd = errfd;
-                if (setns(s->shared_ns->user_fd, CLONE_NEWUSER) < 0 || setns(s->shared_ns->net_fd, CLONE_NEWNET) < 0 ||
+                if (setns(s->shared_ns->user_fd, CLONE_NEWUSER) < 0 ||
+                    setns(s->shared_ns->net_fd, CLONE_NEWNET) < 0 ||
                     unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
                         SETUP_FAIL("cannot join the server's sandbox namespaces: %s", strerror(errno));
-                        _exit(125);
+                        _exit(TXBOX_EXIT_TXBOX);
                 }
                 close(s->shared_ns->user_fd);
                 close(s->shared_ns->net_fd);
@@ -1540,7 +1564,7 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
                 }
                 if (i < 0)
                         SETUP_FAIL("cannot start the sandbox's init: %s", strerror(errno));
-                _exit(i > 0 && write(pidp[1], &i, sizeof(i)) == sizeof(i) ? 0 : 125);
+                _exit(i > 0 && write(pidp[1], &i, sizeof(i)) == sizeof(i) ? 0 : TXBOX_EXIT_TXBOX);
         }
         close(pidp[1]);
         if (c > 0) {
@@ -1574,7 +1598,8 @@ static int attach_cgroup(struct sandbox *sb, int cg_sync, struct txbox_error *er
 
 int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txbox_error *err)
 {
-        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1}, cgp[2] = {-1, -1};
+        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1},
+            cgp[2] = {-1, -1};
         struct sandbox *sb = xcalloc(1, sizeof(*sb));
         int r;
 
@@ -1600,7 +1625,8 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         sb->prep.notify_sock = nsock[1];
         sb->prep.cg_sync = cgp[0];
         /* Forked now, while no other thread of ours runs (start_sandbox saw to it). */
-        if (s->net == TXBOX_NET_ALLOW && (r = netproxy_start(sb->prep.rules, sb->prep.nrules, &sb->prep.proxy, err)) < 0)
+        if (s->net == TXBOX_NET_ALLOW &&
+            (r = netproxy_start(sb->prep.rules, sb->prep.nrules, &sb->prep.proxy, err)) < 0)
                 goto fail;
         /* init starts with them blocked and unblocks them once it forwards them.  Until
          * sandbox_exec they are ours again: ^C while the command is checked (or put to an
@@ -1726,7 +1752,7 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         closep(&sv.listener);
         r = read_child_error(sb->errfd, res, err);
         if (r > 0) {
-                res->exit_code = res->exit_code >= 0 ? res->exit_code : 127;
+                res->exit_code = res->exit_code >= 0 ? res->exit_code : TXBOX_EXIT_NOTFOUND;
                 r = 0;
         }
         sandbox_free(sb);
@@ -1791,7 +1817,8 @@ static int probe_overlay(const char *dir, const char *lower, int *e)
         if (m < 0)
                 return *e = errno, 0;
         struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
-        return PROBE_OVERLAY | (sys_mount_setattr(m, "", AT_EMPTY_PATH, &attr, sizeof(attr)) == 0 ? PROBE_SETATTR : 0);
+        return PROBE_OVERLAY |
+               (sys_mount_setattr(m, "", AT_EMPTY_PATH, &attr, sizeof(attr)) == 0 ? PROBE_SETATTR : 0);
 }
 
 /* In a child: the namespaces, overlay, /proc and pid_max steps of a sandbox. */
@@ -1903,8 +1930,8 @@ static void proc_detail(const struct probe_result *pr, char *out, size_t size)
         else if (!(pr->bits & PROBE_USERNS))
                 snprintf(out, size, "not tried: no user namespace");
         else if ((n = proc_covered(first, sizeof(first))) > 0)
-                snprintf(out, size, "mount of proc failed: %s; %d path%s under /proc covered (%s%s)", strerror(pr->proc_err),
-                         n, n == 1 ? "" : "s", first, n > 1 ? ", ..." : "");
+                snprintf(out, size, "mount of proc failed: %s; %d path%s under /proc covered (%s%s)",
+                         strerror(pr->proc_err), n, n == 1 ? "" : "s", first, n > 1 ? ", ..." : "");
         else
                 snprintf(out, size, "mount of proc failed: %s", strerror(pr->proc_err));
 }
@@ -1933,16 +1960,23 @@ static int probe_limits(struct txbox_probe *all, int n, int bits)
         bool have = mode != CGROUP_NONE;
 
         probe_set(&all[n++], "cgroups", have, false,
-                  "no kernel-enforced memory total: txbox's own accounting stands in (see the memory limit below); "
-                  "on systemd, `systemd-run --user --scope txbox ...` runs it where the user manager delegates one",
+                  "no kernel-enforced memory total: txbox's own accounting stands in (see the memory limit "
+                  "below); "
+                  "on systemd, `systemd-run --user --scope txbox ...` runs it where the user manager "
+                  "delegates one",
                   "%s", cg);
         probe_set(&all[n++], "memory limit", have, false,
-                  "accounting by the sandbox's init every 100 ms (processes, /tmp, /dev/shm, memfds, System V): a "
-                  "program can overshoot by what it allocates in 100 ms, and kernel memory (socket and pipe buffers, "
+                  "accounting by the sandbox's init every 100 ms (processes, /tmp, /dev/shm, memfds, System "
+                  "V): a "
+                  "program can overshoot by what it allocates in 100 ms, and kernel memory (socket and pipe "
+                  "buffers, "
                   "page tables) is not counted; RLIMIT_DATA still bounds each process",
-                  "%s", mode == CGROUP_V2   ? "cgroup v2: memory.max, an OOM kill ends the transaction (kernel-enforced total)"
-                        : mode == CGROUP_V1 ? "cgroup v1: memory.limit_in_bytes, an OOM kill ends the transaction (kernel-enforced)"
-                                            : "accounting: init sums the sandbox's memory every 100 ms");
+                  "%s",
+                  mode == CGROUP_V2
+                          ? "cgroup v2: memory.max, an OOM kill ends the transaction (kernel-enforced total)"
+                  : mode == CGROUP_V1 ? "cgroup v1: memory.limit_in_bytes, an OOM kill ends the transaction "
+                                        "(kernel-enforced)"
+                                      : "accounting: init sums the sandbox's memory every 100 ms");
         bool v1_pids = mode == CGROUP_V1 && !cgroup_pid_max_per_ns();
         probe_set(&all[n++], "process limit", mode == CGROUP_V2 || v1_pids || (bits & PROBE_PIDMAX), false,
                   "RLIMIT_NPROC only, which does not bind root; the timeout ends a fork bomb", "%s%s%s",
@@ -1950,7 +1984,8 @@ static int probe_limits(struct txbox_probe *all, int n, int bits)
                   (bits & PROBE_PIDMAX) && (mode == CGROUP_V2 || v1_pids) ? " and " : "",
                   mode == CGROUP_V2 ? "cgroup v2 pids.max" : v1_pids ? "cgroup v1 pids.max"
                                                         : bits & PROBE_PIDMAX ? "" : "RLIMIT_NPROC");
-        probe_set(&all[n++], "CPU limits", true, false, NULL, "RLIMIT_CPU per process (--max-cpu); --max-cpus %s",
+        probe_set(&all[n++], "CPU limits", true, false, NULL,
+                  "RLIMIT_CPU per process (--max-cpu); --max-cpus %s",
                   cgroup_has_cpu() ? "by cgroup cpu.max" : "unavailable (no cgroup with the cpu controller)");
         probe_set(&all[n++], "disk and files limits", true, false, NULL, "%s",
                   "accounting: layers walked, deleted open files counted, free space checked every 20 ms");
@@ -1971,43 +2006,62 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
         int bits = pr.bits;
         proc_detail(&pr, proc, sizeof(proc));
         probe_set(&all[n++], "user namespaces", bits & PROBE_USERNS, true,
-                  "txbox cannot run: no sandbox without them (enable kernel.unprivileged_userns_clone or run as root; "
-                  "in a container, a seccomp profile that allows unshare and mount: deploy/seccomp/txbox.json)",
-                  "%s%s", bits & PROBE_USERNS ? "unprivileged user, mount and pid namespaces" : "unshare or its uid map failed: ",
-                  bits & PROBE_USERNS ? "" : strerror(pr.userns_err));
+                  "txbox cannot run: no sandbox without them (enable kernel.unprivileged_userns_clone or run "
+                  "as root; in a container, a seccomp profile that allows unshare and mount: "
+                          "deploy/seccomp/txbox.json)",
+                  "%s%s",
+                  bits & PROBE_USERNS ? "unprivileged user, mount and pid namespaces"
+                  : "unshare or its uid map failed: ", bits & PROBE_USERNS ? "" : strerror(pr.userns_err));
         probe_set(&all[n++], "network namespace", bits & PROBE_NETNS, true,
                   "--net=none and --net=loopback cannot isolate the network", "%s",
                   bits & PROBE_NETNS ? "own empty network namespace" : "unshare(CLONE_NEWNET) failed");
         probe_set(&all[n++], lower ? "overlay on the workspace's fs" : "overlay in a user namespace",
                   bits & PROBE_OVERLAY, true,
-                  "no copy-on-write workspace: txbox cannot run (kernel >= 5.11 with overlayfs, and the workspace and "
-                  "state dir on a filesystem that can hold an overlay's layers: ext4, xfs, btrfs or tmpfs; not NFS, "
+                  "no copy-on-write workspace: txbox cannot run (kernel >= 5.11 with overlayfs, and the "
+                  "workspace and "
+                  "state dir on a filesystem that can hold an overlay's layers: ext4, xfs, btrfs or tmpfs; "
+                  "not NFS, "
                   "not a container's overlay root)",
-                  "%s%s", bits & PROBE_OVERLAY ? "overlayfs with userxattr" : !(bits & PROBE_USERNS) ? "not tried: no user namespace" : "overlay mount failed: ",
+                  "%s%s",
+                  bits & PROBE_OVERLAY     ? "overlayfs with userxattr"
+                  : !(bits & PROBE_USERNS) ? "not tried: no user namespace"
+                                           : "overlay mount failed: ",
                   bits & PROBE_OVERLAY || !(bits & PROBE_USERNS) ? "" : strerror(pr.overlay_err));
         probe_set(&all[n++], "read-only root (mount_setattr)", bits & PROBE_SETATTR, true,
                   "the host's files could not be made read-only: txbox cannot run (kernel >= 5.12)", "%s",
                   bits & PROBE_SETATTR ? "recursive read-only bind" : "mount_setattr failed");
         probe_set(&all[n++], "own /proc", bits & PROBE_PROC, true,
-                  "txbox cannot run: its sandbox needs a /proc of its own; inside a container lift the masks on "
-                  "/proc: in Kubernetes securityContext.procMount: Unmasked (with hostUsers: false), with podman or "
+                  "txbox cannot run: its sandbox needs a /proc of its own; inside a container lift the masks "
+                  "on "
+                  "/proc: in Kubernetes securityContext.procMount: Unmasked (with hostUsers: false), with "
+                  "podman or "
                   "docker --security-opt unmask=ALL",
                   "%s", proc);
-        probe_set(&all[n++], "seccomp filter", guard_seccomp_available() && guard_seccomp_prepare(0, NULL, &err) == 0, true,
-                  "no syscall deny-list: mount, keyring, bpf, io_uring, unix sockets stay reachable; txbox refuses to run",
+        probe_set(&all[n++], "seccomp filter",
+                  guard_seccomp_available() && guard_seccomp_prepare(0, NULL, &err) == 0, true,
+                  "no syscall deny-list: mount, keyring, bpf, io_uring, unix sockets stay reachable; txbox "
+                  "refuses to run",
                   "%s", err.code ? err.msg : "deny-list compiled and loadable");
         probe_set(&all[n++], "seccomp user notification", guard_notify_available(), false,
                   "no exec checks while the program runs: only the first command line is checked by policy",
-                  "%s", guard_notify_available() ? "execve/execveat can be checked by the supervisor" : "SECCOMP_RET_USER_NOTIF unavailable");
+                  "%s",
+                  guard_notify_available() ? "execve/execveat can be checked by the supervisor"
+                                           : "SECCOMP_RET_USER_NOTIF unavailable");
         probe_set(&all[n++], "Landlock", abi > 0, false,
                   "writes are confined by mounts only (read-only root), without a second, path-based layer",
-                  "ABI %d%s", abi, abi >= 3 ? " (writes, renames, truncate)" : abi > 0 ? " (writes; no truncate control before ABI 3)" : "");
+                  "ABI %d%s", abi,
+                  abi >= 3  ? " (writes, renames, truncate)"
+                  : abi > 0 ? " (writes; no truncate control before ABI 3)"
+                            : "");
         probe_set(&all[n++], "Landlock scopes (ABI 6)", abi >= 6, false,
-                  "with --net=host (or --allow-unix-sockets) abstract unix sockets and signals outside are not scoped",
+                  "with --net=host (or --allow-unix-sockets) abstract unix sockets and signals outside are "
+                          "not scoped",
                   "%s", abi >= 6 ? "abstract unix sockets and signals stay in the sandbox" : "kernel < 6.12");
         probe_set(&all[n++], "pid limit per namespace", bits & PROBE_PIDMAX, false,
-                  "fork bombs are bounded only by RLIMIT_NPROC, which does not bind root; the timeout ends them",
-                  "%s", bits & PROBE_PIDMAX ? "pid_max of the sandbox's pid namespace (kernel >= 6.14)" : "pid_max is global here");
+                  "fork bombs are bounded only by RLIMIT_NPROC, which does not bind root; the timeout ends "
+                          "them",
+                  "%s", bits & PROBE_PIDMAX ? "pid_max of the sandbox's pid namespace (kernel >= 6.14)"
+                  : "pid_max is global here");
         n = probe_limits(all, n, bits);
         for (int i = 0; i < n && (size_t)i < max; i++)
                 out[i] = all[i];

@@ -22,7 +22,8 @@ static void block(uint32_t h[8], const unsigned char *p)
         uint32_t w[64], v[8];
 
         for (int i = 0; i < 16; i++)
-                w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+                w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 |
+                       p[4 * i + 3];
         for (int i = 16; i < 64; i++) {
                 uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
                 uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
@@ -45,7 +46,8 @@ static void block(uint32_t h[8], const unsigned char *p)
 
 void sha256(const void *data, size_t len, uint8_t out[32])
 {
-        uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+        uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
         const unsigned char *p = data;
         unsigned char tail[128] = {0};
         size_t full = len / 64 * 64, rest = len - full, n;

@@ -1403,7 +1403,7 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
         size_t n = tx->rec.npaths;
         int r;
 
-        *status = res->timed_out ? 124 : res->signal ? 128 + res->signal : res->exit_code;
+        *status = res->timed_out ? TXBOX_EXIT_TIMEOUT : res->signal ? TXBOX_EXIT_SIGNAL + res->signal : res->exit_code;
         if (res->cancelled) { /* whatever the mode: a cancelled command leaves nothing */
                 free(tx->rec.message);
                 tx->rec.message = xasprintf("rolled back tx %s: the run was cancelled%s (%zu change%s discarded)",
@@ -1433,7 +1433,7 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
         if (tx->rec.nviolations) {
                 violation_line(tx);
                 if (ok)
-                        *status = 123;
+                        *status = TXBOX_EXIT_EFFECT;
                 return txbox_tx_rollback(tx, NULL, err);
         }
         if (!ok) {
@@ -1458,7 +1458,7 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
                                             err->msg);
                 txbox_tx_rollback(tx, NULL, &e2);
                 if (r == -EAGAIN) {
-                        *status = 122;
+                        *status = TXBOX_EXIT_CONFLICT;
                         return 0;
                 }
         }
@@ -1473,9 +1473,9 @@ static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode, co
         bool ok = res->exit_code == 0 && !res->signal && !res->timed_out && !res->cancelled && !tx->rec.nviolations;
         bool keep = ok && mode != TXBOX_COMMIT_DISCARD;
 
-        *status = res->timed_out ? 124 : res->signal ? 128 + res->signal : res->exit_code;
+        *status = res->timed_out ? TXBOX_EXIT_TIMEOUT : res->signal ? TXBOX_EXIT_SIGNAL + res->signal : res->exit_code;
         if (res->exit_code == 0 && !res->signal && tx->rec.nviolations)
-                *status = 123;
+                *status = TXBOX_EXIT_EFFECT;
         int r = tx_session_end_savepoint(tx, keep, err);
         if (r == 0 && !keep) {
                 char *m = xasprintf("savepoint %d of session %s dropped: %s; the session keeps its earlier savepoints",
@@ -1503,14 +1503,14 @@ int txbox_tx_finish(struct txbox_tx *tx, enum txbox_commit_mode mode, const stru
         if ((r = txbox_tx_evaluate(tx, err)) < 0) {
                 struct txbox_error e2;
                 txbox_tx_rollback(tx, err->msg, &e2);
-                *status = 125;
+                *status = TXBOX_EXIT_TXBOX;
                 return r;
         }
         trace_mark("evaluated");
         r = tx->sp ? decide_savepoint(tx, mode, res, status, err) : decide(tx, mode, res, status, err);
         trace_mark("decided");
         if (r < 0) {
-                *status = 125;
+                *status = TXBOX_EXIT_TXBOX;
                 return r;
         }
         if (why && tx->rec.message && (*status != 0 || (tx->rec.outcome == TXBOX_PENDING && !tx->sp)))

@@ -135,8 +135,8 @@ int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *c
         const char *note = tx->ws->policy ? policy_note(tx->ws->policy) : NULL;
         free(tx->rec.message);
         tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran%s%s", tx->rec.rule,
-                                    res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason, res.command,
-                                    note ? "; note: " : "", note ? note : "");
+                                    res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason,
+                                    res.command, note ? "; note: " : "", note ? note : "");
         r = tx_finish_denied(tx, err);
         return r < 0 ? r : 0;
 }
@@ -175,8 +175,9 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[])
         }
         if (!program) {
                 snprintf(res.rule, sizeof(res.rule), "exec-unnamed");
-                snprintf(res.reason, sizeof(res.reason), "a program with no name (a memfd, a deleted or anonymous "
-                                                         "file) cannot be judged; run a program from a file");
+                snprintf(res.reason, sizeof(res.reason),
+                         "a program with no name (a memfd, a deleted or anonymous "
+                         "file) cannot be judged; run a program from a file");
                 snprintf(res.command, sizeof(res.command), "%s", argv[0] ? argv[0] : "");
                 return exec_refused(tx, &res);
         }
@@ -206,7 +207,8 @@ int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err)
 
         if (tx->exec_denied) {
                 char *detail = xasprintf("exec refused: %s", tx->denied.reason);
-                changeset_add_violation(&tx->cs, tx->denied.rule[0] ? tx->denied.rule : "policy", tx->denied.command, detail);
+                changeset_add_violation(&tx->cs, tx->denied.rule[0] ? tx->denied.rule : "policy",
+                                        tx->denied.command, detail);
                 free(detail);
                 record_denial(tx, &tx->denied);
         }

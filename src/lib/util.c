@@ -213,7 +213,8 @@ void trace_mark(const char *what)
                 t0 = mono_us();
         }
         if (on)
-                fprintf(stderr, "txbox-trace %6d %8.3f ms %s\n", (int)getpid(), (mono_us() - t0) / 1000.0, what);
+                fprintf(stderr, "txbox-trace %6d %8.3f ms %s\n", (int)getpid(), (mono_us() - t0) / 1000.0,
+                        what);
 }
 
 void random_hex(char *out, size_t nbytes)
@@ -584,7 +585,8 @@ int write_file_atomic_at(int dirfd, const char *name, const void *data, size_t l
 
         if (snprintf(tmp, sizeof(tmp), ".%s.tmp", name) >= (int)sizeof(tmp))
                 return -ENAMETOOLONG;
-        _cleanup_close_ int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+        _cleanup_close_ int fd =
+                openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return -errno;
         r = write_all(fd, data, len);
@@ -688,7 +690,8 @@ int files_equal_at(int dirfd_a, const char *a, int dirfd_b, const char *b)
 static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 {
         unsigned char c = s[0];
-        size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+        size_t len = c < 0x80 ? 1 : c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 &&
+                c <= 0xf4 ? 4 : 0;
         uint32_t v = len == 1 ? c : len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
 
         if (!len || len > n)
@@ -698,7 +701,8 @@ static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
                         return 0;
                 v = v << 6 | (s[i] & 0x3f);
         }
-        if ((len == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) || (len == 4 && (v < 0x10000 || v > 0x10ffff)))
+        if ((len == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) ||
+            (len == 4 && (v < 0x10000 || v > 0x10ffff)))
                 return 0;
         *cp = v;
         return len;

@@ -430,13 +430,15 @@ static void test_overlap_plans(void)
         }
         struct txbox_path q[] = { { "hot/f", TXBOX_MODIFIED }, { "cold/x/y", TXBOX_ADDED } };
         /* 299 committed after 0 (one undone): by path */
-        is_int(audit_later_overlaps(a, 0, q, ARRAY_SIZE(q), &out, &err), 300, "300 later commits: 299 + cold/x");
+        is_int(audit_later_overlaps(a, 0, q, ARRAY_SIZE(q), &out, &err), 300,
+               "300 later commits: 299 + cold/x");
         is_int(has(&out, "cold/x (tx p0000150)"), 1, "by path: the ancestor");
         is_int(has(&out, "hot/f (tx p0000200)"), 0, "by path: not the undone one");
         is_int(has(&out, "hot/f (tx p0000001)"), 1, "by path: the first");
         strvec_clear(&out);
         /* 160 later: by commit */
-        is_int(audit_later_overlaps(a, 140, q, ARRAY_SIZE(q), &out, &err), 160, "160 later commits: 159 + cold/x");
+        is_int(audit_later_overlaps(a, 140, q, ARRAY_SIZE(q), &out, &err), 160,
+               "160 later commits: 159 + cold/x");
         is_int(has(&out, "cold/x (tx p0000150)"), 1, "by commit: the ancestor");
         is_int(has(&out, "hot/f (tx p0000200)"), 0, "by commit: not the undone one");
         is_int(has(&out, "hot/f (tx p0000140)"), 0, "by commit: not commit 140 itself");
@@ -448,7 +450,8 @@ static void test_overlap_plans(void)
         big[1] = (struct txbox_path){ "cold/x/y", TXBOX_ADDED };
         for (int i = 2; i < 500; i++)
                 big[i] = (struct txbox_path){ xasprintf("fresh/%03d", i), TXBOX_ADDED };
-        is_int(audit_later_overlaps(a, 140, big, 500, &out, &err), 160, "500 lookups x 160 later commits: by path");
+        is_int(audit_later_overlaps(a, 140, big, 500, &out, &err), 160,
+               "500 lookups x 160 later commits: by path");
         is_int(has(&out, "cold/x (tx p0000150)"), 1, "over the budget: the ancestor");
         is_int(has(&out, "hot/f (tx p0000141)"), 1, "over the budget: the first after it");
         strvec_clear(&out);
@@ -477,7 +480,8 @@ static void test_json(void)
         _cleanup_free_ char *s = txbox_record_json(&r);
         json_auto_t *j = json_loads(s, 0, &jerr);
         ok(j != NULL, "record JSON parses back");
-        ok(!strncmp(s, "{\"tx\": \"a1b2c3d4e5f60718\", \"argv\": [", 36), "one line, CONTRACT separators, tx first: %.40s", s);
+        ok(!strncmp(s, "{\"tx\": \"a1b2c3d4e5f60718\", \"argv\": [", 36),
+           "one line, CONTRACT separators, tx first: %.40s", s);
         ok(!strchr(s, '\n'), "one line");
         ok(s[strlen(s) - 1] == '}', "no trailing newline");
         is_str(json_string_value(json_object_get(j, "tx")), r.id, "tx");

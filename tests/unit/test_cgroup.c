@@ -69,7 +69,8 @@ int main(void)
         cg("cg/user.slice/user-1000.slice/session-3.scope", "", 0644);
         mounted("cg", "/");
 
-        ok(pick("/user.slice/user-1000.slice/session-3.scope", parent, &cpu), "a session scope finds a parent");
+        ok(pick("/user.slice/user-1000.slice/session-3.scope", parent, &cpu),
+           "a session scope finds a parent");
         snprintf(want, sizeof(want), "%s/cg/user.slice/user-1000.slice", root);
         is_str(parent, want, "... the nearest slice that enables memory and pids");
         ok(!cpu, "... which does not enable cpu");
@@ -80,7 +81,8 @@ int main(void)
         ok(cpu, "... and enables cpu");
 
         cg("cg/user.slice/user-1000.slice", "pids\n", 0644);
-        ok(pick("/user.slice/user-1000.slice/session-3.scope", parent, &cpu), "a slice without memory is passed over");
+        ok(pick("/user.slice/user-1000.slice/session-3.scope", parent, &cpu),
+           "a slice without memory is passed over");
         snprintf(want, sizeof(want), "%s/cg/user.slice", root);
         is_str(parent, want, "... for the one above it");
         cg("cg/user.slice/user-1000.slice", "memory pids\n", 0644);
@@ -96,11 +98,13 @@ int main(void)
         cg("cg/user.slice", "", 0644);
         cg("cg/user.slice/user-1000.slice", "", 0644);
         cg("cg", "io\n", 0644);
-        ok(!pick("/user.slice/user-1000.slice/session-3.scope", parent, &cpu), "no ancestor enables memory and pids: none");
+        ok(!pick("/user.slice/user-1000.slice/session-3.scope", parent, &cpu),
+           "no ancestor enables memory and pids: none");
         snprintf(want, sizeof(want), "%s/cg", root);
         is_str(parent, want, "... and the mount point is named for the message");
 
-        snprintf(mountinfo, sizeof(mountinfo), "31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
+        snprintf(mountinfo, sizeof(mountinfo),
+                 "31 25 0:27 / /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n");
         ok(!pick("/", parent, &cpu) && !parent[0], "no cgroup2 mounted: none");
 
         if (geteuid() != 0) {
@@ -114,7 +118,8 @@ int main(void)
                 is_str(parent, want, "... a slice whose cgroup.procs we may not write is passed over");
         } else {
                 for (int i = 0; i < 2; i++)
-                        printf("ok %d - rights are checked as a user # SKIP root may write anything\n", ++tap_n);
+                        printf("ok %d - rights are checked as a user # SKIP root may write anything\n",
+                               ++tap_n);
         }
         tap_rmtree(root);
         return tap_done();

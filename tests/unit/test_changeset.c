@@ -509,13 +509,16 @@ static void test_prepare(void)
         free(jdir);
         is_int(changeset_prepare(o.upper_fd, &cs, jfd, &err), 0, "changeset_prepare (%s)", err.msg);
         struct cs_manifest mf = { 0 };
-        is_int(journal_manifest_read(jfd, "manifest", &mf, &err), 0, "prepare: the manifest is written (%s)", err.msg);
-        const struct cs_manifest_entry *me = cs_manifest_find(&mf, "nd/f"), *rf = cs_manifest_find(&mf, "ro/f");
+        is_int(journal_manifest_read(jfd, "manifest", &mf, &err), 0, "prepare: the manifest is written (%s)",
+               err.msg);
+        const struct cs_manifest_entry *me = cs_manifest_find(&mf, "nd/f"),
+                                       *rf = cs_manifest_find(&mf, "ro/f");
         struct stat nst;
-        ok(me && fstatat(o.upper_fd, "nd/f", &nst, 0) == 0 && me->ino == nst.st_ino && (me->mode & 07777) == 0755 &&
-                   S_ISREG(me->mode) && me->size == nst.st_size,
+        ok(me && fstatat(o.upper_fd, "nd/f", &nst, 0) == 0 && me->ino == nst.st_ino &&
+                   (me->mode & 07777) == 0755 && S_ISREG(me->mode) && me->size == nst.st_size,
            "prepare: the manifest holds what moves in whole, as it will be live");
-        ok(rf && !cs_manifest_find(&mf, "nd") && !cs_manifest_find(&mf, "nd/wh1") && !cs_manifest_find(&mf, "mod.txt"),
+        ok(rf && !cs_manifest_find(&mf, "nd") && !cs_manifest_find(&mf, "nd/wh1") &&
+                   !cs_manifest_find(&mf, "mod.txt"),
            "prepare: ... beneath the ops only, whiteouts not included (%zu entries)", mf.n);
         cs_manifest_free(&mf);
         unlinkat(jfd, "manifest", 0);

@@ -36,7 +36,8 @@ int main(void)
         mkdir(ws_path, 0755);
         mkdir(home, 0755);
         setenv("HOME", home, 1);
-        ok(txbox_ws_open(ws_path, NULL, TXBOX_OPEN_RECOVER, &ws, &err) == 0, "open the workspace: %s", err.msg);
+        ok(txbox_ws_open(ws_path, NULL, TXBOX_OPEN_RECOVER, &ws, &err) == 0, "open the workspace: %s",
+           err.msg);
 
         ok(run(ws, "echo hi; echo oops >&2; echo x >f.txt", 0, &res) == 0, "a command runs");
         is_int(res.status, 0, "status 0");
@@ -50,7 +51,8 @@ int main(void)
         ok(run(ws, "echo y >g.txt; exit 3", 0, &res) == 0, "a failing command runs");
         is_int(res.status, 3, "its status");
         is_str(txbox_outcome_name(res.rec.outcome), "rolled_back", "rolled back");
-        ok(res.why && strstr(res.why, "exited with status 3"), "the why line says so: %s", res.why ? res.why : "(null)");
+        ok(res.why && strstr(res.why, "exited with status 3"), "the why line says so: %s",
+           res.why ? res.why : "(null)");
         txbox_command_result_clear(&res);
 
         ok(run(ws, "git push --force origin main", 0, &res) == 0, "a history-destroying command is decided");

@@ -84,7 +84,8 @@ static void test_sha1(void)
                 const char *in, *out;
         } v[] = {{"", "da39a3ee5e6b4b0d3255bfef95601890afd80709"},
                  {"abc", "a9993e364706816aba3e25717850c26c9cd0d89d"},
-                 {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", "84983e441c3bd26ebaae4aa1f95129e5e54670f1"}};
+                 {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+                  "84983e441c3bd26ebaae4aa1f95129e5e54670f1"}};
         for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
                 sha1(v[k].in, strlen(v[k].in), d);
                 for (int i = 0; i < 20; i++)
@@ -128,7 +129,8 @@ int main(void)
                 snprintf(n, sizeof(n), "x%d.log", k), put(lfd, n, "log\n");
         }
         put(lfd, ".gitignore", "build/\n*.log\n!keep.log\n");
-        ok(sh("git init -q . && git add -A && git -c user.name=t -c user.email=t@example.com commit -qm init") == 0,
+        ok(sh("git init -q . && git add -A && "
+              "git -c user.name=t -c user.email=t@example.com commit -qm init") == 0,
            "a throwaway repository with 6 tracked files, 6 more to change, ignored output");
         for (int k = 1; k <= 6; k++) {
                 snprintf(n, sizeof(n), "u%d.txt", k), put(lfd, n, "my new work\n");
@@ -146,18 +148,24 @@ int main(void)
                "... counted together, clean ones apart");
         is_int(lost("u1.txt u2.txt m1.txt m2.txt src/t1.c src/t2.c", TXBOX_DELETED), 0,
                "4 files git cannot give back is under the threshold (5)");
-        is_int(lost("build build/o1.o build/o2.o build/o3.o build/o4.o build/o5.o build/o6.o x1.log x2.log x3.log",
-                    TXBOX_DELETED), 0, "ignored files (build/, *.log) are not work");
-        is_int(lost("keep.log u1.txt u2.txt u3.txt u4.txt", TXBOX_DELETED), 5, "a !negated pattern re-includes keep.log");
+        is_int(lost("build build/o1.o build/o2.o build/o3.o build/o4.o build/o5.o build/o6.o x1.log x2.log "
+                    "x3.log",
+                    TXBOX_DELETED),
+               0, "ignored files (build/, *.log) are not work");
+        is_int(lost("keep.log u1.txt u2.txt u3.txt u4.txt", TXBOX_DELETED), 5,
+               "a !negated pattern re-includes keep.log");
         /* emptied: the upper layer holds them with no bytes */
         for (int k = 1; k <= 5; k++)
                 snprintf(n, sizeof(n), "u%d.txt", k), put(ufd, n, "");
-        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_MODIFIED), 5, "emptying 5 untracked files is refused");
+        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_MODIFIED), 5,
+               "emptying 5 untracked files is refused");
         put(ufd, "u5.txt", "rewritten, not emptied\n");
-        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_MODIFIED), 0, "rewriting a file is not emptying it");
+        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_MODIFIED), 0,
+               "rewriting a file is not emptying it");
 
         /* the stat data no longer matches, the content does: still clean (hashed) */
-        ok(sh("touch -d '2001-01-01' src/t1.c src/t2.c src/t3.c src/t4.c src/t5.c") == 0, "tracked files touched");
+        ok(sh("touch -d '2001-01-01' src/t1.c src/t2.c src/t3.c src/t4.c src/t5.c") == 0,
+           "tracked files touched");
         is_int(lost("src/t1.c src/t2.c src/t3.c src/t4.c src/t5.c", TXBOX_DELETED), 0,
                "... are compared by content and still count as clean");
         put(lfd, "src/t1.c", "tracked,\n"); /* same size? no: one byte more */
@@ -165,10 +173,12 @@ int main(void)
         is_int(lost("src/t1.c src/t2.c u1.txt u2.txt u3.txt", TXBOX_DELETED), 5,
                "a tracked file changed to the same size is not clean");
 
-        ok(sh("git update-index --index-version 4") == 0, "the index rewritten as version 4 (path compression)");
-        is_int(lost("src/t3.c src/t4.c src/t5.c src/t6.c m1.txt m2.txt u1.txt u2.txt u3.txt", TXBOX_DELETED), 5,
-               "version 4: clean files still clean, a changed one still counted");
-        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_DELETED), 5, "version 4: untracked files counted");
+        ok(sh("git update-index --index-version 4") == 0,
+           "the index rewritten as version 4 (path compression)");
+        is_int(lost("src/t3.c src/t4.c src/t5.c src/t6.c m1.txt m2.txt u1.txt u2.txt u3.txt", TXBOX_DELETED),
+               5, "version 4: clean files still clean, a changed one still counted");
+        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_DELETED), 5,
+               "version 4: untracked files counted");
 
         /* a damaged index holds nothing: every file counts, nothing is taken for clean */
         put(lfd, ".git/index", "DIRC\0\0\0\2garbage that is no index at all, long enough to be read");
@@ -183,14 +193,16 @@ int main(void)
         ok(policy_load(pf, &loose, &err) == 0, "a policy raising lost_work_min loads");
         struct policy *strict = pol;
         pol = loose;
-        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt u6.txt", TXBOX_DELETED), 0, "... and allows 6 at once");
+        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt u6.txt", TXBOX_DELETED), 0,
+               "... and allows 6 at once");
         pol = strict;
         unlink(pf);
         policy_free(loose);
 
         /* without a repository the rule does not apply */
         ok(sh("rm -rf .git") == 0, "the repository removed");
-        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt u6.txt", TXBOX_DELETED), 0, "no repository: the rule does not apply");
+        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt u6.txt", TXBOX_DELETED), 0,
+               "no repository: the rule does not apply");
         policy_free(pol);
         char cmd[1200];
         snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", ws, up);

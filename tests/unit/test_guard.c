@@ -55,17 +55,20 @@ static void test_env(void)
         char **out = NULL;
 
         limits_filter_env(envp, keep, &out, dropped, sizeof(dropped));
-        is_str(dropped, "GITHUB_TOKEN,AWS_REGION,MY_PASSWORD,OPENAI_API_KEY,SSH_AUTH_SOCK", "secret-looking names are dropped and listed");
+        is_str(dropped, "GITHUB_TOKEN,AWS_REGION,MY_PASSWORD,OPENAI_API_KEY,SSH_AUTH_SOCK",
+               "secret-looking names are dropped and listed");
         int n = 0;
         while (out[n])
                 n++;
         is_int(n, 4, "PATH, HOME, GIT_AUTHOR_NAME and the kept variable pass");
-        ok(!limits_env_secret("PATH") && !limits_env_secret("GIT_AUTHOR_EMAIL") && limits_env_secret("GITHUB_PAT"),
+        ok(!limits_env_secret("PATH") && !limits_env_secret("GIT_AUTHOR_EMAIL") &&
+                   limits_env_secret("GITHUB_PAT"),
            "PATH and GIT_AUTHOR_* are not secrets; *_PAT is");
         free(out);
         char small[16];
         limits_filter_env(envp, NULL, &out, small, sizeof(small));
-        ok(strlen(small) < sizeof(small) && strstr(small, "..."), "a long list is truncated with '...' (%s)", small);
+        ok(strlen(small) < sizeof(small) && strstr(small, "..."), "a long list is truncated with '...' (%s)",
+           small);
         free(out);
 }
 

@@ -220,8 +220,8 @@ static void walk(const struct fixture *fx, int dirfd, const char *prefix, unsign
                         char type = dir ? 'd' : S_ISREG(st.st_mode) ? 'f' : S_ISLNK(st.st_mode) ? 'l' : '?';
                         if (!(flags & SNAP_AREA && dir && !strcmp(label, "-")))
                                 snap_add(s, (struct ent){esc(raw, strlen(raw)), type,
-                                                         flags & SNAP_AREA && dir ? 0 : st.st_mode & 07777, label,
-                                                         entry_data(dirfd, names[i], &st)});
+                                                         flags & SNAP_AREA && dir ? 0 : st.st_mode & 07777,
+                                                         label, entry_data(dirfd, names[i], &st)});
                         int sub = dir ? opendir_at(dirfd, names[i]) : -1;
                         if (sub >= 0) {
                                 walk(fx, sub, raw, flags, s);
@@ -338,7 +338,8 @@ static bool make_live(int l, unsigned v)
         g = g && mkdirat(l, "d/sub", 0750) == 0 && put(l, "d/sub/c", "c\n", 0644);
         g = g && put(l, "f2d", "file\n", 0644);
         g = g && mkdirat(l, "d2f", 0755) == 0 && put(l, "d2f/k", "k\n", 0644);
-        g = g && mkdirat(l, "ro", 0755) == 0 && put(l, "ro/r", "r\n", 0644) && fchmodat(l, "ro", 0555, 0) == 0;
+        g = g && mkdirat(l, "ro", 0755) == 0 && put(l, "ro/r", "r\n", 0644) &&
+                fchmodat(l, "ro", 0555, 0) == 0;
         if (!(v & FX_NO_OPENED))
                 g = g && mkdirat(l, "opened", 0755) == 0 && put(l, "opened/f", "f-old\n", 0644) &&
                     fchmodat(l, "opened", 0555, 0) == 0;
@@ -398,7 +399,8 @@ static void add_labels(struct fixture *fx, int dirfd, const char *area, const ch
                 char *raw = *prefix ? xasprintf_("%s/%s", prefix, de->d_name) : xstrdup(de->d_name);
                 char *e = esc(raw, strlen(raw));
                 fx->labels = xrealloc(fx->labels, (fx->nlabels + 1) * sizeof(*fx->labels));
-                fx->labels[fx->nlabels++] = (struct label){st.st_dev, st.st_ino, xasprintf_("%s:%s", area, e)};
+                fx->labels[fx->nlabels++] = (struct label){st.st_dev, st.st_ino,
+                                                           xasprintf_("%s:%s", area, e)};
                 free(e);
                 int sub = S_ISDIR(st.st_mode) ? opendir_at(dirfd, de->d_name) : -1;
                 if (sub >= 0) {
@@ -428,14 +430,16 @@ static void swap_op(struct fixture *fx, const char *path, bool has_old, bool has
                 ok(0, "set up: source %s: %s", path, strerror(errno));
         add_op(fx, (struct cs_op){.path = (char *)path, .kind = CS_OP_SWAP, .has_old = has_old,
                                   .has_new = has_new, .old_mode = has_old ? ls.st_mode : 0,
-                                  .new_mode = has_new ? ss.st_mode : 0, .new_ino = has_new && ino ? ss.st_ino : 0,
-                                  .new_size = ss.st_size,
-                                  .new_mtime_ns = (int64_t)ss.st_mtim.tv_sec * 1000000000 + ss.st_mtim.tv_nsec});
+                                  .new_mode = has_new ? ss.st_mode : 0,
+                                  .new_ino = has_new && ino ? ss.st_ino : 0, .new_size = ss.st_size,
+                                  .new_mtime_ns =
+                                  (int64_t)ss.st_mtim.tv_sec * 1000000000 + ss.st_mtim.tv_nsec});
 }
 
 static void chmod_op(struct fixture *fx, const char *path, mode_t from, mode_t to)
 {
-        add_op(fx, (struct cs_op){.path = (char *)path, .kind = CS_OP_CHMOD, .old_mode = from, .new_mode = to});
+        add_op(fx, (struct cs_op){.path = (char *)path, .kind = CS_OP_CHMOD, .old_mode = from,
+                                  .new_mode = to});
 }
 
 static void fixture_free(struct fixture *fx)
@@ -568,8 +572,8 @@ static const struct cs_op *chmod_at(const struct fixture *fx, const char *p)
 
 static struct ent ent_dup(const struct ent *e, unsigned flags)
 {
-        return (struct ent){xstrdup(e->path), e->type, flags & SNAP_AREA && e->type == 'd' ? 0 : e->mode, e->label,
-                            xstrdup(e->data)};
+        return (struct ent){xstrdup(e->path), e->type, flags & SNAP_AREA && e->type == 'd' ? 0 : e->mode,
+                            e->label, xstrdup(e->data)};
 }
 
 /* The trees as they were set up (flags for the area they will be compared in). */
@@ -756,8 +760,8 @@ static void test_roundtrip(int dir)
         char *lp = long_path();
         const char *names[] = {
                 "a", "with space", "new\nline", "tab\tcr\rff\f", "pct%20literal%", "\xff\xfe\x80 not utf-8",
-                "\x01\x1f\x7f ctl", "dir/sub/file", "-leading-dash", "end 3", "txbox-journal 1", "%", "a b/c d",
-                lp,
+                "\x01\x1f\x7f ctl", "dir/sub/file", "-leading-dash", "end 3", "txbox-journal 1", "%",
+                "a b/c d", lp,
         };
         struct cs_op ops[ARRAY_SIZE(names) + 4];
         size_t n = 0;
@@ -897,7 +901,8 @@ static int run_inputs(void *arg)
 static void read_inputs(struct inputs *in, int dir, bool manifest)
 {
         in->dir = dir, in->manifest = manifest, in->start = 0;
-        in->res = mmap(NULL, (in->n + 1) * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        in->res = mmap(NULL, (in->n + 1) * sizeof(int), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                       -1, 0);
         if (in->res == MAP_FAILED)
                 abort();
         for (size_t i = 0; i < in->n; i++)
@@ -1043,9 +1048,11 @@ static void test_damaged(int dir)
                 {"escaped NUL", "txbox-journal 1\nS 0 1 0 100644 1 2 3 a%00b\nend 1\n"},
                 {"bad escape", "txbox-journal 1\nS 0 1 0 100644 1 2 3 a%zzb\nend 1\n"},
                 {"escape cut at the end", "txbox-journal 1\nS 0 1 0 100644 1 2 3 a%\nend 1\n"},
-                {"binary", "\x7f" "ELF\x02\x01\x01\x01"},
+                {"binary", "\x7f"
+                           "ELF\x02\x01\x01\x01"},
                 /* the three below: escapes that are not two hex digits, once read past */
-                {"a one-digit escape at the end of a path", "txbox-journal 1\nS 0 1 0 100644 1 2 3 a%4\nend 1\n"},
+                {"a one-digit escape at the end of a path",
+                 "txbox-journal 1\nS 0 1 0 100644 1 2 3 a%4\nend 1\n"},
                 {"a blank inside an escape", "txbox-journal 1\nS 0 1 0 100644 1 2 3 a% 41\nend 1\n"},
                 {"a sign inside an escape", "txbox-journal 1\nS 0 1 0 100644 1 2 3 a%-1\nend 1\n"},
         };
@@ -1069,7 +1076,8 @@ static void test_damaged(int dir)
                 size_t n = (size_t)(rand_r(&seed) % 280);
                 int m = snprintf(b, sizeof(b), "txbox-journal 1\n");
                 for (size_t k = 0; k < n; k++)
-                        b[m + k] = (char)(rand_r(&seed) % 3 ? " S0123%\nabcdef/"[rand_r(&seed) % 16] : rand_r(&seed));
+                        b[m + k] = (char)(rand_r(&seed) % 3 ? " S0123%\nabcdef/"[rand_r(&seed) % 16]
+                                                            : rand_r(&seed));
                 input_add(&in, b, (size_t)m + n);
         }
         read_inputs(&in, dir, false);
@@ -1186,7 +1194,8 @@ static void test_manifest(int dir)
         size_t len = 0;
         cs_manifest_add(&m, "p%q r", &st);
         cs_manifest_add(&m, "s", &st);
-        if (journal_manifest_write(dir, "m2", &m, &err) == 0 && read_file_at(dir, "m2", 1 << 20, &full, &len) == 0)
+        if (journal_manifest_write(dir, "m2", &m, &err) == 0 &&
+            read_file_at(dir, "m2", 1 << 20, &full, &len) == 0)
                 sweep_truncations(dir, "manifest", full, len, true);
         else
                 ok(0, "write a manifest to damage: %s", err.msg);
@@ -1246,8 +1255,10 @@ static void test_apply_revert(void)
         if (!fresh(&fx, &ref, "apply", FX_FULL))
                 return;
         /* The model itself must see the change, or the checks below prove nothing. */
-        ok(strcmp(ref.live, ref.applied.live) && strstr(ref.applied.live, "mod.txt f 0600 S:mod.txt new%0a") &&
-           strstr(ref.applied.aside, "mod.txt f 0644 L:mod.txt old%0a") && !strstr(ref.applied.live, "del.txt") &&
+        ok(strcmp(ref.live, ref.applied.live) && strstr(ref.applied.live,
+                                                        "mod.txt f 0600 S:mod.txt new%0a") &&
+           strstr(ref.applied.aside, "mod.txt f 0644 L:mod.txt old%0a") &&
+           !strstr(ref.applied.live, "del.txt") &&
            strstr(ref.applied.live, "newdir/nd/m f 0644 S:newdir/nd/m") &&
            strstr(ref.applied.live, "closed d 0555 L:closed"),
            "the expected trees differ from the original where the ops say");
@@ -1375,8 +1386,9 @@ static void test_crash_then_revert(unsigned v)
         }
         if (v == FX_FULL)
                 ok(bad == 0,
-                          "a commit that closes a directory: killed or failing at each of %zu steps, reverted "
-                          "(%zu of %zu not restored)", steps, bad, 2 * steps);
+                   "a commit that closes a directory: killed or failing at each of %zu steps, reverted "
+                   "(%zu of %zu not restored)",
+                   steps, bad, 2 * steps);
         else
                 ok(steps >= 25, "killed or failing at each of the %zu steps, then reverted", steps);
 }
@@ -1425,8 +1437,8 @@ static void check_undone(const struct fixture *fx, const struct reference *ref, 
 
         check_trees(fx, ref->live, ref->applied.src, NULL, what);
         same_tree(aside, "", what, "undo area emptied");
-        ok(strstr(redo, "mod.txt f 0600 S:mod.txt new%0a") && strstr(redo, "newdir/nd/m f 0644 S:newdir/nd/m") &&
-           !strstr(redo, " L:"),
+        ok(strstr(redo, "mod.txt f 0600 S:mod.txt new%0a") &&
+                   strstr(redo, "newdir/nd/m f 0644 S:newdir/nd/m") && !strstr(redo, " L:"),
            "%s: redo holds the commit's new entries and nothing of the original", what);
         free(redo);
         free(aside);

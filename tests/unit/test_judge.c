@@ -66,7 +66,8 @@ int main(void)
         ok(judge_call(nested, &x, &err) == 0 && x == -EBUSY, "a judgement inside a judgement: -EBUSY");
         ok(judge_call(fine, &x, &err) == 0 && x == 42, "and judging works again after all that");
         sigaction(SIGSEGV, NULL, &after);
-        ok(before.sa_handler == after.sa_handler && (before.sa_flags & SA_SIGINFO) == (after.sa_flags & SA_SIGINFO),
+        ok(before.sa_handler == after.sa_handler &&
+                   (before.sa_flags & SA_SIGINFO) == (after.sa_flags & SA_SIGINFO),
            "the caller's SIGSEGV handler is its own again");
 
         char *out = NULL;
@@ -75,12 +76,16 @@ int main(void)
                    !strcmp(out, "answer yes\n"),
            "a child's output and exit status come back");
         free(out);
-        is_int(judge_fork(crashes, NULL, 5000, 1024, &out, &status, &err), -EFAULT, "a child that crashes: -EFAULT");
+        is_int(judge_fork(crashes, NULL, 5000, 1024, &out, &status, &err), -EFAULT,
+               "a child that crashes: -EFAULT");
         ok(out == NULL, "and what it printed before is not used");
         int64_t t0 = mono_us();
-        is_int(judge_fork(sleeps, NULL, 300, 1024, &out, &status, &err), -ETIMEDOUT, "a child that hangs: -ETIMEDOUT");
-        ok(mono_us() - t0 < 5000000, "ended at its deadline, not its own end (%lld ms)", (long long)(mono_us() - t0) / 1000);
-        is_int(judge_fork(floods, NULL, 5000, 1024, &out, &status, &err), -EFBIG, "a child that prints too much: -EFBIG");
+        is_int(judge_fork(sleeps, NULL, 300, 1024, &out, &status, &err), -ETIMEDOUT,
+               "a child that hangs: -ETIMEDOUT");
+        ok(mono_us() - t0 < 5000000, "ended at its deadline, not its own end (%lld ms)",
+           (long long)(mono_us() - t0) / 1000);
+        is_int(judge_fork(floods, NULL, 5000, 1024, &out, &status, &err), -EFBIG,
+               "a child that prints too much: -EFBIG");
 
         unsetenv("TXBOX_TEST_MS");
         is_int(judge_timeout_ms("TXBOX_TEST_MS", 10000), 10000, "the default deadline");

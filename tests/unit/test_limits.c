@@ -52,7 +52,8 @@ static void walks(void)
         put("upper/two", 1 << 20);
         limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &bytes, &entries);
         is_int(entries, 3, "a directory and two files: three entries");
-        ok(bytes >= 2u << 20 && bytes < 3u << 20, "two files of 1 MiB: about 2 MiB (%llu bytes)", (unsigned long long)bytes);
+        ok(bytes >= 2u << 20 && bytes < 3u << 20, "two files of 1 MiB: about 2 MiB (%llu bytes)",
+           (unsigned long long)bytes);
 
         snprintf(a, sizeof(a), "%s/upper/two", root);
         for (int i = 0; i < 5; i++) {
@@ -74,7 +75,8 @@ static void walks(void)
         limits_tree_usage(strcat(strcpy(b, root), "/work"), true, &bytes, &entries);
         ok(bytes >= 1u << 20, "a directory of mode 000 is entered (%llu bytes)", (unsigned long long)bytes);
         struct stat st;
-        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and keeps its mode 000 (%o)", st.st_mode & 07777);
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and keeps its mode 000 (%o)",
+           st.st_mode & 07777);
         chmod(a, 0700);
 
         /* a directory the program closed in its upper layer: while it runs the walk leaves
@@ -86,16 +88,19 @@ static void walks(void)
         snprintf(a, sizeof(a), "%s/closed/z", root);
         chmod(a, 0);
         limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries);
-        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "a closed directory is left closed by a walk during the run (%o)",
-           st.st_mode & 07777);
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0,
+           "a closed directory is left closed by a walk during the run (%o)", st.st_mode & 07777);
         if (getuid() != 0)
-                ok(bytes < 1u << 20 && entries == 1, "... and not entered (%llu entries)", (unsigned long long)entries);
+                ok(bytes < 1u << 20 && entries == 1, "... and not entered (%llu entries)",
+                   (unsigned long long)entries);
         else
                 ok(bytes >= 1u << 20 && entries == 2, "... and entered by privilege as root (%llu entries)",
                    (unsigned long long)entries);
         limits_tree_usage(strcat(strcpy(b, root), "/closed"), true, &bytes, &entries);
-        ok(bytes >= 1u << 20 && entries == 2, "the final walk enters it (%llu entries)", (unsigned long long)entries);
-        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and gives it its mode 000 back (%o)", st.st_mode & 07777);
+        ok(bytes >= 1u << 20 && entries == 2, "the final walk enters it (%llu entries)",
+           (unsigned long long)entries);
+        ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and gives it its mode 000 back (%o)",
+           st.st_mode & 07777);
         chmod(a, 0700);
 
         /* deeper than any layer that commits: not walked, and the walk ends */
@@ -131,7 +136,8 @@ static void meter(void)
                "3 MiB in the layers (1 MiB of it in work) under a 3 MiB limit: within");
         is_int(disk_meter_check(&m, 1 << 20, 1, false, detail, sizeof(detail)), LIMIT_DISK,
                "and 1 MiB of deleted files held open on top: over");
-        ok(strstr(detail, "--max-disk") && strstr(detail, "deleted files still open"), "the detail says what: %s", detail);
+        ok(strstr(detail, "--max-disk") && strstr(detail, "deleted files still open"),
+           "the detail says what: %s", detail);
         put("upper/three", 1 << 20);
         is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_DISK,
                "a third file in the upper layer: over at the final walk (which is the upper layer's)");
@@ -148,7 +154,8 @@ static void tmpfs_options(void)
         char buf[128];
         struct txbox_limits l = {.memory = 128 << 20, .files = 1000000};
         limits_tmpfs_options(&l, buf, sizeof(buf));
-        is_str(buf, "mode=1777,size=134217728,nr_inodes=8192", "tmpfs: the memory limit, one inode per 16 KiB");
+        is_str(buf, "mode=1777,size=134217728,nr_inodes=8192",
+               "tmpfs: the memory limit, one inode per 16 KiB");
         l.files = 500;
         limits_tmpfs_options(&l, buf, sizeof(buf));
         is_str(buf, "mode=1777,size=134217728,nr_inodes=500", "... never more inodes than the files limit");

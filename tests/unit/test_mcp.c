@@ -45,23 +45,29 @@ static bool well_formed(json_t *r)
                 return false;
         if (!!res == !!e)
                 return false;
-        return !e || (json_is_integer(json_object_get(e, "code")) && json_is_string(json_object_get(e, "message")));
+        return !e ||
+               (json_is_integer(json_object_get(e, "code")) && json_is_string(json_object_get(e, "message")));
 }
 
 static void test_protocol(struct mcp_server *s)
 {
-        json_t *r = call(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-                            "\"2025-03-26\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+        json_t *r = call(
+                s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                   "\"2025-03-26\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
         json_t *res = json_object_get(r, "result");
-        is_str(json_string_value(json_object_get(res, "protocolVersion")), "2025-03-26", "a supported version is kept");
-        is_str(json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name")), "txbox", "serverInfo.name");
-        ok(json_is_object(json_object_get(json_object_get(res, "capabilities"), "tools")), "tools capability");
+        is_str(json_string_value(json_object_get(res, "protocolVersion")), "2025-03-26",
+               "a supported version is kept");
+        is_str(json_string_value(json_object_get(json_object_get(res, "serverInfo"), "name")), "txbox",
+               "serverInfo.name");
+        ok(json_is_object(json_object_get(json_object_get(res, "capabilities"), "tools")),
+           "tools capability");
         is_int(json_integer_value(json_object_get(r, "id")), 1, "the id is echoed");
         json_decref(r);
 
-        r = call(s, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"1999-01-01\"}}");
-        is_str(json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion")), MCP_PROTOCOL_LATEST,
-               "an unknown version gets the latest");
+        r = call(s, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"initialize\",\"params\":{"
+                    "\"protocolVersion\":\"1999-01-01\"}}");
+        is_str(json_string_value(json_object_get(json_object_get(r, "result"), "protocolVersion")),
+               MCP_PROTOCOL_LATEST, "an unknown version gets the latest");
         is_str(json_string_value(json_object_get(r, "id")), "a", "a string id is echoed");
         json_decref(r);
 
@@ -69,14 +75,17 @@ static void test_protocol(struct mcp_server *s)
         is_int(err_code(r), MCP_INVALID_PARAMS, "initialize without protocolVersion: -32602");
         json_decref(r);
 
-        ok(call(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL, "a notification gets no reply");
+        ok(call(s, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL,
+           "a notification gets no reply");
         ok(call(s, "{\"jsonrpc\":\"2.0\",\"method\":\"no/such/notification\",\"params\":[1]}") == NULL,
            "nor does an unknown notification");
-        ok(call(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}") == NULL, "a response from the client gets no reply");
+        ok(call(s, "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{}}") == NULL,
+           "a response from the client gets no reply");
         ok(call(s, "   ") == NULL, "a blank line gets no reply");
 
         r = call(s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}");
-        ok(json_is_object(json_object_get(r, "result")) && json_object_size(json_object_get(r, "result")) == 0,
+        ok(json_is_object(json_object_get(r, "result")) &&
+           json_object_size(json_object_get(r, "result")) == 0,
            "ping answers {}");
         json_decref(r);
 }
@@ -92,7 +101,8 @@ static void test_errors(struct mcp_server *s)
         } cases[] = {
                 {"{", MCP_PARSE_ERROR, "truncated JSON"},
                 {"not json", MCP_PARSE_ERROR, "not JSON"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}", MCP_PARSE_ERROR, "duplicate keys"},
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"id\":2,\"method\":\"ping\"}", MCP_PARSE_ERROR,
+                 "duplicate keys"},
                 {"[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]", MCP_INVALID_REQUEST, "a batch"},
                 {"42", MCP_INVALID_REQUEST, "a bare number"},
                 {"\"str\"", MCP_INVALID_REQUEST, "a bare string"},
@@ -100,34 +110,50 @@ static void test_errors(struct mcp_server *s)
                 {"{\"jsonrpc\":\"1.0\",\"id\":1,\"method\":\"ping\"}", MCP_INVALID_REQUEST, "jsonrpc 1.0"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1}", MCP_INVALID_REQUEST, "no method"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":7}", MCP_INVALID_REQUEST, "method not a string"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", MCP_INVALID_REQUEST, "a fractional id"},
+                {"{\"jsonrpc\":\"2.0\",\"id\":1.5,\"method\":\"ping\"}", MCP_INVALID_REQUEST,
+                 "a fractional id"},
                 {"{\"jsonrpc\":\"2.0\",\"id\":{},\"method\":\"ping\"}", MCP_INVALID_REQUEST, "an object id"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}", MCP_METHOD_NOT_FOUND, "unknown method"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[]}", MCP_INVALID_PARAMS, "params array"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}}", MCP_INVALID_PARAMS, "call without name"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}", MCP_INVALID_PARAMS,
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"resources/list\"}", MCP_METHOD_NOT_FOUND,
+                 "unknown method"},
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":[]}", MCP_INVALID_PARAMS,
+                 "params array"},
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{}}", MCP_INVALID_PARAMS,
+                 "call without name"},
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"rm\"}}",
+                 MCP_INVALID_PARAMS,
                  "unknown tool"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\"}}",
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"run_command\"}}",
                  TOOL_ERROR, "missing required argument"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"run_command\",\"arguments\":"
                  "{\"command\":[\"ls\"]}}}", TOOL_ERROR, "command as an array"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"run_command\",\"arguments\":"
                  "{\"command\":\"true\",\"commit\":\"maybe\"}}}", TOOL_ERROR, "commit not in the enum"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"run_command\",\"arguments\":"
                  "{\"command\":\"true\",\"timeout_s\":\"10\"}}}", TOOL_ERROR, "timeout as a string"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"run_command\",\"arguments\":"
                  "{\"command\":\"true\",\"timeout_s\":-1}}}", TOOL_ERROR, "negative timeout"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"run_command\",\"arguments\":"
                  "{\"command\":\"a\\u0000b\"}}}", MCP_PARSE_ERROR, "a NUL in a string"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":"
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"run_command\",\"arguments\":"
                  "{\"command\":\"true\",\"rm\":1}}}", TOOL_ERROR, "an unknown argument"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_transactions\","
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"list_transactions\","
                  "\"arguments\":{\"limit\":1.5}}}", TOOL_ERROR, "limit not an integer"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_transactions\","
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"list_transactions\","
                  "\"arguments\":{\"limit\":0}}}", TOOL_ERROR, "limit 0"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"list_transactions\","
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"list_transactions\","
                  "\"arguments\":7}}", MCP_INVALID_PARAMS, "arguments not an object"},
-                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"rollback_transaction\","
+                {"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                 "\"params\":{\"name\":\"rollback_transaction\","
                  "\"arguments\":{\"tx\":\"x\",\"savepoint\":true}}}", TOOL_ERROR, "savepoint a boolean"},
                 {"\xff\xfe{}", MCP_PARSE_ERROR, "invalid UTF-8"},
         };
@@ -135,12 +161,16 @@ static void test_errors(struct mcp_server *s)
                 json_t *r = call(s, cases[i].msg);
                 if (cases[i].code == TOOL_ERROR) { /* MCP 2025-11-25: the model reads what was wrong */
                         json_t *res = json_object_get(r, "result");
-                        const char *t = json_string_value(json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
+                        const char *t = json_string_value(
+                                json_object_get(json_array_get(json_object_get(res, "content"), 0), "text"));
                         ok(r && well_formed(r) && json_is_true(json_object_get(res, "isError")) && t &&
-                                   strstr(t, "invalid arguments: ") && !json_object_get(res, "structuredContent"),
-                           "%s: a tool result with isError and the reason: %s", cases[i].what, t ? t : "(none)");
+                                   strstr(t, "invalid arguments: ") &&
+                                   !json_object_get(res, "structuredContent"),
+                           "%s: a tool result with isError and the reason: %s", cases[i].what,
+                           t ? t : "(none)");
                 } else {
-                        ok(r && well_formed(r) && err_code(r) == cases[i].code, "%s: error %d", cases[i].what, cases[i].code);
+                        ok(r && well_formed(r) && err_code(r) == cases[i].code, "%s: error %d", cases[i].what,
+                           cases[i].code);
                 }
                 json_decref(r);
         }
@@ -160,16 +190,19 @@ static void test_errors(struct mcp_server *s)
 static void test_tools_list(struct mcp_server *s)
 {
         static const char *const names[] = {"run_command",        "check_command",        "list_transactions",
-                                            "show_transaction",   "commit_transaction",   "rollback_transaction",
-                                            "undo_transaction",   "begin_transaction"};
+                                            "show_transaction",   "commit_transaction",
+                                            "rollback_transaction", "undo_transaction",
+                                            "begin_transaction"};
         json_t *r = call(s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}");
         json_t *tools = json_object_get(json_object_get(r, "result"), "tools");
         is_int(json_array_size(tools), 8, "eight tools");
         for (size_t i = 0; i < 8; i++) {
                 json_t *t = json_array_get(tools, i);
                 json_t *schema = json_object_get(t, "inputSchema");
-                is_str(json_string_value(json_object_get(t, "name")), names[i], "tool %zu is %s", i, names[i]);
-                ok(json_is_object(schema) && !strcmp(json_string_value(json_object_get(schema, "type")), "object") &&
+                is_str(json_string_value(json_object_get(t, "name")), names[i], "tool %zu is %s", i,
+                       names[i]);
+                ok(json_is_object(schema) &&
+                           !strcmp(json_string_value(json_object_get(schema, "type")), "object") &&
                            json_is_object(json_object_get(schema, "properties")),
                    "%s has an object inputSchema", names[i]);
         }
@@ -179,10 +212,12 @@ static void test_tools_list(struct mcp_server *s)
                 size_t j, missing = 0;
                 json_array_foreach (req, j, k)
                         missing += !json_object_get(props, json_string_value(k));
-                ok(json_is_object(props) && json_object_size(props) > 0 && json_array_size(req) > 0 && !missing,
+                ok(json_is_object(props) && json_object_size(props) > 0 && json_array_size(req) > 0 &&
+                   !missing,
                    "%s: an outputSchema with properties, every required key among them", names[i]);
         }
-        json_t *run_props = json_object_get(json_object_get(json_array_get(tools, 0), "inputSchema"), "properties");
+        json_t *run_props =
+                json_object_get(json_object_get(json_array_get(tools, 0), "inputSchema"), "properties");
         is_str(json_string_value(json_object_get(json_object_get(run_props, "timeout_s"), "type")), "number",
                "run_command's timeout_s is a number");
         json_decref(r);
@@ -206,13 +241,16 @@ static void test_serve(void)
                 char *big = malloc(20000);
                 memset(big, ' ', 20000);
                 memcpy(big, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\",\"x\":\"", 44);
-                const char *a = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n{\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n";
+                const char *a = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n{\"jsonrpc\":\"2.0\","
+                                "\"method\":\"n\"}\n";
                 const char *b = "\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}";
                 /* the TypeScript SDK puts the id last, after the params */
-                const char *c1 = "\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{\"a\":[1,{\"id\":\"inner\"}],\"x\":\"";
+                const char *c1 = "\n{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{\"a\":[1,{\"id\":"
+                                 "\"inner\"}],\"x\":\"";
                 const char *c2 = "\\\"\"},\"id\":\"late\"}\n";
-                if (write(in[1], a, strlen(a)) < 0 || write(in[1], big, 20000) < 0 || write(in[1], c1, strlen(c1)) < 0 ||
-                    write(in[1], big + 44, 9000) < 0 || write(in[1], c2, strlen(c2)) < 0 || write(in[1], b + 1, strlen(b) - 1) < 0)
+                if (write(in[1], a, strlen(a)) < 0 || write(in[1], big, 20000) < 0 ||
+                    write(in[1], c1, strlen(c1)) < 0 || write(in[1], big + 44, 9000) < 0 ||
+                    write(in[1], c2, strlen(c2)) < 0 || write(in[1], b + 1, strlen(b) - 1) < 0)
                         _exit(1);
                 _exit(0);
         }
@@ -226,13 +264,15 @@ static void test_serve(void)
         close(out[0]);
         buf[n > 0 ? n : 0] = '\0';
         is_int(r, 0, "serve ends cleanly at end of input");
-        char *l1 = strtok(buf, "\n"), *l2 = strtok(NULL, "\n"), *l2b = strtok(NULL, "\n"), *l3 = strtok(NULL, "\n"),
-             *l4 = strtok(NULL, "\n");
-        ok(l1 && strstr(l1, "\"id\": 1") && strstr(l1, "\"result\""), "first ping answered: %s", l1 ? l1 : "");
+        char *l1 = strtok(buf, "\n"), *l2 = strtok(NULL, "\n"), *l2b = strtok(NULL, "\n"),
+             *l3 = strtok(NULL, "\n"), *l4 = strtok(NULL, "\n");
+        ok(l1 && strstr(l1, "\"id\": 1") && strstr(l1, "\"result\""), "first ping answered: %s", l1 ? l1
+           : "");
         ok(l2 && strstr(l2, "-32600") && strstr(l2, "too large"), "oversized line: -32600: %s", l2 ? l2 : "");
         ok(l2 && strstr(l2, "\"id\": 9"), "... answered with its id, so that the client does not wait");
         ok(l2b && strstr(l2b, "\"id\": \"late\"") && strstr(l2b, "-32600"),
-           "an oversized line whose id comes last (after nested ids and escapes): its id: %s", l2b ? l2b : "");
+           "an oversized line whose id comes last (after nested ids and escapes): its id: %s", l2b ? l2b
+           : "");
         ok(l3 && strstr(l3, "\"id\": 2"), "the session goes on; a last line without newline is answered");
         ok(!l4, "nothing else was written (notification, blank line)");
         mcp_server_free(s);
@@ -250,11 +290,17 @@ static uint32_t rnd(void)
 static void test_fuzz(struct mcp_server *s)
 {
         static const char *const seeds[] = {
-                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\"}}",
-                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"check_command\",\"arguments\":{\"command\":\"ls\"}}}",
-                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":\"run_command\",\"arguments\":{\"command\":\"true\",\"timeout_s\":5}}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+                "\"2025-06-18\"}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/"
+                "call\",\"params\":{\"name\":\"check_command\",\"arguments\":{\"command\":\"ls\"}}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/"
+                "call\",\"params\":{\"name\":\"run_command\",\"arguments\":{\"command\":\"true\",\"timeout_"
+                "s\":5}}}",
                 "{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"method\":\"tools/list\",\"params\":{}}",
-                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"rollback_transaction\",\"arguments\":{\"tx\":\"ab\",\"savepoint\":1}}}",
+                "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/"
+                "call\",\"params\":{\"name\":\"rollback_transaction\",\"arguments\":{\"tx\":\"ab\","
+                "\"savepoint\":1}}}",
         };
         static const char tokens[] = "{}[]\":,0123456789.eE+-\\ntfu \x01\x80\xff";
         int bad = 0, replies = 0;
@@ -289,14 +335,17 @@ static void test_fuzz(struct mcp_server *s)
                 json_decref(r);
                 free(reply);
         }
-        is_int(bad, 0, "%ld mutated messages: every one of %d replies is well-formed JSON-RPC on one line", iterations, replies);
+        is_int(bad, 0, "%ld mutated messages: every one of %d replies is well-formed JSON-RPC on one line",
+               iterations, replies);
 }
 
 static json_t *tool(struct mcp_server *s, const char *name, const char *args)
 {
         char *msg = NULL;
-        if (asprintf(&msg, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
-                           "\"arguments\":%s}}", name, args) < 0)
+        if (asprintf(&msg,
+                     "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+                     "\"arguments\":%s}}",
+                     name, args) < 0)
                 return NULL;
         json_t *r = call(s, msg);
         free(msg);
@@ -313,7 +362,8 @@ static const char *sc_str(json_t *res, const char *key)
 static const char *text_of(json_t *res)
 {
         json_t *content = json_object_get(res, "content");
-        const char *t = json_string_value(json_object_get(json_array_get(content, json_array_size(content) - 1), "text"));
+        const char *t = json_string_value(
+                json_object_get(json_array_get(content, json_array_size(content) - 1), "text"));
         return t ? t : "";
 }
 
@@ -325,7 +375,8 @@ static void test_tools(struct mcp_server *s, const char *ws_path)
         is_str(sc_str(r, "stdout"), "hi\n", "stdout is in structuredContent");
         ok(json_is_false(json_object_get(r, "isError")), "not an error");
         ok(strstr(text_of(r), "added f.txt") != NULL, "the text block names the changed file");
-        const char *jt = json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
+        const char *jt =
+                json_string_value(json_object_get(json_array_get(json_object_get(r, "content"), 0), "text"));
         json_t *parsed = jt ? json_loads(jt, 0, NULL) : NULL;
         ok(parsed && json_equal(parsed, json_object_get(r, "structuredContent")),
            "the first text block is structuredContent as JSON");
@@ -438,9 +489,11 @@ int main(void)
                 snprintf(txdir, sizeof(txdir), "%s/tx", txbox_ws_state_path(ws));
                 is_int(count_entries(active), 0, "calls handled outside the serve loop prepare nothing");
                 int in[2], out[2];
-                static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
-                                          "{\"name\":\"run_command\",\"arguments\":{\"command\":\"true\"}}}\n";
-                if (pipe(in) == 0 && pipe(out) == 0 && write(in[1], req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1) {
+                static const char req[] =
+                        "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\",\"params\":"
+                        "{\"name\":\"run_command\",\"arguments\":{\"command\":\"true\"}}}\n";
+                if (pipe(in) == 0 && pipe(out) == 0 &&
+                    write(in[1], req, sizeof(req) - 1) == (ssize_t)sizeof(req) - 1) {
                         close(in[1]);
                         is_int(mcp_serve(s, in[0], out[1]), 0, "serve: one run_command");
                         close(in[0]);

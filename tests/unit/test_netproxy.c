@@ -37,7 +37,8 @@ static void deny_list(void)
                 "::ffff:93.184.216.34", "64:ff9b::5db8:d822", "2002:5db8:d822::1",
         };
         for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
-                ok(denied(refused[i]) != NULL, "%s is refused (%s)", refused[i], denied(refused[i]) ? denied(refused[i]) : "-");
+                ok(denied(refused[i]) != NULL, "%s is refused (%s)", refused[i],
+                   denied(refused[i]) ? denied(refused[i]) : "-");
         for (size_t i = 0; i < ARRAY_SIZE(allowed); i++)
                 ok(denied(allowed[i]) == NULL, "%s is public", allowed[i]);
         is_str(denied("169.254.169.254"), "link-local", "the cloud metadata address is link-local");
@@ -52,22 +53,25 @@ static void parse(void)
         ok(netproxy_rule_parse("Example.COM", &r, &e) == 0 && !strcmp(r.host, "example.com") && !r.port &&
                    !r.private_ok && !r.literal,
            "a name: lowercased, ports 80 and 443, public only");
-        ok(netproxy_rule_parse("*.example.com", &r, &e) == 0 && r.subdomains_only && !strcmp(r.host, "example.com"),
+        ok(netproxy_rule_parse("*.example.com", &r, &e) == 0 && r.subdomains_only &&
+                   !strcmp(r.host, "example.com"),
            "*.name: subdomains only");
         ok(netproxy_rule_parse("example.com:8443", &r, &e) == 0 && r.port == 8443, "NAME:PORT");
         ok(netproxy_rule_parse("private:intranet.corp:8080", &r, &e) == 0 && r.private_ok && r.port == 8080 &&
                    !strcmp(r.host, "intranet.corp"),
            "private:NAME:PORT opts in to private addresses");
-        ok(netproxy_rule_parse("127.0.0.1:8000", &r, &e) == 0 && r.literal && r.private_ok && r.family == AF_INET &&
-                   r.port == 8000,
+        ok(netproxy_rule_parse("127.0.0.1:8000", &r, &e) == 0 && r.literal && r.private_ok &&
+                   r.family == AF_INET && r.port == 8000,
            "an IPv4 literal is an explicit choice");
-        ok(netproxy_rule_parse("[::1]:8000", &r, &e) == 0 && r.literal && r.family == AF_INET6 && r.port == 8000,
+        ok(netproxy_rule_parse("[::1]:8000", &r, &e) == 0 && r.literal && r.family == AF_INET6 &&
+           r.port == 8000,
            "an IPv6 literal in brackets");
         ok(netproxy_rule_parse("[::ffff:10.0.0.1]", &r, &e) == 0 && r.literal && r.family == AF_INET,
            "an IPv4-mapped literal is the IPv4 address");
-        static const char *const bad[] = {"", "a b", "::1", "host:0", "host:65536", "host:80x", "127.1", "0x7f000001",
-                                          "2130706433", "exa..mple", ".example", "example.", "[::1", "[nothost]",
-                                          "host:80:90", "private:", "x/y", "ho\tst"};
+        static const char *const bad[] = {"",         "a b",      "::1",        "host:0",     "host:65536",
+                                          "host:80x", "127.1",    "0x7f000001", "2130706433", "exa..mple",
+                                          ".example", "example.", "[::1",       "[nothost]",  "host:80:90",
+                                          "private:", "x/y",      "ho\tst"};
         for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
                 ok(netproxy_rule_parse(bad[i], &r, &e) == -EINVAL, "'%s' is refused: %s", bad[i], e.msg);
 }
@@ -85,8 +89,10 @@ static void match(void)
                 netproxy_rule_parse(entries[i], &rules[i], &e);
         size_t n = ARRAY_SIZE(rules);
         ok(netproxy_match(rules, n, "example.com", 443, &why) == &rules[0], "a listed name on 443");
-        ok(netproxy_match(rules, n, "www.EXAMPLE.com.", 80, &why) == &rules[0], "a subdomain, any case, trailing dot");
-        ok(!netproxy_match(rules, n, "example.com", 8080, &why) && strstr(why, "port"), "an unlisted port: %s", why);
+        ok(netproxy_match(rules, n, "www.EXAMPLE.com.", 80, &why) == &rules[0],
+           "a subdomain, any case, trailing dot");
+        ok(!netproxy_match(rules, n, "example.com", 8080, &why) && strstr(why, "port"),
+           "an unlisted port: %s", why);
         ok(!netproxy_match(rules, n, "badexample.com", 443, &why), "a name that only ends the same way");
         ok(!netproxy_match(rules, n, "cdn.net", 443, &why), "*.name does not admit the name itself");
         ok(netproxy_match(rules, n, "a.cdn.net", 443, &why) == &rules[1], "*.name admits a subdomain");
@@ -99,9 +105,12 @@ static void match(void)
         ok(netproxy_match(rules, n, "10.1.2.3", 3128, &why) == &rules[4], "a listed address and port");
         ok(!netproxy_match(rules, n, "10.1.2.3", 443, &why), "a listed address on another port");
         ok(!netproxy_match(rules, n, "10.1.2.4", 3128, &why), "another address");
-        ok(netproxy_match(rules, n, "::ffff:10.1.2.3", 3128, &why) == &rules[4], "the same address IPv4-mapped");
-        ok(netproxy_match(rules, n, "0xa010203", 3128, &why) == &rules[4], "the same address in hex (resolvers accept it)");
-        ok(!netproxy_match(rules, n, "127.1", 443, &why), "a short form of loopback is an address, not a name");
+        ok(netproxy_match(rules, n, "::ffff:10.1.2.3", 3128, &why) == &rules[4],
+           "the same address IPv4-mapped");
+        ok(netproxy_match(rules, n, "0xa010203", 3128, &why) == &rules[4],
+           "the same address in hex (resolvers accept it)");
+        ok(!netproxy_match(rules, n, "127.1", 443, &why),
+           "a short form of loopback is an address, not a name");
         ok(!netproxy_match(rules, n, "2130706433", 80, &why), "a decimal form of loopback likewise");
         ok(netproxy_match(rules, n, "fd00::5", 443, &why) == &rules[5], "a listed IPv6 address");
         ok(!netproxy_match(rules, n, "exa mple.com", 443, &why), "a malformed name");

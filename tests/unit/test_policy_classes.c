@@ -8,7 +8,8 @@
 #include "policy.h"
 #include "tap.h"
 
-static const struct policy_ctx ctx = {.workspace = "/work/project", .home = "/home/agent", .cwd = "/work/project"};
+static const struct policy_ctx ctx = {
+        .workspace = "/work/project", .home = "/home/agent", .cwd = "/work/project"};
 
 static const struct {
         const char *cmd, *rule;
@@ -30,10 +31,12 @@ static const struct {
         {"rm -f $(git ls-files)", "rm-root"},
         {"for f in $(ls); do rm -rf \"$f\"; done", "rm-root"},
         {"ls | while read f; do rm -rf \"$f\"; done", "rm-root"},
-        {"python3 -c \"import os,glob; [os.remove(f) for f in glob.glob('**/*', recursive=True)]\"", "rm-root"},
+        {"python3 -c \"import os,glob; [os.remove(f) for f in glob.glob('**/*', recursive=True)]\"",
+         "rm-root"},
         {"python3 -c \"import os; [os.remove(f) for f in os.listdir('.')]\"", "rm-root"},
         {"python3 -c \"from pathlib import Path; [p.unlink() for p in Path('.').rglob('*')]\"", "rm-root"},
-        {"node -e \"const fs=require('fs'); fs.readdirSync('.').forEach(f=>fs.rmSync(f,{recursive:true}))\"", "rm-root"},
+        {"node -e \"const fs=require('fs'); fs.readdirSync('.').forEach(f=>fs.rmSync(f,{recursive:true}))\"",
+         "rm-root"},
         {"ruby -e 'Dir[\"**/*\"].each { |f| File.delete(f) }'", "rm-root"},
         {"perl -e 'unlink glob(\"*\")'", "rm-root"},
         {"python3 -c \"import os,glob; [os.remove(f) for f in glob.glob('*')]\"", "rm-root"},
@@ -218,7 +221,8 @@ static const struct {
         {"getent gshadow root", "secret-access"},
         {"sysctl 'kernel.core_pattern=|/tmp/x'", "write-system"},
         {"sysctl -w vm.swappiness=10", "write-system"},
-        {"gawk 'BEGIN { s = \"/inet/tcp/12345/0/0\"; while ((s |& getline c) > 0) print c |& s }'", "reverse-shell"},
+        {"gawk 'BEGIN { s = \"/inet/tcp/12345/0/0\"; while ((s |& getline c) > 0) print c |& s }'",
+         "reverse-shell"},
         {"find . -exec /bin/rm {} \\;", "rm-root"},
         {"cp x *", "wipe-files"},
         /* variable scoping (issue 17's hand-over): every value a variable may have counts */
@@ -364,7 +368,8 @@ int main(void)
                 int ret = policy_check_shell(p, refused[k].cmd, &ctx, &r);
                 one_line(line, sizeof(line), refused[k].cmd);
                 ok(ret == 0 && r.decision != POLICY_ALLOW && !strcmp(r.rule, refused[k].rule),
-                   "refused %-48.48s -> %s (got %s %s)", line, refused[k].rule, policy_decision_name(r.decision), r.rule);
+                   "refused %-48.48s -> %s (got %s %s)", line, refused[k].rule,
+                   policy_decision_name(r.decision), r.rule);
         }
         for (size_t k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++) {
                 struct policy_result r;

@@ -77,11 +77,14 @@ static bool make_tree(int top)
         }
         ok = ok && deep(t, "deep", 1000);
         /* As overlay leaves work/work: mode 000 around a directory. */
-        ok = ok && mkdirat(t, "unreadable", 0755) == 0 && (u = openat(t, "unreadable", O_RDONLY | O_DIRECTORY)) >= 0 &&
-             mkdirat(u, "work", 0755) == 0 && put(u, "dirty") && fchmod(u, 0) == 0;
-        ok = ok && mkdirat(t, "readonly", 0755) == 0 && (r = openat(t, "readonly", O_RDONLY | O_DIRECTORY)) >= 0 &&
-             put(r, "kept") && fchmod(r, 0555) == 0;
-        ok = ok && symlinkat("../victim", t, "to-victim") == 0 && symlinkat("../victim/file", t, "to-file") == 0;
+        ok = ok && mkdirat(t, "unreadable", 0755) == 0 &&
+             (u = openat(t, "unreadable", O_RDONLY | O_DIRECTORY)) >= 0 && mkdirat(u, "work", 0755) == 0 &&
+             put(u, "dirty") && fchmod(u, 0) == 0;
+        ok = ok && mkdirat(t, "readonly", 0755) == 0 &&
+             (r = openat(t, "readonly", O_RDONLY | O_DIRECTORY)) >= 0 && put(r, "kept") &&
+             fchmod(r, 0555) == 0;
+        ok = ok && symlinkat("../victim", t, "to-victim") == 0 &&
+             symlinkat("../victim/file", t, "to-file") == 0;
         return ok;
 }
 
@@ -104,7 +107,8 @@ static void test_sha256(void)
         char *m = xmalloc(1000000);
         memset(m, 'a', 1000000);
         sha256_hex(m, 1000000, hex);
-        is_str(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0", "sha256 of a million a");
+        is_str(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0",
+               "sha256 of a million a");
         for (size_t n = 54; n <= 130; n += n == 57 ? 5 : n == 66 ? 52 : 1) {
                 snprintf(cmd, sizeof(cmd), "head -c %zu /dev/zero | tr '\\0' a | sha256sum", n);
                 FILE *f = popen(cmd, "r");
@@ -125,7 +129,8 @@ static void test_beneath(int top)
         const char *base;
         int fd;
 
-        ok(mkdirat(top, "b", 0755) == 0 && mkdirat(top, "b/d", 0755) == 0 && put(openat(top, "b/d", O_RDONLY | O_DIRECTORY), "f") &&
+        ok(mkdirat(top, "b", 0755) == 0 && mkdirat(top, "b/d", 0755) == 0 &&
+           put(openat(top, "b/d", O_RDONLY | O_DIRECTORY), "f") &&
                    symlinkat("d", top, "b/ld") == 0 && symlinkat("d/f", top, "b/lf") == 0 &&
                    symlinkat("../victim", top, "b/out") == 0 && mkfifoat(top, "b/fifo", 0644) == 0,
            "a tree with links in and out and a fifo");
@@ -143,7 +148,8 @@ static void test_beneath(int top)
         ok(lstat_beneath(b, "lf", &st) == 0 && S_ISLNK(st.st_mode), "lstat_beneath sees the link itself");
         is_int(lstat_beneath(b, "ld/f", &st), -ELOOP, "... and refuses one on the way");
         fd = make_parent_beneath(b, "new/deeper/x", 0700, &base);
-        ok(fd >= 0 && !strcmp(base, "x") && fstatat(b, "new/deeper", &st, 0) == 0, "make_parent_beneath makes the parents");
+        ok(fd >= 0 && !strcmp(base, "x") && fstatat(b, "new/deeper", &st, 0) == 0,
+           "make_parent_beneath makes the parents");
         if (fd >= 0)
                 close(fd);
         is_int(make_parent_beneath(b, "out/made/x", 0700, &base), -ELOOP, "... never through a link");
@@ -163,9 +169,12 @@ static void test_human(void)
         escaped("plain name/ä € 😀", HUMAN_LINE, "plain name/ä € 😀", "printable UTF-8 passes");
         escaped("a\033]0;t\007b", HUMAN_LINE, "a\\x1b]0;t\\x07b", "ESC and BEL are shown");
         escaped("l1\nl2\tx\r", HUMAN_LINE, "l1\\nl2\\tx\\r", "one line stays one line");
-        escaped("l1\nl2\tx\r\ny\rz", HUMAN_KEEP_LINES, "l1\nl2\tx\r\ny\\rz", "text keeps its lines (and CR LF), not a lone CR");
-        escaped("\x7f\xc2\x9b\xe2\x80\xae", HUMAN_LINE, "\\x7f\\u009b\\u202e", "DEL, C1 CSI, a bidi override");
-        escaped("\xff\xc0\x80\xed\xa0\x80ok", HUMAN_LINE, "\\xff\\xc0\\x80\\xed\\xa0\\x80ok", "bytes that are not UTF-8");
+        escaped("l1\nl2\tx\r\ny\rz", HUMAN_KEEP_LINES, "l1\nl2\tx\r\ny\\rz",
+                "text keeps its lines (and CR LF), not a lone CR");
+        escaped("\x7f\xc2\x9b\xe2\x80\xae", HUMAN_LINE, "\\x7f\\u009b\\u202e",
+                "DEL, C1 CSI, a bidi override");
+        escaped("\xff\xc0\x80\xed\xa0\x80ok", HUMAN_LINE, "\\xff\\xc0\\x80\\xed\\xa0\\x80ok",
+                "bytes that are not UTF-8");
         escaped("\xe2\x82", HUMAN_LINE, "\\xe2\\x82", "a sequence cut short");
         ok(human_plain("ok") && !human_plain("\033"), "human_plain tells them apart");
 }
@@ -205,9 +214,11 @@ int main(void)
                 return 0;
         }
         int top = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        ok(top >= 0 && mkdirat(top, "victim", 0755) == 0 && put(openat(top, "victim", O_RDONLY | O_DIRECTORY), "file"),
+        ok(top >= 0 && mkdirat(top, "victim", 0755) == 0 &&
+                   put(openat(top, "victim", O_RDONLY | O_DIRECTORY), "file"),
            "a victim directory outside the tree");
-        ok(make_tree(top), "a tree 300 wide, 1,000 deep, with unreadable and read-only directories and symlinks out");
+        ok(make_tree(top),
+           "a tree 300 wide, 1,000 deep, with unreadable and read-only directories and symlinks out");
 
         is_int(rm_rf_at(top, "t"), 0, "rm_rf_at removes it");
         struct stat st;

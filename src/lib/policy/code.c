@@ -299,7 +299,8 @@ static char *listing_of(const struct toks *t)
                 for (const char *const *p = listers; *p; p++)
                         l |= !strcmp(last, *p);
                 /* Dir["*"] / Dir.glob("*") in ruby */
-                if (!strcmp(x->s, "Dir") && i + 2 < t->n && t->v[i + 1].k == T_PUNCT && t->v[i + 1].s[0] == '[')
+                if (!strcmp(x->s, "Dir") && i + 2 < t->n && t->v[i + 1].k == T_PUNCT &&
+                    t->v[i + 1].s[0] == '[')
                         g = true;
                 if (!g && !l)
                         continue;
@@ -421,7 +422,8 @@ static void awk_pipes(struct code_state *st, const struct toks *t, size_t i)
         if (x->s[0] == '|' && i + 1 < t->n && t->v[i + 1].k == T_STR) {
                 const char *cmd = t->v[i + 1].s;
                 if (is_shell_name(cmd))
-                        code_finding(st->sc, st->parent, "@unknown-command", "awk prints commands into a shell");
+                        code_finding(st->sc, st->parent, "@unknown-command",
+                                     "awk prints commands into a shell");
                 else
                         code_shell(st->sc, st->parent, cmd, st->depth);
         }
@@ -429,7 +431,8 @@ static void awk_pipes(struct code_state *st, const struct toks *t, size_t i)
                 char *const tee[] = {"tee", t->v[i + 1].s, NULL};
                 code_child(st->sc, st->parent, tee, 2, st->depth);
         }
-        if (x->s[0] == '|' && i > 0 && t->v[i - 1].k == T_STR && i + 1 < t->n && !strcmp(t->v[i + 1].s, "getline"))
+        if (x->s[0] == '|' && i > 0 && t->v[i - 1].k == T_STR && i + 1 < t->n &&
+            !strcmp(t->v[i + 1].s, "getline"))
                 code_shell(st->sc, st->parent, t->v[i - 1].s, st->depth);
 }
 
@@ -457,10 +460,12 @@ void scan_code(struct scan *sc, const char *lang, const char *code, size_t paren
         tokenize(code, &t);
         if (t.overflow)
                 code_finding(sc, parent, "@limit-exceeded", "interpreter code too long");
-        struct code_state st = {.sc = sc, .parent = parent, .depth = depth + 1, .lang = lang, .listed = listing_of(&t)};
+        struct code_state st = {
+                .sc = sc, .parent = parent, .depth = depth + 1, .lang = lang, .listed = listing_of(&t)};
         for (size_t i = 0; i < t.n && !sc->failed; i++) {
                 const struct tok *x = &t.v[i];
-                if (x->k == T_STR && x->q == '`' && (!strcmp(lang, "perl") || !strcmp(lang, "ruby") || !strcmp(lang, "julia"))) {
+                if (x->k == T_STR && x->q == '`' &&
+                    (!strcmp(lang, "perl") || !strcmp(lang, "ruby") || !strcmp(lang, "julia"))) {
                         code_shell(sc, parent, x->s, st.depth);
                         continue;
                 }
@@ -473,7 +478,8 @@ void scan_code(struct scan *sc, const char *lang, const char *code, size_t paren
                         code_call(&st, &t, i, a);
         }
         /* gawk's /inet/tcp/... special files are sockets; with |& a co-process talks to it */
-        if (!strcmp(lang, "awk") && (strstr(code, "/inet/") || strstr(code, "/inet4/") || strstr(code, "/inet6/")))
+        if (!strcmp(lang, "awk") &&
+            (strstr(code, "/inet/") || strstr(code, "/inet4/") || strstr(code, "/inet6/")))
                 st.net = st.shell_i = true;
         if (st.net)
                 code_child(sc, parent, (char *const[]){"@net", NULL}, 1, st.depth);
@@ -511,9 +517,11 @@ void scan_sql(struct scan *sc, const char *sql, size_t parent)
                 i = sql_word(sql, i, w, sizeof(w));
                 while (isalnum((unsigned char)sql[i]) || sql[i] == '_')
                         i++;
-                if (!strcmp(prev, "DROP") && (!strcmp(w, "DATABASE") || !strcmp(w, "TABLE") || !strcmp(w, "SCHEMA") || !strcmp(w, "USER")))
+                if (!strcmp(prev, "DROP") && (!strcmp(w, "DATABASE") || !strcmp(w, "TABLE") ||
+                                              !strcmp(w, "SCHEMA") || !strcmp(w, "USER")))
                         code_finding(sc, parent, "@sql-drop", "DROP");
-                if (!strcmp(w, "TRUNCATE") || !strcmp(w, "FLUSHALL") || !strcmp(w, "FLUSHDB") || !strcmp(w, "DROPDATABASE"))
+                if (!strcmp(w, "TRUNCATE") || !strcmp(w, "FLUSHALL") || !strcmp(w, "FLUSHDB") ||
+                    !strcmp(w, "DROPDATABASE"))
                         code_finding(sc, parent, "@sql-drop", w);
                 if (after_delete > 0 && !strcmp(w, "WHERE"))
                         after_delete = 0;

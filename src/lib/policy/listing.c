@@ -23,20 +23,23 @@ struct findm {
 
 static bool all_pattern(const char *p)
 {
-        return !strcmp(p, "*") || !strcmp(p, "**") || !strcmp(p, "./*") || !strcmp(p, "*/*") || !strcmp(p, "?*") ||
-               !strcmp(p, ".*") || !strcmp(p, "*.*") || !strcmp(p, "") || !strcmp(p, ".*\\|*") || !strcmp(p, ".*");
+        return !strcmp(p, "*") || !strcmp(p, "**") || !strcmp(p, "./*") || !strcmp(p, "*/*") ||
+               !strcmp(p, "?*") || !strcmp(p, ".*") || !strcmp(p, "*.*") || !strcmp(p, "") ||
+               !strcmp(p, ".*\\|*") || !strcmp(p, ".*");
 }
 
 /* Tests that select: a name, a time, a size, an owner ... (-type f and -mindepth do not:
  * they keep every file). */
 static bool selecting(char **a, size_t n, size_t k, bool *takes)
 {
-        static const char *const name_tests[] = {"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename",
-                                                 "-regex", "-iregex", "-lname", "-ilname", NULL};
-        static const char *const valued[] = {"-newer", "-anewer", "-cnewer", "-newermt", "-newerct", "-newerat", "-mtime",
-                                             "-mmin", "-atime", "-amin", "-ctime", "-cmin", "-used", "-size", "-inum",
-                                             "-samefile", "-links", "-user", "-group", "-uid", "-gid", "-perm",
-                                             "-fstype", "-context", NULL};
+        static const char *const name_tests[] = {"-name",      "-iname",      "-path",  "-ipath",
+                                                 "-wholename", "-iwholename", "-regex", "-iregex",
+                                                 "-lname",     "-ilname",     NULL};
+        static const char *const valued[] = {"-newer",    "-anewer", "-cnewer", "-newermt", "-newerct",
+                                             "-newerat",  "-mtime",  "-mmin",   "-atime",   "-amin",
+                                             "-ctime",    "-cmin",   "-used",   "-size",    "-inum",
+                                             "-samefile", "-links",  "-user",   "-group",   "-uid",
+                                             "-gid",      "-perm",   "-fstype", "-context", NULL};
         static const char *const plain[] = {"-empty", "-nouser", "-nogroup", NULL};
         const char *t = a[k];
         *takes = false;
@@ -57,14 +60,15 @@ static bool selecting(char **a, size_t n, size_t k, bool *takes)
 
 static void find_model(char **a, size_t n, struct findm *m)
 {
-        static const char *const with_arg[] = {"-maxdepth", "-mindepth", "-regextype", "-fprint", "-fprint0", "-fls",
-                                               "-printf", "-D", "-O", NULL};
+        static const char *const with_arg[] = {"-maxdepth", "-mindepth", "-regextype", "-fprint", "-fprint0",
+                                               "-fls",      "-printf",   "-D",         "-O",      NULL};
         memset(m, 0, sizeof(*m));
         size_t k = 1;
         while (k < n && (!strcmp(a[k], "-H") || !strcmp(a[k], "-L") || !strcmp(a[k], "-P") ||
                          ((!strcmp(a[k], "-D") || !strncmp(a[k], "-O", 2)) && k + 1 < n)))
                 k += !strcmp(a[k], "-D") ? 2 : 1;
-        while (k < n && a[k][0] != '-' && a[k][0] != '(' && a[k][0] != '!' && a[k][0] != ')' && strcmp(a[k], ",")) {
+        while (k < n && a[k][0] != '-' && a[k][0] != '(' && a[k][0] != '!' && a[k][0] != ')' &&
+               strcmp(a[k], ",")) {
                 if (m->nroots < ARRAY_SIZE(m->roots))
                         m->roots[m->nroots++] = a[k];
                 k++;
@@ -72,7 +76,8 @@ static void find_model(char **a, size_t n, struct findm *m)
         if (!m->nroots)
                 m->roots[m->nroots++] = ".";
         m->expr = k;
-        bool alt_sel = false, all_sel = true, negate = false, files_only = false, names = false, name_hit = false;
+        bool alt_sel = false, all_sel = true, negate = false, files_only = false, names = false,
+             name_hit = false;
         long mindepth = 0;
         for (; k < n; k++) {
                 const char *t = a[k];
@@ -85,7 +90,8 @@ static void find_model(char **a, size_t n, struct findm *m)
                         negate = !negate;
                         continue;
                 }
-                if (!strcmp(t, "-exec") || !strcmp(t, "-execdir") || !strcmp(t, "-ok") || !strcmp(t, "-okdir")) {
+                if (!strcmp(t, "-exec") || !strcmp(t, "-execdir") || !strcmp(t, "-ok") ||
+                    !strcmp(t, "-okdir")) {
                         while (k + 1 < n && strcmp(a[k + 1], ";") && strcmp(a[k + 1], "+"))
                                 k++;
                         k++;
@@ -135,7 +141,8 @@ void h_find(struct scan *sc, size_t idx, int depth)
                 const char *names[2] = {each, m.root_in ? root : NULL};
                 for (size_t j = m.expr; j < n; j++) {
                         a = sc->cmds[idx].argv.v;
-                        if (!strcmp(a[j], "-exec") || !strcmp(a[j], "-execdir") || !strcmp(a[j], "-ok") || !strcmp(a[j], "-okdir")) {
+                        if (!strcmp(a[j], "-exec") || !strcmp(a[j], "-execdir") || !strcmp(a[j], "-ok") ||
+                            !strcmp(a[j], "-okdir")) {
                                 size_t from = j + 1;
                                 while (j + 1 < n && strcmp(a[j + 1], ";") && strcmp(a[j + 1], "+"))
                                         j++;
@@ -151,7 +158,8 @@ void h_find(struct scan *sc, size_t idx, int depth)
                                                         strvec_push(&cmd, w);
                                         }
                                         if (cut)
-                                                uw_finding(sc, idx, "@limit-exceeded", "find -exec replaces into too long a command");
+                                                uw_finding(sc, idx, "@limit-exceeded",
+                                                           "find -exec replaces into too long a command");
                                         else if (cmd.n)
                                                 uw_run(sc, idx, cmd.v, cmd.n, depth);
                                         strv_free(cmd.v);
@@ -161,8 +169,9 @@ void h_find(struct scan *sc, size_t idx, int depth)
                                 char *const rf[] = {"rm", "-r", "-f", root, NULL};
                                 char *const f[] = {"rm", "-f", each, NULL};
                                 uw_run(sc, idx, m.selective ? f : rf, m.selective ? 3 : 4, depth);
-                        } else if ((!strcmp(a[j], "-fprint") || !strcmp(a[j], "-fprint0") || !strcmp(a[j], "-fls") ||
-                                    !strcmp(a[j], "-fprintf")) && j + 1 < n) {
+                        } else if ((!strcmp(a[j], "-fprint") || !strcmp(a[j], "-fprint0") ||
+                                    !strcmp(a[j], "-fls") || !strcmp(a[j], "-fprintf")) &&
+                                   j + 1 < n) {
                                 char *const tee[] = {"tee", a[j + 1], NULL};
                                 uw_run(sc, idx, tee, 2, depth);
                                 j++;
@@ -232,14 +241,15 @@ static bool lister(const struct scmd *c, const char **root, bool *all)
                 if (k >= n || (strcmp(a[k], "ls-files") && strcmp(a[k], "ls-tree")))
                         return false;
                 for (size_t j = k + 1; j < n; j++)
-                        if (a[j][0] != '-' && strcmp(a[j], ".") && strcmp(a[j], ":/") && strcmp(a[j], "HEAD") &&
-                            strcmp(a[j], "--"))
+                        if (a[j][0] != '-' && strcmp(a[j], ".") && strcmp(a[j], ":/") &&
+                            strcmp(a[j], "HEAD") && strcmp(a[j], "--"))
                                 *all = false;
                 return true;
         }
         if ((!strcmp(p, "rg") || !strcmp(p, "ag")) && uw_in("--files", (const char *const *)a)) {
                 for (size_t k = 1; k < n; k++)
-                        if (!strcmp(a[k], "-g") || !strcmp(a[k], "--glob") || !strcmp(a[k], "-t") || !strcmp(a[k], "--type"))
+                        if (!strcmp(a[k], "-g") || !strcmp(a[k], "--glob") || !strcmp(a[k], "-t") ||
+                            !strcmp(a[k], "--type"))
                                 *all = false;
                 return true;
         }
@@ -252,11 +262,13 @@ static bool filters(const struct scmd *c)
         char **a = c->argv.v;
         size_t n = c->argv.n;
         const char *p = base_name(a[0]);
-        static const char *const greps[] = {"grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "pcregrep", NULL};
+        static const char *const greps[] = {"grep", "egrep", "fgrep",    "rg", "ag",
+                                            "ack",  "zgrep", "pcregrep", NULL};
         static const char *const cut[] = {"head", "tail", "comm", "join", "look", "shuf", NULL};
         if (uw_in(p, greps)) {
                 for (size_t k = 1; k < n; k++)
-                        if ((a[k][0] == '-' && a[k][1] != '-' && strchr(a[k], 'v')) || !strcmp(a[k], "--invert-match"))
+                        if ((a[k][0] == '-' && a[k][1] != '-' && strchr(a[k], 'v')) ||
+                            !strcmp(a[k], "--invert-match"))
                                 return false; /* keeps all but the matches */
                 return true;
         }
@@ -423,11 +435,13 @@ void h_xargs(struct scan *sc, size_t idx, int depth)
         if (k >= n)
                 strvec_push(&v, xstrdup("echo"));
         for (size_t j = k; j < n; j++) {
-                char *w = repl && *repl && strstr(a[j], repl) ? uw_replace(a[j], repl, none ? "" : item) : xstrdup(a[j]);
+                char *w = repl && *repl && strstr(a[j], repl) ? uw_replace(a[j], repl, none ? "" : item)
+                                                              : xstrdup(a[j]);
                 if (!w) {
                         strv_free(v.v);
                         free(item);
-                        return uw_finding(sc, idx, "@limit-exceeded", "xargs replaces into too long a command");
+                        return uw_finding(sc, idx, "@limit-exceeded",
+                                          "xargs replaces into too long a command");
                 }
                 strvec_push(&v, w);
         }
@@ -453,10 +467,15 @@ void h_parallel(struct scan *sc, size_t idx, int depth)
 {
         char **a = sc->cmds[idx].argv.v;
         size_t n = sc->cmds[idx].argv.n;
-        static const char *const lwa[] = {"jobs", "arg-file", "colsep", "delimiter", "joblog", "results", "tmpdir",
-                                          "sshlogin", "workdir", "timeout", "retries", "delay", "memfree", "load",
-                                          "halt", "basefile", "return", "transfer", "env", "max-args", "max-replace-args",
-                                          "max-lines", "max-chars", "tag-string", "tagstring", "termseq", NULL};
+        static const char *const lwa[] = {"jobs",      "arg-file",  "colsep",
+                                          "delimiter", "joblog",    "results",
+                                          "tmpdir",    "sshlogin",  "workdir",
+                                          "timeout",   "retries",   "delay",
+                                          "memfree",   "load",      "halt",
+                                          "basefile",  "return",    "transfer",
+                                          "env",       "max-args",  "max-replace-args",
+                                          "max-lines", "max-chars", "tag-string",
+                                          "tagstring", "termseq",   NULL};
         static const struct opts o = {"jaCdIELnNPsSWX", lwa};
         size_t k = uw_skip_opts(a, n, 1, &o);
         if (uw_help(a, 1, k))

@@ -23,7 +23,8 @@ struct loader {
         struct policy *p;
         const char *file;
         struct txbox_error *err;
-        bool own_rules_only; /* an untrusted workspace policy: never the defaults (they are judged beside it) */
+        /* an untrusted workspace policy: never the defaults (they are judged beside it) */
+        bool own_rules_only;
         bool defaults_off;   /* the file said defaults: false */
 };
 
@@ -149,7 +150,10 @@ static int f_id(struct loader *L, struct fy_node *v, struct rule *r)
         r->id = own(L, s);
         return 0;
 }
-static int f_decision(struct loader *L, struct fy_node *v, struct rule *r) { return decision_of(L, v, &r->decision); }
+static int f_decision(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return decision_of(L, v, &r->decision);
+}
 static int f_reason(struct loader *L, struct fy_node *v, struct rule *r)
 {
         if (!scalar(v))
@@ -157,9 +161,18 @@ static int f_reason(struct loader *L, struct fy_node *v, struct rule *r)
         r->reason = own(L, scalar(v));
         return 0;
 }
-static int f_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->programs); }
-static int f_not_program(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->not_programs); }
-static int f_sub(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, true, &r->sub); }
+static int f_program(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return str_list(L, v, false, &r->programs);
+}
+static int f_not_program(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return str_list(L, v, false, &r->not_programs);
+}
+static int f_sub(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return str_list(L, v, true, &r->sub);
+}
 /* Flags are compared as the matcher stores them, at most POL_MAX_FLAG - 1 bytes: a longer
  * one in a rule could never match, and the rule would silently do nothing. */
 static int flag_list(struct loader *L, struct fy_node *v, const char *const **out)
@@ -171,12 +184,30 @@ static int flag_list(struct loader *L, struct fy_node *v, const char *const **ou
         return r;
 }
 static int f_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->flags); }
-static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->any_flags); }
-static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r) { return flag_list(L, v, &r->not_flags); }
-static int f_args(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->args); }
-static int f_last(struct loader *L, struct fy_node *v, struct rule *r) { return str_list(L, v, false, &r->last); }
-static int f_paths(struct loader *L, struct fy_node *v, struct rule *r) { return paths_field(L, v, &r->paths, &r->path_globs); }
-static int f_writes(struct loader *L, struct fy_node *v, struct rule *r) { return paths_field(L, v, &r->writes, &r->write_globs); }
+static int f_any_flags(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return flag_list(L, v, &r->any_flags);
+}
+static int f_not_flags(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return flag_list(L, v, &r->not_flags);
+}
+static int f_args(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return str_list(L, v, false, &r->args);
+}
+static int f_last(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return str_list(L, v, false, &r->last);
+}
+static int f_paths(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return paths_field(L, v, &r->paths, &r->path_globs);
+}
+static int f_writes(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return paths_field(L, v, &r->writes, &r->write_globs);
+}
 static int f_target(struct loader *L, struct fy_node *v, struct rule *r)
 {
         const char *s = scalar(v);
@@ -324,7 +355,8 @@ static int load_root(struct loader *L, struct fy_node *root)
                         r = load_effects(L, v);
                 else if (k && !strcmp(k, "version")) {
                         if (!scalar(v) || strcmp(scalar(v), "1"))
-                                return bad(L, v, "unsupported version (this txbox reads version 1)", scalar(v));
+                                return bad(L, v, "unsupported version (this txbox reads version 1)",
+                                           scalar(v));
                 } else
                         return bad(L, fy_node_pair_key(pr), "unknown key", k);
                 if (r < 0)
@@ -346,7 +378,8 @@ static int plain_yaml(struct loader *L, struct fy_node *n, int depth)
         if (depth > 64)
                 return bad(L, n, "nested too deep", NULL);
         if (fy_node_is_alias(n))
-                what = "aliases (*name) are not supported; write the value out", name = fy_node_get_scalar(n, &len);
+                what = "aliases (*name) are not supported; write the value out",
+                name = fy_node_get_scalar(n, &len);
         else if (fy_node_get_anchor(n))
                 what = "anchors and aliases (&name, *name) are not supported; write the value out",
                 name = fy_anchor_get_text(fy_node_get_anchor(n), &len);
@@ -368,7 +401,8 @@ static int plain_yaml(struct loader *L, struct fy_node *n, int depth)
                         if (!scalar(k))
                                 return bad(L, k ? k : n, "mapping keys must be plain strings", NULL);
                         if (!strcmp(scalar(k), "<<") && fy_node_get_style(k) == FYNS_PLAIN)
-                                return bad(L, k, "merge keys (<<) are not supported; write the keys out", NULL);
+                                return bad(L, k, "merge keys (<<) are not supported; write the keys out",
+                                           NULL);
                         r = plain_yaml(L, k, depth + 1);
                         if (r == 0)
                                 r = plain_yaml(L, fy_node_pair_value(pr), depth + 1);
@@ -393,7 +427,8 @@ static int syntax_error(struct loader *L, struct fy_diag *diag)
 /* Length of the UTF-8 sequence at s (at most n bytes), or 0 when it is not one. */
 static size_t utf8_len(const unsigned char *s, size_t n)
 {
-        size_t l = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+        size_t l = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3
+                : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
         if (!l || l > n || (l == 2 && s[0] < 0xc2) || (l == 4 && s[0] > 0xf4))
                 return 0;
         for (size_t k = 1; k < l; k++)
@@ -445,7 +480,8 @@ static int parse_file(struct loader *L, const char *text, size_t len)
                 r = syntax_error(L, diag);
         else if ((more = fy_parse_load_document(fyp)))
                 /* A second document would be ignored, with every rule in it. */
-                r = bad(L, fy_document_root(more), "more than one YAML document (---); a policy is one", NULL);
+                r = bad(L, fy_document_root(more), "more than one YAML document (---); a policy is one",
+                        NULL);
         else if (diag && fy_diag_got_error(diag))
                 r = syntax_error(L, diag);
         else if ((r = plain_yaml(L, fy_document_root(doc), 0)) == 0)
@@ -518,7 +554,8 @@ static bool tightens_only(const struct policy *ws, bool defaults_off)
         for (size_t k = 0; k < ws->nrules; k++)
                 if (ws->rules[k].decision == POLICY_ALLOW)
                         return false;
-        return !defaults_off && e->mass_delete_count <= d->mass_delete_count && e->mass_delete_min <= d->mass_delete_min &&
+        return !defaults_off && e->mass_delete_count <= d->mass_delete_count &&
+                e->mass_delete_min <= d->mass_delete_min &&
                e->mass_delete_share <= d->mass_delete_share && e->max_file_size <= d->max_file_size &&
                e->lost_work_min <= d->lost_work_min;
 }
@@ -536,8 +573,8 @@ static void take_stricter_effects(struct effects_cfg *base, const struct effects
                 base->protect = ws->protect; /* the built-in policy protects no globs of its own */
 }
 
-static int load_untrusted(const char *name, const char *text, size_t len, const char *hash, struct policy **out,
-                          struct txbox_error *err)
+static int load_untrusted(const char *name, const char *text, size_t len, const char *hash,
+                          struct policy **out, struct txbox_error *err)
 {
         struct policy *base, *ws;
         bool off = false;
@@ -548,9 +585,11 @@ static int load_untrusted(const char *name, const char *text, size_t len, const 
         policy_load(NULL, &base, err);
         take_stricter_effects(&base->eff, &ws->eff);
         if (!tightens_only(ws, off))
-                base->note = xasprintf("the workspace policy '%s' is not trusted (sha256 %.12s...): it only adds "
-                                       "restrictions, its allow rules, defaults: false and higher effect limits "
-                                       "do not apply; run txbox trust to apply it as written", name, hash);
+                base->note =
+                        xasprintf("the workspace policy '%s' is not trusted (sha256 %.12s...): it only adds "
+                                  "restrictions, its allow rules, defaults: false and higher effect limits "
+                                  "do not apply; run txbox trust to apply it as written",
+                                  name, hash);
         base->file = xstrdup(name);
         base->tighten = ws;
         *out = base;
@@ -605,9 +644,10 @@ char *policy_summary(const struct policy *p)
                         snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%s", allow > 1 ? ", " : "",
                                  p->rules[k].id);
         }
-        return xasprintf("%zu rule%s of its own%s%s%s%s; %s", own, own == 1 ? "" : "s", allow ? " (allowing: " : "",
-                         ids, allow > 6 ? ", ..." : "", allow ? ")" : "",
-                         defaults ? "the built-in rules after them" : "without the built-in rules (defaults: false)");
+        return xasprintf("%zu rule%s of its own%s%s%s%s; %s", own, own == 1 ? "" : "s",
+                         allow ? " (allowing: " : "", ids, allow > 6 ? ", ..." : "", allow ? ")" : "",
+                         defaults ? "the built-in rules after them"
+                                  : "without the built-in rules (defaults: false)");
 }
 
 void policy_free(struct policy *p)

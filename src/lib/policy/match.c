@@ -112,40 +112,43 @@ static bool name_in(const char *name, const char *const *list)
 
 /* Relative to a home directory (the user's, root's or another user's). */
 static const char *const home_secrets[] = {
-        ".ssh/id_*", ".ssh/*_key", ".ssh/*.pem", ".ssh/*.key", ".ssh", ".gnupg", ".gnupg/*", ".aws", ".aws/*", ".azure",
-        ".azure/*", ".config/gcloud", ".config/gcloud/*", ".kube", ".kube/*", ".docker/config.json", ".docker/*.json",
-        ".password-store", ".password-store/*", ".netrc", ".git-credentials", ".config/git/credentials", ".pgpass",
-        ".pypirc", ".vault-token", ".cargo/credentials*", ".config/gh/hosts.yml", ".config/gh", ".config/glab-cli",
-        ".config/glab-cli/*", ".config/hub", ".local/share/keyrings*", ".npmrc", ".yarnrc", ".yarnrc.yml",
-        ".config/doctl", ".config/doctl/*", ".terraform.d/credentials*", ".terraformrc", ".terraform.d",
-        ".config/helm/repositories.yaml", ".my.cnf", ".mylogin.cnf", ".s3cfg", ".boto", ".config/rclone",
-        ".config/rclone/*", ".oci", ".oci/*", ".gem/credentials", ".m2/settings*.xml", ".gradle/gradle.properties",
-        ".config/op", ".config/op/*", ".op", ".config/sops", ".config/sops/*", ".age", ".config/age", ".fly",
-        ".fly/*", ".config/hcloud", ".config/hcloud/*", ".config/linode-cli", ".config/heroku", ".netlify",
-        ".config/netlify", ".vercel", ".config/vercel", ".wrangler", ".config/configstore", ".config/configstore/*",
-        ".ibmcloud", ".bluemix", ".config/cloudflared", ".cloudflared", ".databrickscfg", ".snowsql", ".snowflake",
-        ".dbt/profiles.yml", ".config/gspread", ".kaggle", ".kaggle/*", ".huggingface/token", ".cache/huggingface/token",
-        ".config/github-copilot", ".config/Code/User/globalStorage", ".mozilla/firefox/*/logins.json",
-        ".mozilla/firefox/*/key4.db", ".config/google-chrome/*/Login Data", ".config/chromium/*/Login Data",
-        ".bash_history", ".zsh_history", ".psql_history", ".mysql_history", ".python_history", ".node_repl_history",
-        ".lesshst", ".viminfo", ".history", ".local/share/fish/fish_history", ".ssh/known_hosts_secret",
-        ".config/1Password", ".git-credential-cache", ".tsh", ".config/atlassian", ".jfrog", ".docker", NULL};
+        ".ssh/id_*", ".ssh/*_key", ".ssh/*.pem", ".ssh/*.key", ".ssh", ".gnupg", ".gnupg/*", ".aws", ".aws/*",
+        ".azure", ".azure/*", ".config/gcloud", ".config/gcloud/*", ".kube", ".kube/*", ".docker/config.json",
+        ".docker/*.json", ".password-store", ".password-store/*", ".netrc", ".git-credentials",
+        ".config/git/credentials", ".pgpass", ".pypirc", ".vault-token", ".cargo/credentials*",
+        ".config/gh/hosts.yml", ".config/gh", ".config/glab-cli", ".config/glab-cli/*", ".config/hub",
+        ".local/share/keyrings*", ".npmrc", ".yarnrc", ".yarnrc.yml", ".config/doctl", ".config/doctl/*",
+        ".terraform.d/credentials*", ".terraformrc", ".terraform.d", ".config/helm/repositories.yaml",
+        ".my.cnf", ".mylogin.cnf", ".s3cfg", ".boto", ".config/rclone", ".config/rclone/*", ".oci", ".oci/*",
+        ".gem/credentials", ".m2/settings*.xml", ".gradle/gradle.properties", ".config/op", ".config/op/*",
+        ".op", ".config/sops", ".config/sops/*", ".age", ".config/age", ".fly", ".fly/*", ".config/hcloud",
+        ".config/hcloud/*", ".config/linode-cli", ".config/heroku", ".netlify", ".config/netlify", ".vercel",
+        ".config/vercel", ".wrangler", ".config/configstore", ".config/configstore/*", ".ibmcloud",
+        ".bluemix", ".config/cloudflared", ".cloudflared", ".databrickscfg", ".snowsql", ".snowflake",
+        ".dbt/profiles.yml", ".config/gspread", ".kaggle", ".kaggle/*", ".huggingface/token",
+        ".cache/huggingface/token", ".config/github-copilot", ".config/Code/User/globalStorage",
+        ".mozilla/firefox/*/logins.json", ".mozilla/firefox/*/key4.db", ".config/google-chrome/*/Login Data",
+        ".config/chromium/*/Login Data", ".bash_history", ".zsh_history", ".psql_history", ".mysql_history",
+        ".python_history", ".node_repl_history", ".lesshst", ".viminfo", ".history",
+        ".local/share/fish/fish_history", ".ssh/known_hosts_secret", ".config/1Password",
+        ".git-credential-cache", ".tsh", ".config/atlassian", ".jfrog", ".docker", NULL};
 
 /* Files in a home directory that programs read to decide what to run: writing one changes
  * what the user's tools do after this task (shell rc files, git, ssh, editors, ...). */
 static const char *const home_persist[] = {
-        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv",
-        ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".xprofile", ".xinitrc", ".xsessionrc", ".ssh/authorized_keys*",
-        ".ssh/rc", ".ssh/config", ".config/fish/config.fish", ".config/autostart*", ".config/systemd*",
-        ".local/share/systemd*", NULL};
+        ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile",
+        ".zshenv", ".zlogin", ".kshrc", ".cshrc", ".tcshrc", ".xprofile", ".xinitrc", ".xsessionrc",
+        ".ssh/authorized_keys*", ".ssh/rc", ".ssh/config", ".config/fish/config.fish", ".config/autostart*",
+        ".config/systemd*", ".local/share/systemd*", NULL};
 
 /* Caches and stores in a home directory that build tools fill on their own. */
 static const char *const home_caches[] = {
-        ".cache", ".cache/*", ".npm", ".npm/*", ".cargo/registry*", ".cargo/git*", ".rustup*", ".m2/repository*",
-        ".gradle/caches*", ".gradle/wrapper*", ".pyenv/versions*", ".nvm/versions*", ".local/lib*",
-        ".local/share/virtualenvs*", ".virtualenvs*", ".bun/install*", ".deno*", ".yarn/cache*", ".pnpm-store*",
-        ".gem/*", ".local/share/pnpm*", ".hex*", ".mix*", ".stack*", ".cabal/packages*", ".ivy2*", ".sbt*",
-        ".julia/packages*", ".platformio*", ".vscode-server*", ".local/state*", NULL};
+        ".cache", ".cache/*", ".npm", ".npm/*", ".cargo/registry*", ".cargo/git*", ".rustup*",
+        ".m2/repository*", ".gradle/caches*", ".gradle/wrapper*", ".pyenv/versions*", ".nvm/versions*",
+        ".local/lib*", ".local/share/virtualenvs*", ".virtualenvs*", ".bun/install*", ".deno*",
+        ".yarn/cache*", ".pnpm-store*", ".gem/*", ".local/share/pnpm*", ".hex*", ".mix*", ".stack*",
+        ".cabal/packages*", ".ivy2*", ".sbt*", ".julia/packages*", ".platformio*", ".vscode-server*",
+        ".local/state*", NULL};
 
 static unsigned home_file_class(const char *rel)
 {
@@ -164,18 +167,22 @@ static unsigned home_file_class(const char *rel)
 static unsigned system_file_class(const char *p)
 {
         /* /etc/passwd holds no secret (every program reads it); /etc/shadow does */
-        static const char *const secret[] = {"/etc/shadow*", "/etc/gshadow*", "/etc/sudoers*", "/etc/security/opasswd",
-                                             "/etc/ssh/ssh_host_*_key", "/etc/ssl/private*", "/etc/pki/*/private*",
-                                             "/var/lib/pam/*", "/etc/krb5.keytab", "/etc/machine-id", "/var/log/btmp*",
-                                             "/var/log/auth.log*", "/var/log/secure*", "/proc/*/environ", "/proc/kcore",
-                                             "/etc/NetworkManager/system-connections*", "/etc/wpa_supplicant*",
-                                             "/etc/docker/daemon.json", "/etc/kubernetes/admin.conf", "/etc/rancher*",
+        static const char *const secret[] = {"/etc/shadow*", "/etc/gshadow*", "/etc/sudoers*",
+                                             "/etc/security/opasswd",
+                                             "/etc/ssh/ssh_host_*_key", "/etc/ssl/private*",
+                                             "/etc/pki/*/private*", "/var/lib/pam/*", "/etc/krb5.keytab",
+                                             "/etc/machine-id", "/var/log/btmp*", "/var/log/auth.log*",
+                                             "/var/log/secure*", "/proc/*/environ", "/proc/kcore",
+                                             "/etc/NetworkManager/system-connections*",
+                                             "/etc/wpa_supplicant*", "/etc/docker/daemon.json",
+                                             "/etc/kubernetes/admin.conf", "/etc/rancher*",
                                              "/var/lib/docker/*", "/etc/letsencrypt/*", NULL};
-        static const char *const persist[] = {"/etc/profile", "/etc/profile.d*", "/etc/bash.bashrc", "/etc/zsh*",
-                                              "/etc/environment", "/etc/ld.so.preload", "/etc/rc.local", "/etc/cron*",
-                                              "/var/spool/cron*", "/etc/systemd*", "/lib/systemd*", "/usr/lib/systemd*",
-                                              "/etc/init.d*", "/etc/sudoers*", "/etc/passwd", "/etc/shadow", "/etc/update-motd.d*",
-                                              NULL};
+        static const char *const persist[] = {"/etc/profile",  "/etc/profile.d*",     "/etc/bash.bashrc",
+                                              "/etc/zsh*",     "/etc/environment",    "/etc/ld.so.preload",
+                                              "/etc/rc.local", "/etc/cron*",          "/var/spool/cron*",
+                                              "/etc/systemd*", "/lib/systemd*",       "/usr/lib/systemd*",
+                                              "/etc/init.d*",  "/etc/sudoers*",       "/etc/passwd",
+                                              "/etc/shadow",   "/etc/update-motd.d*", NULL};
         unsigned c = 0;
         if (name_in(p, secret))
                 c |= PC_SECRET;
@@ -186,12 +193,14 @@ static unsigned system_file_class(const char *p)
 
 static unsigned dev_class(const char *p)
 {
-        static const char *const benign[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom",
-                                             "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/ptmx",
-                                             "/dev/fd/*", "/dev/pts/*", "/dev/tcp/*", "/dev/udp/*", NULL};
-        static const char *const devices[] = {"/dev/sd*", "/dev/hd*", "/dev/vd*", "/dev/xvd*", "/dev/nvme*",
-                                              "/dev/mmcblk*", "/dev/md*", "/dev/dm-*", "/dev/loop*", "/dev/mapper/*",
-                                              "/dev/disk/*", "/dev/mem", "/dev/kmem", "/dev/port", "/dev/sg*", NULL};
+        static const char *const benign[] = {"/dev/null",    "/dev/zero",  "/dev/full",   "/dev/random",
+                                             "/dev/urandom", "/dev/stdin", "/dev/stdout", "/dev/stderr",
+                                             "/dev/tty",     "/dev/ptmx",  "/dev/fd/*",   "/dev/pts/*",
+                                             "/dev/tcp/*",   "/dev/udp/*", NULL};
+        static const char *const devices[] = {"/dev/sd*",   "/dev/hd*",      "/dev/vd*",    "/dev/xvd*",
+                                              "/dev/nvme*", "/dev/mmcblk*",  "/dev/md*",    "/dev/dm-*",
+                                              "/dev/loop*", "/dev/mapper/*", "/dev/disk/*", "/dev/mem",
+                                              "/dev/kmem",  "/dev/port",     "/dev/sg*",    NULL};
         if (name_in(p, benign))
                 return 0;
         if (name_in(p, devices))
@@ -212,28 +221,36 @@ static unsigned env_file_class(const char *p)
 {
         const char *b = base_name(p);
         size_t l = strlen(b);
-        bool env = !strcmp(b, ".env") || !strncmp(b, ".env.", 5) || !strcmp(b, ".envrc") || !strncmp(b, ".env-", 5) ||
+        bool env = !strcmp(b, ".env") || !strncmp(b, ".env.", 5) || !strcmp(b, ".envrc") ||
+                !strncmp(b, ".env-", 5) ||
                    (l > 4 && !strcmp(b + l - 4, ".env") && b[0] != '.') || !strcmp(b, ".secrets") ||
                    !strcmp(b, "secrets.yml") || !strcmp(b, "secrets.yaml") || !strcmp(b, "secrets.json") ||
-                   !strcmp(b, "credentials.json") || !strcmp(b, "service-account.json") || !strcmp(b, ".htpasswd") ||
-                   !strcmp(b, "id_rsa") || !strcmp(b, "id_ed25519") || !strcmp(b, "id_ecdsa") || !strcmp(b, "id_dsa");
+                   !strcmp(b, "credentials.json") || !strcmp(b, "service-account.json") ||
+                   !strcmp(b, ".htpasswd") ||
+                   !strcmp(b, "id_rsa") || !strcmp(b, "id_ed25519") || !strcmp(b, "id_ecdsa") ||
+                   !strcmp(b, "id_dsa");
         if (!env)
                 return 0;
-        static const char *const samples[] = {"*.example", "*.sample", "*.template", "*.dist", "*.defaults", NULL};
+        static const char *const samples[] = {"*.example", "*.sample",   "*.template",
+                                              "*.dist",    "*.defaults", NULL};
         return name_in(b, samples) ? 0 : PC_SECRET;
 }
 
 /* Paths a glob could name that hold secrets: `cat .e*`, `cat ~/.ssh/id*`, `cat /etc/sha*`. */
 static unsigned glob_class(const char *p, const struct policy_ctx *ctx)
 {
-        static const char *const home_ex[] = {".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa", ".aws/credentials",
-                                              ".aws/config", ".netrc", ".git-credentials", ".pgpass", ".pypirc", ".npmrc",
-                                              ".kube/config", ".docker/config.json", ".gnupg/private-keys-v1.d",
-                                              ".config/gcloud/credentials.db", ".config/gh/hosts.yml", ".vault-token",
-                                              ".bash_history", ".my.cnf", ".s3cfg", NULL};
-        static const char *const sys_ex[] = {"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh/ssh_host_rsa_key",
+        static const char *const home_ex[] = {".ssh/id_rsa", ".ssh/id_ed25519", ".ssh/id_ecdsa",
+                                              ".aws/credentials",
+                                              ".aws/config", ".netrc", ".git-credentials", ".pgpass",
+                                              ".pypirc", ".npmrc", ".kube/config", ".docker/config.json",
+                                              ".gnupg/private-keys-v1.d", ".config/gcloud/credentials.db",
+                                              ".config/gh/hosts.yml", ".vault-token", ".bash_history",
+                                              ".my.cnf", ".s3cfg", NULL};
+        static const char *const sys_ex[] = {"/etc/shadow", "/etc/gshadow", "/etc/sudoers",
+                                             "/etc/ssh/ssh_host_rsa_key",
                                              "/etc/ssh/ssh_host_ed25519_key", "/etc/security/opasswd", NULL};
-        static const char *const env_ex[] = {".env", ".env.local", ".env.production", ".envrc", "secrets.env", NULL};
+        static const char *const env_ex[] = {".env",   ".env.local",  ".env.production",
+                                             ".envrc", "secrets.env", NULL};
         if (!strpbrk(p, "*?["))
                 return 0;
         const int fl = FNM_PATHNAME | FNM_PERIOD;
@@ -401,8 +418,10 @@ struct prog_opts {
 
 /* Options whose argument must not be taken for a positional word (git -C dir reset). */
 static const struct prog_opts prog_opts[] = {
-        {"git", "Cc", (const char *const[]){"git-dir", "work-tree", "namespace", "exec-path", "config-env", NULL}},
-        {"kubectl", "nlc", (const char *const[]){"namespace", "context", "kubeconfig", "cluster", "user", "server", "selector", NULL}},
+        {"git", "Cc", (const char *const[]){"git-dir", "work-tree", "namespace", "exec-path", "config-env",
+                                            NULL}},
+        {"kubectl", "nlc", (const char *const[]){"namespace", "context", "kubeconfig", "cluster", "user",
+                                                 "server", "selector", NULL}},
         {"helm", "n", (const char *const[]){"namespace", "kube-context", NULL}},
         {"aws", "", (const char *const[]){"profile", "region", "output", "endpoint-url", "query", NULL}},
         {"gcloud", "", (const char *const[]){"project", "account", "configuration", NULL}},
@@ -413,7 +432,8 @@ static const struct prog_opts prog_opts[] = {
         {"systemctl", "HMp", (const char *const[]){"host", "machine", "property", NULL}},
         {"npm", "w", (const char *const[]){"workspace", "prefix", "registry", "otp", "tag", NULL}},
         {"terraform", "", NULL},
-        {"sudo", "ugpCDhrtUT", (const char *const[]){"user", "group", "prompt", "chdir", "host", "role", "type", "other-user", NULL}, true},
+        {"sudo", "ugpCDhrtUT", (const char *const[]){"user", "group", "prompt", "chdir", "host", "role",
+                                                     "type", "other-user", NULL}, true},
         {"doas", "uC", NULL, true},
         {"sed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
         {"gsed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
@@ -433,10 +453,13 @@ static void add_flag(struct norm *nm, const char *f, size_t l)
                 static const struct {
                         const char *name;
                         size_t min;
-                } abbrev[] = {{"hard", 2}, {"delete", 2}, {"mirror", 2}, {"merge", 2}, {"prune", 3}, {"discard-changes", 3},
-                              {"force", 5}, {"pathspec-from-file", 5}, {"worktree", 2}, {"staged", 3}, {"source", 3}};
+                } abbrev[] = {
+                        {"hard", 2},     {"delete", 2},          {"mirror", 2}, {"merge", 2},
+                        {"prune", 3},    {"discard-changes", 3}, {"force", 5},  {"pathspec-from-file", 5},
+                        {"worktree", 2}, {"staged", 3},          {"source", 3}};
                 for (size_t k = 0; k < ARRAY_SIZE(abbrev); k++)
-                        if (l >= abbrev[k].min && l < strlen(abbrev[k].name) && !strncmp(abbrev[k].name, buf, l)) {
+                        if (l >= abbrev[k].min && l < strlen(abbrev[k].name) &&
+                            !strncmp(abbrev[k].name, buf, l)) {
                                 snprintf(buf, sizeof(buf), "%s", abbrev[k].name);
                                 break;
                         }
@@ -827,7 +850,8 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         const struct rule *hit = nm->overflow ? find_default("limit-exceeded") : NULL;
         unsigned char f = (unsigned char)nm->prog[0];
         for (size_t k = 0; k < p->nrules && !hit; k++)
-                if ((!p->first || (p->first[k][f >> 6] >> (f & 63) & 1)) && rule_matches(&p->rules[k], nm, c, ctx))
+                if ((!p->first || (p->first[k][f >> 6] >> (f & 63) & 1)) &&
+                    rule_matches(&p->rules[k], nm, c, ctx))
                         hit = &p->rules[k];
         norm_free(nm);
         return hit;

@@ -542,7 +542,8 @@ static void arith_scan(struct psh *P, const char *s, int depth);
 static void arith_assigns(struct psh *P, const char *s)
 {
         for (const char *p = s; *p;) {
-                if (!is_name_start((unsigned char)*p) || (p > s && (is_name_char((unsigned char)p[-1]) || p[-1] == '$'))) {
+                if (!is_name_start((unsigned char)*p) ||
+                    (p > s && (is_name_char((unsigned char)p[-1]) || p[-1] == '$'))) {
                         p++;
                         continue;
                 }
@@ -600,7 +601,8 @@ static void arith_scan(struct psh *P, const char *s, int depth)
                         if (var_get(P, name, &v)) {
                                 struct vals c = vals_copy(&v);
                                 for (unsigned k = 0; k < c.n && !P->err; k++) {
-                                        if (strstr(c.v[k], "$(") || strchr(c.v[k], '`') || strstr(c.v[k], "${"))
+                                        if (strstr(c.v[k], "$(") || strchr(c.v[k], '`') ||
+                                            strstr(c.v[k], "${"))
                                                 substs_in(P, c.v[k], strlen(c.v[k]));
                                         arith_scan(P, c.v[k], depth + 1);
                                 }
@@ -638,7 +640,8 @@ static void skip_arith(struct psh *P, bool arith)
         C.fr_base = P->vars->nfr;
         while (C.i < C.n && !C.err) {
                 struct word w = {0};
-                if (C.s[C.i] == '$' && C.i + 1 < C.n && C.s[C.i + 1] == '(' && !(C.i + 2 < C.n && C.s[C.i + 2] == '(')) {
+                if (C.s[C.i] == '$' && C.i + 1 < C.n && C.s[C.i + 1] == '(' &&
+                    !(C.i + 2 < C.n && C.s[C.i + 2] == '(')) {
                         C.i += 2;
                         cmd_subst(&C, &w, true);
                 } else if (C.s[C.i] == '$' && C.i + 1 < C.n && C.s[C.i + 1] == '{')
@@ -747,7 +750,8 @@ static void braced_op(struct psh *P, struct word *w, const char *name, const cha
         bool known = var_get(P, name, &v);
         if (!strncmp(op, "@P", 2)) {
                 if (!known) {
-                        pfinding(P, "@unknown-command", "a prompt expansion (${x@P}) of a value that cannot be known");
+                        pfinding(P, "@unknown-command",
+                                 "a prompt expansion (${x@P}) of a value that cannot be known");
                         return put_unk(w);
                 }
                 struct vals c = vals_copy(&v);
@@ -822,7 +826,8 @@ static void braced(struct psh *P, struct word *w, bool quoted)
         struct vals v;
         if (indirect) { /* ${!x}: the variable x names, subscript and all */
                 if (!var_get(P, name, &v)) {
-                        pfinding(P, "@unknown-command", "an indirect expansion (${!x}) of a name that cannot be known");
+                        pfinding(P, "@unknown-command",
+                                 "an indirect expansion (${!x}) of a name that cannot be known");
                         return put_unk(w);
                 }
                 struct vals c = vals_copy(&v);
@@ -968,7 +973,8 @@ static void procsubst(struct psh *P, struct word *w)
 static void tilde(struct psh *P, struct word *w)
 {
         size_t k = P->i + 1;
-        while (k < P->n && (is_name_char((unsigned char)P->s[k]) || P->s[k] == '-' || P->s[k] == '.') && P->s[k] != '/')
+        while (k < P->n && (is_name_char((unsigned char)P->s[k]) || P->s[k] == '-' || P->s[k] == '.') &&
+               P->s[k] != '/')
                 k++;
         size_t ul = k - P->i - 1;
         int after = k < P->n ? (unsigned char)P->s[k] : -1;
@@ -1118,7 +1124,8 @@ static bool brace_seq(const char *s, size_t n, struct strvec *items)
         long x = strtol(buf, &e1, 10), y = strtol(b, &e2, 10);
         bool num = *buf && *b && !*e1 && !*e2;
         if (!num) {
-                if (strlen(buf) != 1 || strlen(b) != 1 || !isalpha((unsigned char)buf[0]) || !isalpha((unsigned char)b[0]))
+                if (strlen(buf) != 1 || strlen(b) != 1 || !isalpha((unsigned char)buf[0]) ||
+                    !isalpha((unsigned char)b[0]))
                         return false;
                 x = buf[0], y = b[0];
         }
@@ -1421,13 +1428,16 @@ static char *cwd_of(struct psh *P);
 /* Variables whose value a program runs as a command (PAGER=..., LESSOPEN='|cmd %s'). */
 static bool command_var(const char *name, size_t nl)
 {
-        static const char *const vars[] = {"PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR", "VISUAL",
-                                           "GIT_EDITOR", "LESSOPEN", "LESSCLOSE", "GIT_SSH_COMMAND", "GIT_SSH",
-                                           "GIT_EXTERNAL_DIFF", "RESTIC_PASSWORD_COMMAND", "PERL5DB", "PROMPT_COMMAND",
-                                           "BASH_ENV", "ENV", "CRASHPAGER", "SUDO_ASKPASS", "SSH_ASKPASS", "BROWSER",
-                                           "GIT_ASKPASS", "GIT_SEQUENCE_EDITOR", "SVN_EDITOR", "HGEDITOR", "FCEDIT",
-                                           "PSQL_PAGER", "MYSQL_PS1", "DIFFPROG", "TERMINAL", "BORG_PASSCOMMAND",
-                                           "FZF_DEFAULT_COMMAND", "SYSTEMD_EDITOR", "KUBE_EDITOR", "GH_EDITOR", "GH_PAGER"};
+        static const char *const vars[] = {"PAGER", "MANPAGER", "GIT_PAGER", "SYSTEMD_PAGER", "EDITOR",
+                                           "VISUAL",
+                                           "GIT_EDITOR", "LESSOPEN", "LESSCLOSE", "GIT_SSH_COMMAND",
+                                           "GIT_SSH", "GIT_EXTERNAL_DIFF", "RESTIC_PASSWORD_COMMAND",
+                                           "PERL5DB", "PROMPT_COMMAND", "BASH_ENV", "ENV", "CRASHPAGER",
+                                           "SUDO_ASKPASS", "SSH_ASKPASS", "BROWSER", "GIT_ASKPASS",
+                                           "GIT_SEQUENCE_EDITOR", "SVN_EDITOR", "HGEDITOR", "FCEDIT",
+                                           "PSQL_PAGER", "MYSQL_PS1", "DIFFPROG", "TERMINAL",
+                                           "BORG_PASSCOMMAND", "FZF_DEFAULT_COMMAND", "SYSTEMD_EDITOR",
+                                           "KUBE_EDITOR", "GH_EDITOR", "GH_PAGER"};
         for (size_t k = 0; k < ARRAY_SIZE(vars); k++)
                 if (strlen(vars[k]) == nl && !memcmp(vars[k], name, nl))
                         return true;
@@ -1453,7 +1463,8 @@ static void assign_meaning(struct psh *P, const char *name, size_t nl, const str
 {
         if (command_var(name, nl)) {
                 if (!v->n && strchr(raw, '=')[1])
-                        pfinding(P, "@unknown-command", "a command variable set to a value that cannot be known");
+                        pfinding(P, "@unknown-command",
+                                 "a command variable set to a value that cannot be known");
                 for (unsigned k = 0; k < v->n && !P->err; k++) {
                         const char *cmd = v->v[k] + strspn(v->v[k], "|");
                         if (nl == 7 && !memcmp(name, "PERL5DB", 7))
@@ -1463,7 +1474,8 @@ static void assign_meaning(struct psh *P, const char *name, size_t nl, const str
         }
         if (prompt_var(name, nl)) {
                 if (!v->n && strchr(raw, '=')[1])
-                        pfinding(P, "@unknown-command", "a prompt string set to a value that cannot be known");
+                        pfinding(P, "@unknown-command",
+                                 "a prompt string set to a value that cannot be known");
                 for (unsigned k = 0; k < v->n && !P->err; k++)
                         substs_in(P, v->v[k], strlen(v->v[k]));
         }
@@ -1519,7 +1531,8 @@ static void assign(struct psh *P, const char *raw, struct word *w, struct strvec
                 }
         }
         if (raw[nl] == '[') { /* a[i]=v: the subscript is evaluated */
-                char *sub = strndup(raw + nl, (size_t)(strchr(raw + nl, ']') ? strchr(raw + nl, ']') - raw - nl + 1 : 1));
+                char *sub = strndup(
+                        raw + nl, (size_t)(strchr(raw + nl, ']') ? strchr(raw + nl, ']') - raw - nl + 1 : 1));
                 if (!sub)
                         abort();
                 name_scan(P, sub);
@@ -1547,8 +1560,9 @@ static void assign(struct psh *P, const char *raw, struct word *w, struct strvec
 
 static bool special_builtin(const char *p)
 {
-        static const char *const sb[] = {"break", ":", ".", "continue", "eval", "exec", "exit", "export",
-                                         "readonly", "return", "set", "shift", "times", "trap", "unset", "source"};
+        static const char *const sb[] = {"break", ":",      ".",        "continue", "eval", "exec",
+                                         "exit",  "export", "readonly", "return",   "set",  "shift",
+                                         "times", "trap",   "unset",    "source"};
         for (size_t k = 0; k < ARRAY_SIZE(sb); k++)
                 if (!strcmp(p, sb[k]))
                         return true;
@@ -1823,7 +1837,8 @@ static void b_assigns(struct psh *P, char **argv, size_t argc)
                 for (size_t k = 1; k < argc; k++) {
                         if (!strcmp(argv[k], "-C") && k + 1 < argc) { /* a callback run per line */
                                 if (has_unk(argv[k + 1]))
-                                        pfinding(P, "@unknown-command", "mapfile -C runs a callback that cannot be known");
+                                        pfinding(P, "@unknown-command",
+                                                 "mapfile -C runs a callback that cannot be known");
                                 else
                                         parse_derived(P, argv[k + 1], strlen(argv[k + 1]));
                         }
@@ -1852,7 +1867,8 @@ static void b_assigns(struct psh *P, char **argv, size_t argc)
                                 name_scan(P, argv[k + 1]);
                 return;
         }
-        if (!strcmp(p, "shift") || (!strcmp(p, "set") && argc > 1 && (argv[1][0] != '-' || !strcmp(argv[1], "--")))) {
+        if (!strcmp(p, "shift") ||
+            (!strcmp(p, "set") && argc > 1 && (argv[1][0] != '-' || !strcmp(argv[1], "--")))) {
                 for (int k = 1; k <= 9; k++)
                         var_set1(P, (char[]){(char)('0' + k), 0}, 1, NULL);
         }
@@ -2356,8 +2372,9 @@ static struct vals for_words(struct psh *P)
 /* Does the text of a loop's condition always succeed (true, :, ((1)))? */
 static bool always(const char *s, size_t n, bool until)
 {
-        static const char *const yes[] = {"true", ":", "[1]", "((1))", "[[1]]", "test1", "/bin/true", "/usr/bin/true",
-                                          "[true]", "((;;))", "sleep1", "sleep0"};
+        static const char *const yes[] = {"true",   ":",      "[1]",       "((1))",
+                                          "[[1]]",  "test1",  "/bin/true", "/usr/bin/true",
+                                          "[true]", "((;;))", "sleep1",    "sleep0"};
         static const char *const no[] = {"false", "!true", "/bin/false", "/usr/bin/false", "((0))", "!:"};
         char buf[32];
         size_t o = 0;
@@ -2562,7 +2579,8 @@ static void fend(struct psh *P, unsigned id)
 static void settle(struct psh *P, bool bg)
 {
         struct frame *t;
-        while (P->vars->nfr > P->fr_base && (t = frame_top(P->vars)) && t->owner == P && (t->ended || t->orphan)) {
+        while (P->vars->nfr > P->fr_base && (t = frame_top(P->vars)) && t->owner == P &&
+               (t->ended || t->orphan)) {
                 if (bg)
                         t->kind = FR_SUB;
                 frame_close(P->vars);
@@ -2577,7 +2595,8 @@ static bool list_frame(const struct frame *f)
 
 /* The innermost open compound of kind a or b (or a function's body) of this string, or
  * NULL; lists' frames and ended compounds are passed over, a subshell is not. */
-static struct frame *find_compound(struct psh *P, enum frame_kind a, enum frame_kind b, bool func, size_t *depth)
+static struct frame *find_compound(struct psh *P, enum frame_kind a, enum frame_kind b, bool func,
+                                   size_t *depth)
 {
         struct vars *V = P->vars;
         for (size_t d = V->nfr; d > P->fr_base; d--) {
@@ -2652,8 +2671,9 @@ static bool reserved(struct psh *P, const char *rw)
         size_t at_kw = P->i;
         P->i += strlen(rw);
         struct vars *V = P->vars;
-        if (V->nfr - P->fr_base > MAX_FRAMES && (!strcmp(rw, "if") || !strcmp(rw, "while") || !strcmp(rw, "until") ||
-                                                 !strcmp(rw, "for") || !strcmp(rw, "case") || !strcmp(rw, "{"))) {
+        if (V->nfr - P->fr_base > MAX_FRAMES &&
+            (!strcmp(rw, "if") || !strcmp(rw, "while") || !strcmp(rw, "until") || !strcmp(rw, "for") ||
+             !strcmp(rw, "case") || !strcmp(rw, "{"))) {
                 plimit(P, "compound commands nested too deep");
                 return false;
         }
@@ -2804,7 +2824,8 @@ static void parse_pipeline(struct psh *P)
                 struct frame *f = fby_id(P, id);
                 if (f)
                         f->kind = FR_MAYBE;
-                for (size_t d = P->vars->nfr; d-- > P->fr_base && (P->vars->fr[d].ended || P->vars->fr[d].orphan);)
+                for (size_t d = P->vars->nfr;
+                     d-- > P->fr_base && (P->vars->fr[d].ended || P->vars->fr[d].orphan);)
                         P->vars->fr[d].piped = true;
                 P->stage++;
         }

@@ -64,10 +64,11 @@ static void text_words(struct scan *sc, size_t idx, size_t from, int depth, cons
 /* ---- git ---- */
 
 static const char *const git_cmd_keys[] = {"core.pager", "core.sshcommand", "core.editor", "core.fsmonitor",
-                                           "sequence.editor", "diff.external", "core.hookspath", "credential.helper",
-                                           "pager.log", "pager.diff", "pager.show", "pager.branch", "gpg.program",
-                                           "gpg.ssh.program", "core.askpass", "interactive.difffilter", "merge.tool",
-                                           "diff.tool", "uploadpack.packobjectshook", "core.alternaterefscommand",
+                                           "sequence.editor", "diff.external", "core.hookspath",
+                                           "credential.helper", "pager.log", "pager.diff", "pager.show",
+                                           "pager.branch", "gpg.program", "gpg.ssh.program", "core.askpass",
+                                           "interactive.difffilter", "merge.tool", "diff.tool",
+                                           "uploadpack.packobjectshook", "core.alternaterefscommand",
                                            "protocol.ext.allow", NULL};
 
 static bool git_cmd_key(const char *key)
@@ -77,8 +78,8 @@ static bool git_cmd_key(const char *key)
         size_t l = strlen(key);
         /* filter.X.clean/smudge/process, diff.X.textconv/command, merge.X.driver,
          * mergetool.X.cmd, difftool.X.cmd, credential.URL.helper */
-        static const char *const tails[] = {".clean", ".smudge", ".process", ".textconv", ".command", ".driver", ".cmd",
-                                            ".helper"};
+        static const char *const tails[] = {".clean",   ".smudge", ".process", ".textconv",
+                                            ".command", ".driver", ".cmd",     ".helper"};
         for (size_t k = 0; k < ARRAY_SIZE(tails); k++) {
                 size_t t = strlen(tails[k]);
                 if (l > t && !strcmp(key + l - t, tails[k]))
@@ -96,7 +97,8 @@ static void git_value(struct scan *sc, size_t idx, const char *key, const char *
         bool alias = !strncmp(k, "alias.", 6) && v[0] == '!';
         bool cmd = git_cmd_key(k);
         if (!strcmp(k, "gc.pruneexpire") || !strncmp(k, "gc.reflogexpire", 15)) {
-                if (!strcmp(v, "now") || !strcmp(v, "all") || !strcmp(v, "0") || strstr(v, "second") || strstr(v, "minute")) {
+                if (!strcmp(v, "now") || !strcmp(v, "all") || !strcmp(v, "0") || strstr(v, "second") ||
+                    strstr(v, "minute")) {
                         char *const gc[] = {"git", "gc", "--prune=now", NULL};
                         uw_run(sc, idx, gc, 3, depth);
                 }
@@ -105,7 +107,8 @@ static void git_value(struct scan *sc, size_t idx, const char *key, const char *
         if (has_unk(v) && (alias || cmd))
                 uw_unknown(sc, idx, "git configuration runs a command that cannot be known");
         else if (alias || cmd)
-                text_at(sc, idx, v + (alias ? 1 : 0), depth, "git configuration runs a command that cannot be known");
+                text_at(sc, idx, v + (alias ? 1 : 0), depth,
+                        "git configuration runs a command that cannot be known");
 }
 
 /* git show REV:PATH, git diff -- PATH, git log -p -- PATH: the file's content, as cat. */
@@ -114,12 +117,13 @@ static void git_reads(struct scan *sc, size_t idx, size_t sub, int depth)
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx);
         const char *s = a[sub];
-        bool content = !strcmp(s, "show") || !strcmp(s, "diff") || !strcmp(s, "blame") || !strcmp(s, "annotate") ||
-                       !strcmp(s, "cat-file") || !strcmp(s, "grep") || !strcmp(s, "archive") || !strcmp(s, "whatchanged");
+        bool content = !strcmp(s, "show") || !strcmp(s, "diff") || !strcmp(s, "blame") ||
+                       !strcmp(s, "annotate") || !strcmp(s, "cat-file") || !strcmp(s, "grep") ||
+                       !strcmp(s, "archive") || !strcmp(s, "whatchanged");
         bool patch = false;
         for (size_t k = sub + 1; k < n; k++)
-                patch |= !strcmp(a[k], "-p") || !strcmp(a[k], "--patch") || !strcmp(a[k], "-u") || !strncmp(a[k], "-L", 2) ||
-                         !strcmp(a[k], "--follow");
+                patch |= !strcmp(a[k], "-p") || !strcmp(a[k], "--patch") || !strcmp(a[k], "-u") ||
+                         !strncmp(a[k], "-L", 2) || !strcmp(a[k], "--follow");
         if (!strcmp(s, "log") || !strcmp(s, "reflog"))
                 content = patch;
         if (!content)
@@ -135,7 +139,8 @@ static void git_reads(struct scan *sc, size_t idx, size_t sub, int depth)
                 const char *colon = w[0] != '-' ? strchr(w, ':') : NULL;
                 if (colon && colon[1] && !strstr(w, "://")) /* REV:PATH */
                         read_at(sc, idx, colon + 1 + (colon[1] == '/'), depth);
-                else if (paths || (w[0] != '-' && (!strcmp(s, "blame") || !strcmp(s, "diff")) && strchr(w, '.')))
+                else if (paths ||
+                         (w[0] != '-' && (!strcmp(s, "blame") || !strcmp(s, "diff")) && strchr(w, '.')))
                         read_at(sc, idx, w, depth);
         }
 }
@@ -145,8 +150,9 @@ static size_t git_globals(struct scan *sc, size_t idx, int depth, const char **e
 {
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx), k = 1;
-        static const char *const with_arg[] = {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env",
-                                               "--super-prefix", "--list-cmds", NULL};
+        static const char *const with_arg[] = {"-C",          "-c",           "--git-dir",      "--work-tree",
+                                               "--namespace", "--config-env", "--super-prefix", "--list-cmds",
+                                               NULL};
         *exec_path = NULL;
         while (k < n && a[k][0] == '-') {
                 a = argv_of(sc, idx);
@@ -175,8 +181,8 @@ static const char *git_alias(char **a, size_t upto, const char *sub)
 {
         size_t l = strlen(sub);
         for (size_t k = 1; k + 1 < upto; k++)
-                if (!strcmp(a[k], "-c") && !strncasecmp(a[k + 1], "alias.", 6) && !strncmp(a[k + 1] + 6, sub, l) &&
-                    a[k + 1][6 + l] == '=')
+                if (!strcmp(a[k], "-c") && !strncasecmp(a[k + 1], "alias.", 6) &&
+                    !strncmp(a[k + 1] + 6, sub, l) && a[k + 1][6 + l] == '=')
                         return a[k + 1] + 7 + l;
         return NULL;
 }
@@ -218,7 +224,9 @@ static void h_git(struct scan *sc, size_t idx, int depth)
         if (!strcmp(s, "config") || !strcmp(s, "config-set")) {
                 size_t k = sub + 1;
                 while (k < n && a[k][0] == '-')
-                        k += (!strcmp(a[k], "--file") || !strcmp(a[k], "-f") || !strcmp(a[k], "--blob")) ? 2 : 1;
+                        k += !strcmp(a[k], "--file") || !strcmp(a[k], "-f") || !strcmp(a[k], "--blob")
+                                     ? 2
+                                     : 1;
                 if (k < n && !strcmp(a[k], "set"))
                         for (k++; k < n && a[k][0] == '-'; k++)
                                 ;
@@ -236,11 +244,13 @@ static void h_git(struct scan *sc, size_t idx, int depth)
         } else if (!strcmp(s, "rebase")) {
                 for (size_t k = sub + 1; k < argc_of(sc, idx); k++) {
                         a = argv_of(sc, idx);
-                        const char *v = (!strcmp(a[k], "-x") || !strcmp(a[k], "--exec")) && k + 1 < n ? a[k + 1]
+                        const char *v = (!strcmp(a[k], "-x") || !strcmp(a[k], "--exec")) && k + 1 < n
+                                ? a[k + 1]
                                         : !strncmp(a[k], "--exec=", 7)                          ? a[k] + 7
                                                                                                  : NULL;
                         if (v)
-                                text_at(sc, idx, v, depth, "git rebase --exec of a command that cannot be known");
+                                text_at(sc, idx, v, depth,
+                                        "git rebase --exec of a command that cannot be known");
                 }
         } else if (!strcmp(s, "bisect") && sub + 1 < n && !strcmp(a[sub + 1], "run"))
                 run_words(sc, idx, sub + 2, depth);
@@ -262,7 +272,9 @@ static void h_git(struct scan *sc, size_t idx, int depth)
         } else if (!strcmp(s, "archive") || !strcmp(s, "format-patch") || !strcmp(s, "bundle")) {
                 for (size_t k = sub + 1; k < n; k++) {
                         a = argv_of(sc, idx);
-                        if ((!strcmp(a[k], "-o") || !strcmp(a[k], "--output") || !strcmp(a[k], "--output-directory")) && k + 1 < n)
+                        if ((!strcmp(a[k], "-o") || !strcmp(a[k], "--output") ||
+                             !strcmp(a[k], "--output-directory")) &&
+                            k + 1 < n)
                                 write_at(sc, idx, a[k + 1], depth);
                         else if (!strncmp(a[k], "--output=", 9))
                                 write_at(sc, idx, a[k] + 9, depth);
@@ -302,20 +314,23 @@ static void ex_one(struct scan *sc, size_t idx, const char *c, int depth, int le
         snprintf(word, sizeof(word), "%.*s", (int)(w < 31 ? w : 31), c);
         const char *rest = c + w;
         rest += strspn(rest, " \t");
-        if (!strcmp(word, "sh") || !strcmp(word, "shell") || !strcmp(word, "terminal") || !strcmp(word, "term") ||
-            !strcmp(word, "te")) {
+        if (!strcmp(word, "sh") || !strcmp(word, "shell") || !strcmp(word, "terminal") ||
+            !strcmp(word, "term") || !strcmp(word, "te")) {
                 if (*rest && strcmp(word, "sh") && strcmp(word, "shell"))
                         return text_at(sc, idx, rest, depth, "an editor runs a command that cannot be known");
                 return uw_finding(sc, idx, "@interactive-shell", "an editor starts a shell");
         }
-        if ((!strcmp(word, "r") || !strcmp(word, "read") || !strcmp(word, "w") || !strcmp(word, "write")) && rest[0] == '!')
+        if ((!strcmp(word, "r") || !strcmp(word, "read") || !strcmp(word, "w") || !strcmp(word, "write")) &&
+            rest[0] == '!')
                 return text_at(sc, idx, rest + 1, depth, "an editor runs a command that cannot be known");
         if ((!strcmp(word, "w") || !strcmp(word, "write") || !strcmp(word, "wq") || !strcmp(word, "x") ||
-             !strcmp(word, "sav") || !strcmp(word, "saveas") || !strcmp(word, "up") || !strcmp(word, "update")) &&
+             !strcmp(word, "sav") || !strcmp(word, "saveas") || !strcmp(word, "up") ||
+             !strcmp(word, "update")) &&
             *rest && rest[0] != '!')
                 return write_at(sc, idx, rest, depth);
-        if (!strcmp(word, "py") || !strcmp(word, "py3") || !strcmp(word, "python") || !strcmp(word, "python3") ||
-            !strcmp(word, "pyx") || !strcmp(word, "pythonx") || !strcmp(word, "pydo") || !strcmp(word, "py3do"))
+        if (!strcmp(word, "py") || !strcmp(word, "py3") || !strcmp(word, "python") ||
+            !strcmp(word, "python3") || !strcmp(word, "pyx") || !strcmp(word, "pythonx") ||
+            !strcmp(word, "pydo") || !strcmp(word, "py3do"))
                 return scan_code(sc, "python", rest, idx, depth + 1);
         if (!strcmp(word, "lua") || !strcmp(word, "luado"))
                 return scan_code(sc, "lua", rest, idx, depth + 1);
@@ -332,8 +347,8 @@ static void ex_one(struct scan *sc, size_t idx, const char *c, int depth, int le
                 free(lit);
                 return;
         }
-        if (strstr(c, "system(") || strstr(c, "systemlist(") || strstr(c, "jobstart(") || strstr(c, "termopen(") ||
-            strstr(c, "job_start(") || strstr(c, "term_start(")) {
+        if (strstr(c, "system(") || strstr(c, "systemlist(") || strstr(c, "jobstart(") ||
+            strstr(c, "termopen(") || strstr(c, "job_start(") || strstr(c, "term_start(")) {
                 char *lit = first_literal(strchr(c, '('));
                 if (lit)
                         text_at(sc, idx, lit, depth, "an editor runs a command that cannot be known");
@@ -349,8 +364,9 @@ static void ex_cmd(struct scan *sc, size_t idx, const char *cmd, int depth, int 
         char *copy = xstrdup(cmd), *p = copy;
         while (p && *p) {
                 char *t = p + strspn(p, ": \t%.$0123456789,");
-                char *bar = (t[0] == '!' || !strncmp(t, "r !", 3) || !strncmp(t, "r!", 2) || !strncmp(t, "w !", 3)) ? NULL
-                                                                                                                  : strchr(p, '|');
+                bool shell = t[0] == '!' || !strncmp(t, "r !", 3) || !strncmp(t, "r!", 2) ||
+                             !strncmp(t, "w !", 3);
+                char *bar = shell ? NULL : strchr(p, '|');
                 if (bar)
                         *bar = 0;
                 ex_one(sc, idx, p, depth, level);
@@ -363,8 +379,8 @@ static void ex_cmd(struct scan *sc, size_t idx, const char *cmd, int depth, int 
 static bool dir_name(const char *a)
 {
         size_t l = strlen(a);
-        return !strcmp(a, ".") || !strcmp(a, "..") || (l && a[l - 1] == '/') || (l >= 2 && !strcmp(a + l - 2, "/.")) ||
-               (l >= 3 && !strcmp(a + l - 3, "/.."));
+        return !strcmp(a, ".") || !strcmp(a, "..") || (l && a[l - 1] == '/') ||
+               (l >= 2 && !strcmp(a + l - 2, "/.")) || (l >= 3 && !strcmp(a + l - 3, "/.."));
 }
 
 static void h_vim(struct scan *sc, size_t idx, int depth)
@@ -379,8 +395,10 @@ static void h_vim(struct scan *sc, size_t idx, int depth)
                         cmd = a[++k];
                 else if (o[0] == '+' && o[1])
                         cmd = o + 1;
-                else if ((!strcmp(o, "-S") || !strcmp(o, "-s") || !strcmp(o, "-u") || !strcmp(o, "-i") || !strcmp(o, "-T") ||
-                          !strcmp(o, "-w") || !strcmp(o, "-W") || !strcmp(o, "--listen") || !strcmp(o, "--servername")) && k + 1 < n) {
+                else if ((!strcmp(o, "-S") || !strcmp(o, "-s") || !strcmp(o, "-u") || !strcmp(o, "-i") ||
+                          !strcmp(o, "-T") || !strcmp(o, "-w") || !strcmp(o, "-W") ||
+                          !strcmp(o, "--listen") || !strcmp(o, "--servername")) &&
+                         k + 1 < n) {
                         if (!strcmp(o, "-W") || !strcmp(o, "-w"))
                                 write_at(sc, idx, a[k + 1], depth);
                         k++;
@@ -419,8 +437,12 @@ static void h_ed(struct scan *sc, size_t idx, int depth)
 /* emacs --eval EXPR: shell-command, call-process and friends. */
 static void lisp(struct scan *sc, size_t idx, const char *e, int depth)
 {
-        static const char *const shell[] = {"(shell-command ", "(shell-command-to-string ", "(async-shell-command ",
-                                            "(call-process-shell-command ", "(start-process-shell-command ", NULL};
+        static const char *const shell[] = {"(shell-command ",
+                                            "(shell-command-to-string ",
+                                            "(async-shell-command ",
+                                            "(call-process-shell-command ",
+                                            "(start-process-shell-command ",
+                                            NULL};
         for (const char *const *f = shell; *f; f++)
                 for (const char *s = e; (s = strstr(s, *f)); s++) {
                         char *lit = first_literal(s + strlen(*f) - 1);
@@ -448,11 +470,14 @@ static void h_emacs(struct scan *sc, size_t idx, int depth)
         for (size_t k = 1; k < n; k++) {
                 char **a = argv_of(sc, idx);
                 const char *e = NULL;
-                if ((!strcmp(a[k], "--eval") || !strcmp(a[k], "-eval") || !strcmp(a[k], "--execute")) && k + 1 < n)
+                if ((!strcmp(a[k], "--eval") || !strcmp(a[k], "-eval") || !strcmp(a[k], "--execute")) &&
+                    k + 1 < n)
                         e = a[++k];
                 else if (!strncmp(a[k], "--eval=", 7) || !strncmp(a[k], "--execute=", 10))
                         e = strchr(a[k], '=') + 1;
-                else if ((!strcmp(a[k], "-l") || !strcmp(a[k], "--load") || !strcmp(a[k], "-f") || !strcmp(a[k], "--funcall")) && k + 1 < n)
+                else if ((!strcmp(a[k], "-l") || !strcmp(a[k], "--load") || !strcmp(a[k], "-f") ||
+                          !strcmp(a[k], "--funcall")) &&
+                         k + 1 < n)
                         k++;
                 else if (a[k][0] != '-' && a[k][0] != '+' && !dir_name(a[k]))
                         write_at(sc, idx, a[k], depth);
@@ -490,9 +515,10 @@ static bool sed_wipes(const char *script, bool quiet)
         buf[o] = 0;
         if (o + 1 >= sizeof(buf))
                 return false;
-        static const char *const wipe[] = {"d", "1,$d", "0,$d", ",$d", "/.*/d", "/^/d", "/$/d", "/^.*$/d", "/./d",
-                                           "s/.*//", "s/^.*$//", "s/.*//g", "s/^.*//", "s/.*$//", "$!d;d", "1,$d;",
-                                           "d;", "N;d", "$d;d", "/^.*/d", "s/.*//;", "/.*$/d", "1~1d", "0~1d"};
+        static const char *const wipe[] = {"d",       "1,$d",    "0,$d",    ",$d",    "/.*/d",    "/^/d",
+                                           "/$/d",    "/^.*$/d", "/./d",    "s/.*//", "s/^.*$//", "s/.*//g",
+                                           "s/^.*//", "s/.*$//", "$!d;d",   "1,$d;",  "d;",       "N;d",
+                                           "$d;d",    "/^.*/d",  "s/.*//;", "/.*$/d", "1~1d",     "0~1d"};
         for (size_t k = 0; k < ARRAY_SIZE(wipe); k++)
                 if (!strcmp(buf, wipe[k]))
                         return true;
@@ -534,7 +560,8 @@ static void sed_script(struct scan *sc, size_t idx, const char *script, int dept
                         }
                         while (*s && strchr("gpiIme0123456789", *s)) {
                                 if (*s == 'e')
-                                        uw_finding(sc, idx, "@unknown-command", "sed runs the substituted text as a command");
+                                        uw_finding(sc, idx, "@unknown-command",
+                                                   "sed runs the substituted text as a command");
                                 s++;
                         }
                         if (*s == 'w' || *s == 'W') {
@@ -565,8 +592,8 @@ static void sed_script(struct scan *sc, size_t idx, const char *script, int dept
                         s += strcspn(s, "\n");
                         continue;
                 }
-                if (c == 'a' || c == 'i' || c == 'c' || c == 'b' || c == 't' || c == 'T' || c == ':' || c == 'q' || c == 'Q' ||
-                    c == 'l' || c == 'L' || c == 'v')
+                if (c == 'a' || c == 'i' || c == 'c' || c == 'b' || c == 't' || c == 'T' || c == ':' ||
+                    c == 'q' || c == 'Q' || c == 'l' || c == 'L' || c == 'v')
                         s += strcspn(s, "\n;}");
         }
 }
@@ -643,14 +670,16 @@ static void gdb_cmd(struct scan *sc, size_t idx, const char *c, int depth)
                         text_at(sc, idx, bar + 1, depth, "gdb runs a command that cannot be known");
                 return;
         }
-        if (!strncmp(c, "python ", 7) || !strncmp(c, "py ", 3) || !strncmp(c, "pi ", 3) || !strncmp(c, "python-interactive ", 19))
+        if (!strncmp(c, "python ", 7) || !strncmp(c, "py ", 3) || !strncmp(c, "pi ", 3) ||
+            !strncmp(c, "python-interactive ", 19))
                 return scan_code(sc, "python", strchr(c, ' ') + 1, idx, depth + 1);
         if (!strncmp(c, "dump ", 5) || !strncmp(c, "append ", 7)) { /* dump KIND FILE EXPR */
                 char *copy = xstrdup(c), *save = NULL;
                 strtok_r(copy, " \t", &save);
                 char *w = strtok_r(NULL, " \t", &save);
-                while (w && (!strcmp(w, "binary") || !strcmp(w, "ihex") || !strcmp(w, "srec") || !strcmp(w, "tekhex") ||
-                             !strcmp(w, "verilog") || !strcmp(w, "value") || !strcmp(w, "memory")))
+                while (w && (!strcmp(w, "binary") || !strcmp(w, "ihex") || !strcmp(w, "srec") ||
+                             !strcmp(w, "tekhex") || !strcmp(w, "verilog") || !strcmp(w, "value") ||
+                             !strcmp(w, "memory")))
                         w = strtok_r(NULL, " \t", &save);
                 if (w)
                         write_at(sc, idx, w, depth);
@@ -681,7 +710,8 @@ static void h_gdb(struct scan *sc, size_t idx, int depth)
                 const char *o = a[k], *cmd = NULL;
                 if ((!strcmp(o, "-ex") || !strcmp(o, "--ex") || !strcmp(o, "-iex") || !strcmp(o, "--iex") ||
                      !strcmp(o, "-eval-command") || !strcmp(o, "--eval-command") || !strcmp(o, "-o") ||
-                     !strcmp(o, "--one-line") || !strcmp(o, "-O") || !strcmp(o, "--one-line-before-file")) && k + 1 < n)
+                     !strcmp(o, "--one-line") || !strcmp(o, "-O") || !strcmp(o, "--one-line-before-file")) &&
+                    k + 1 < n)
                         cmd = a[++k];
                 else if (!strncmp(o, "--eval-command=", 15))
                         cmd = o + 15;
@@ -708,9 +738,11 @@ static void h_gdb(struct scan *sc, size_t idx, int depth)
 
 static void h_tmux(struct scan *sc, size_t idx, int depth)
 {
-        static const char *const make[] = {"new-session", "new", "new-window", "neww", "split-window", "splitw",
-                                           "respawn-pane", "respawnp", "respawn-window", "respawnw", "run-shell", "run",
-                                           "display-popup", "popup", "pipe-pane", "pipep", "if-shell", "if", NULL};
+        static const char *const make[] = {"new-session", "new", "new-window", "neww", "split-window",
+                                           "splitw",
+                                           "respawn-pane", "respawnp", "respawn-window", "respawnw",
+                                           "run-shell", "run", "display-popup", "popup", "pipe-pane", "pipep",
+                                           "if-shell", "if", NULL};
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx), k = 1;
         while (k < n && a[k][0] == '-') {
@@ -745,14 +777,15 @@ static void h_tmux(struct scan *sc, size_t idx, int depth)
                         free(w);
                         text_at(sc, idx, s, depth, "tmux runs a command that cannot be known");
                         free(s);
-                } else if ((!strcmp(c, "new-session") || !strcmp(c, "new")) && j >= end && !sc->cmds[idx].stdin_text)
+                } else if ((!strcmp(c, "new-session") || !strcmp(c, "new")) && j >= end &&
+                           !sc->cmds[idx].stdin_text)
                         uw_finding(sc, idx, "@interactive-shell", "tmux starts a shell");
                 else if (!strcmp(c, "send-keys") || !strcmp(c, "send")) { /* keys typed into a shell */
                         char *s = xstrdup("");
                         for (size_t q = j; q < end; q++) {
                                 a = argv_of(sc, idx);
-                                bool enter = !strcmp(a[q], "Enter") || !strcmp(a[q], "C-m") || !strcmp(a[q], "KPEnter") ||
-                                             !strcmp(a[q], "C-j");
+                                bool enter = !strcmp(a[q], "Enter") || !strcmp(a[q], "C-m") ||
+                                             !strcmp(a[q], "KPEnter") || !strcmp(a[q], "C-j");
                                 char *t = xasprintf("%s%s", s, enter ? "\n" : a[q]);
                                 free(s);
                                 s = t;
@@ -770,8 +803,8 @@ static void h_screen(struct scan *sc, size_t idx, int depth)
         size_t n = argc_of(sc, idx), k = 1;
         /* listing, wiping dead sessions or the version: no shell starts */
         for (size_t j = 1; j < n && a[j][0] == '-'; j++)
-                if (!strcmp(a[j], "-ls") || !strcmp(a[j], "-list") || !strcmp(a[j], "-wipe") || !strcmp(a[j], "-v") ||
-                    !strcmp(a[j], "--version") || !strcmp(a[j], "--help"))
+                if (!strcmp(a[j], "-ls") || !strcmp(a[j], "-list") || !strcmp(a[j], "-wipe") ||
+                    !strcmp(a[j], "-v") || !strcmp(a[j], "--version") || !strcmp(a[j], "--help"))
                         return;
         for (; k < n && a[k][0] == '-'; k++) {
                 a = argv_of(sc, idx);
@@ -860,7 +893,8 @@ static void json_scripts(struct scan *sc, size_t idx, const char *json, int dept
         }
 }
 
-static void project_file(struct scan *sc, size_t idx, const char *dir, const char *name, const char *kind, int depth)
+static void project_file(struct scan *sc, size_t idx, const char *dir, const char *name, const char *kind,
+                         int depth)
 {
         char *rel = dir ? xasprintf("%s/%s", dir, name) : xstrdup(name);
         char *abs = uw_path(sc, idx, rel);
@@ -891,11 +925,13 @@ static void h_npm(struct scan *sc, size_t idx, int depth)
         bool exec = !strcmp(p, "npx") || !strcmp(p, "pnpx") || !strcmp(p, "bunx") || !strcmp(p, "uvx");
         size_t k = 1;
         for (; k < n && a[k][0] == '-'; k++) {
-                if ((!strcmp(a[k], "-C") || !strcmp(a[k], "--prefix") || !strcmp(a[k], "--cwd") || !strcmp(a[k], "--dir") ||
-                     !strcmp(a[k], "-d") || !strcmp(a[k], "--working-dir")) && k + 1 < n)
+                if ((!strcmp(a[k], "-C") || !strcmp(a[k], "--prefix") || !strcmp(a[k], "--cwd") ||
+                     !strcmp(a[k], "--dir") || !strcmp(a[k], "-d") || !strcmp(a[k], "--working-dir")) &&
+                    k + 1 < n)
                         dir = a[++k];
                 else if ((!strcmp(a[k], "-p") || !strcmp(a[k], "--package") || !strcmp(a[k], "-w") ||
-                          !strcmp(a[k], "--workspace") || !strcmp(a[k], "--from") || !strcmp(a[k], "--with")) && k + 1 < n)
+                          !strcmp(a[k], "--workspace") || !strcmp(a[k], "--from") ||
+                          !strcmp(a[k], "--with")) && k + 1 < n)
                         k++;
                 else if ((!strcmp(a[k], "-c") || !strcmp(a[k], "--call")) && k + 1 < n)
                         return text_at(sc, idx, a[k + 1], depth, "npx -c of a command that cannot be known");
@@ -906,7 +942,8 @@ static void h_npm(struct scan *sc, size_t idx, int depth)
                 exec = true;
                 for (k++; k < n && a[k][0] == '-'; k++) {
                         if ((!strcmp(a[k], "-c") || !strcmp(a[k], "--call")) && k + 1 < n)
-                                return text_at(sc, idx, a[k + 1], depth, "npm exec -c of a command that cannot be known");
+                                return text_at(sc, idx, a[k + 1], depth,
+                                               "npm exec -c of a command that cannot be known");
                         if (!strcmp(a[k], "--"))
                                 break;
                         if ((!strcmp(a[k], "-p") || !strcmp(a[k], "--package")) && k + 1 < n)
@@ -956,7 +993,8 @@ struct runner {
 static const struct runner runners[] = {
         {"poetry", "run", {"C", LW("directory", "project")}, 0, NULL},
         {"pipenv", "run", {"", NULL}, 0, NULL},
-        {"uv", "run", {"pw", LW("python", "with", "with-requirements", "directory", "project", "package", "env-file",
+        {"uv", "run", {"pw", LW("python", "with", "with-requirements", "directory", "project", "package",
+                                "env-file",
                                "index", "extra", "group")}, 0, NULL},
         {"pdm", "run", {"p", LW("project")}, 0, NULL},
         {"hatch", "run", {"e", LW("env")}, 0, NULL},
@@ -987,7 +1025,8 @@ static const struct runner runners[] = {
         {"nix", "develop", {"", LW("command")}, 0, NULL},
         {"nix", "shell", {"", LW("command")}, 0, NULL},
         {"cargo", "watch", {"xswi", LW("exec", "shell", "watch", "ignore")}, 0, "shell"},
-        {"systemd-nspawn", NULL, {"DMuUS", LW("directory", "machine", "user", "image", "bind", "bind-ro", "setenv")}, 0, NULL},
+        {"systemd-nspawn", NULL, {"DMuUS", LW("directory", "machine", "user", "image", "bind", "bind-ro",
+                                              "setenv")}, 0, NULL},
 };
 
 static void h_runner(struct scan *sc, size_t idx, int depth)
@@ -1010,12 +1049,16 @@ static void h_runner(struct scan *sc, size_t idx, int depth)
                 size_t j = uw_skip_opts(a, n, k, &R->o);
                 for (size_t q = k; q < j && q < n; q++) {
                         const char *o = a[q];
-                        if ((!strcmp(o, "-c") || !strcmp(o, "--command")) && !strcmp(R->prog, "nix") && q + 1 < n)
+                        if ((!strcmp(o, "-c") || !strcmp(o, "--command")) && !strcmp(R->prog, "nix") &&
+                            q + 1 < n)
                                 return run_words(sc, idx, q + 1, depth);
                         if (R->str && o[0] == '-' && o[1] == '-' && !strncmp(o + 2, R->str, strlen(R->str))) {
-                                const char *v = o[2 + strlen(R->str)] == '=' ? o + 3 + strlen(R->str) : q + 1 < n ? a[q + 1] : NULL;
+                                const char *v = o[2 + strlen(R->str)] == '=' ? o + 3 + strlen(R->str)
+                                                : q + 1 < n                  ? a[q + 1]
+                                                                             : NULL;
                                 if (v)
-                                        return text_at(sc, idx, v, depth, "a runner runs a command that cannot be known");
+                                        return text_at(sc, idx, v, depth,
+                                                       "a runner runs a command that cannot be known");
                         }
                 }
                 j += (size_t)R->skip;
@@ -1032,15 +1075,20 @@ static void h_strings(struct scan *sc, size_t idx, int depth)
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx);
         const char *p = base_name(a[0]);
-        if (!strcmp(p, "concurrently") || !strcmp(p, "hyperfine") || !strcmp(p, "pee") || !strcmp(p, "npm-run-all")) {
+        if (!strcmp(p, "concurrently") || !strcmp(p, "hyperfine") || !strcmp(p, "pee") ||
+            !strcmp(p, "npm-run-all")) {
                 for (size_t k = 1; k < argc_of(sc, idx); k++) {
                         a = argv_of(sc, idx);
                         if (a[k][0] == '-') {
-                                if (strchr(a[k], '=') == NULL && (!strcmp(a[k], "-n") || !strcmp(a[k], "--names") ||
+                                if (strchr(a[k], '=') == NULL &&
+                                    (!strcmp(a[k], "-n") || !strcmp(a[k], "--names") ||
                                                                  !strcmp(a[k], "-c") || !strcmp(a[k], "-w") ||
-                                                                 !strcmp(a[k], "--warmup") || !strcmp(a[k], "-r") ||
-                                                                 !strcmp(a[k], "--runs") || !strcmp(a[k], "-p") ||
-                                                                 !strcmp(a[k], "--prepare") || !strcmp(a[k], "--export-json") ||
+                                                                 !strcmp(a[k], "--warmup") ||
+                                                                 !strcmp(a[k], "-r") ||
+                                                                 !strcmp(a[k], "--runs") ||
+                                                                 !strcmp(a[k], "-p") ||
+                                                                 !strcmp(a[k], "--prepare") ||
+                                                                 !strcmp(a[k], "--export-json") ||
                                                                  !strcmp(a[k], "--export-markdown")))
                                         k++;
                                 continue;
@@ -1053,18 +1101,22 @@ static void h_strings(struct scan *sc, size_t idx, int depth)
         if (!strcmp(p, "sops")) {
                 for (size_t k = 1; k + 2 < n; k++)
                         if (!strcmp(a[k], "exec-env") || !strcmp(a[k], "exec-file"))
-                                return text_at(sc, idx, a[k + 2], depth, "sops runs a command that cannot be known");
+                                return text_at(sc, idx, a[k + 2], depth,
+                                               "sops runs a command that cannot be known");
                 return;
         }
         for (size_t k = 1; k < n; k++) {
                 a = argv_of(sc, idx);
                 const char *o = a[k], *v = NULL;
-                if ((!strcmp(o, "--run") || !strcmp(o, "--command") || !strcmp(o, "-x") || !strcmp(o, "--exec") ||
-                     !strcmp(o, "-s") || !strcmp(o, "--shell")) && k + 1 < n)
+                if ((!strcmp(o, "--run") || !strcmp(o, "--command") || !strcmp(o, "-x") ||
+                     !strcmp(o, "--exec") || !strcmp(o, "-s") || !strcmp(o, "--shell")) &&
+                    k + 1 < n)
                         v = a[++k];
-                else if (!strncmp(o, "--run=", 6) || !strncmp(o, "--exec=", 7) || !strncmp(o, "--command=", 10))
+                else if (!strncmp(o, "--run=", 6) || !strncmp(o, "--exec=", 7) ||
+                         !strncmp(o, "--command=", 10))
                         v = strchr(o, '=') + 1;
-                else if (!strcmp(o, "--") && (!strcmp(p, "watchexec") || !strcmp(p, "entr") || !strcmp(p, "reflex")))
+                else if (!strcmp(o, "--") &&
+                         (!strcmp(p, "watchexec") || !strcmp(p, "entr") || !strcmp(p, "reflex")))
                         return text_words(sc, idx, k + 1, depth, "runs a command that cannot be known");
                 if (v)
                         text_at(sc, idx, v, depth, "runs a command that cannot be known");
@@ -1114,8 +1166,14 @@ static void h_docker(struct scan *sc, size_t idx, int depth)
                                 read_at(sc, idx, src, depth);
                         free(src);
                 }
-                const char *m = !strncmp(a[k], "--mount", 7) ? (a[k][7] == '=' ? a[k] + 8 : k + 1 < n ? a[k + 1] : NULL) : NULL;
-                const char *s = m ? strstr(m, "source=") ? strstr(m, "source=") + 7 : strstr(m, "src=") ? strstr(m, "src=") + 4 : NULL : NULL;
+                const char *m = !strncmp(a[k], "--mount", 7) ? (a[k][7] == '=' ? a[k] + 8
+                                                                : k + 1 < n    ? a[k + 1]
+                                                                               : NULL)
+                                                             : NULL;
+                const char *s = m ? strstr(m, "source=")    ? strstr(m, "source=") + 7
+                                        : strstr(m, "src=") ? strstr(m, "src=") + 4
+                                                            : NULL
+                                  : NULL;
                 if (s) {
                         char *src = strndup(s, strcspn(s, ","));
                         if (src && strcmp(src, "/"))
@@ -1136,8 +1194,8 @@ void tool_lib_load(struct scan *sc, size_t idx, const char *lib)
         char *abs = uw_path(sc, idx, lib);
         if (!abs)
                 return;
-        static const char *const ok[] = {"/usr/lib", "/lib", "/usr/lib64", "/lib64", "/usr/local/lib", "/nix/store",
-                                         "/opt", "/usr/libexec"};
+        static const char *const ok[] = {"/usr/lib",       "/lib",       "/usr/lib64", "/lib64",
+                                         "/usr/local/lib", "/nix/store", "/opt",       "/usr/libexec"};
         bool fine = path_is_within(abs, sc->ctx->workspace);
         for (size_t k = 0; k < ARRAY_SIZE(ok) && !fine; k++)
                 fine = path_is_within(abs, ok[k]);
@@ -1156,7 +1214,8 @@ static void h_libs(struct scan *sc, size_t idx, int depth)
                 const char *o = a[k], *lib = NULL;
                 if (!strcmp(p, "curl") && !strcmp(o, "--engine") && k + 1 < n && strcmp(a[k + 1], "list"))
                         lib = a[k + 1];
-                else if (!strcmp(p, "openssl") && (!strcmp(o, "-engine") || !strcmp(o, "-provider")) && k + 1 < n)
+                else if (!strcmp(p, "openssl") && (!strcmp(o, "-engine") || !strcmp(o, "-provider")) &&
+                         k + 1 < n)
                         lib = a[k + 1];
                 else if (!strcmp(p, "ssh-keygen") && (!strcmp(o, "-D")) && k + 1 < n)
                         lib = a[k + 1];
@@ -1164,7 +1223,8 @@ static void h_libs(struct scan *sc, size_t idx, int depth)
                         lib = o + 15;
                 else if ((!strcmp(p, "mysql") || !strcmp(p, "mariadb")) && !strncmp(o, "--plugin-dir=", 13))
                         lib = o + 13;
-                else if ((!strcmp(p, "mysql") || !strcmp(p, "mariadb")) && (!strcmp(o, "--default-auth") || !strcmp(o, "--plugin-dir")) && k + 1 < n)
+                else if ((!strcmp(p, "mysql") || !strcmp(p, "mariadb")) &&
+                         (!strcmp(o, "--default-auth") || !strcmp(o, "--plugin-dir")) && k + 1 < n)
                         lib = a[k + 1];
                 else if (!strcmp(p, "enable") && !strcmp(o, "-f") && k + 1 < n)
                         lib = a[k + 1];
@@ -1182,14 +1242,15 @@ static void h_libs(struct scan *sc, size_t idx, int depth)
 /* ---- killing processes picked from the machine's process list by a daemon's name ---- */
 
 static const char *const daemons[] = {
-        "sshd", "init", "systemd", "dockerd", "containerd", "containerd-shim", "docker-proxy", "docker-containerd-shim",
-        "runc", "kubelet", "kube-apiserver", "kube-proxy", "etcd", "NetworkManager", "wpa_supplicant", "cron", "crond",
-        "rsyslogd", "syslogd", "systemd-journald", "journald", "dbus-daemon", "dbus-broker", "Xorg", "Xwayland", "sssd",
-        "gdm", "gdm3", "lightdm", "sddm", "cupsd", "bluetoothd", "avahi-daemon", "ntpd", "chronyd", "firewalld",
-        "polkitd", "udevd", "systemd-udevd", "snapd", "agetty", "auditd", "atd", "nginx", "apache2", "httpd", "mysqld",
-        "mariadbd", "postgres", "postmaster", "redis-server", "mongod", "memcached", "ModemManager", "accounts-daemon",
-        "gnome-shell", "plasmashell", "sshd:", "systemd-logind", "systemd-networkd", "systemd-resolved", "named",
-        "dnsmasq", "haproxy", "php-fpm", "supervisord", "rabbitmq-server", "elasticsearch", "zookeeper", "kafka", NULL};
+        "sshd", "init", "systemd", "dockerd", "containerd", "containerd-shim", "docker-proxy",
+        "docker-containerd-shim", "runc", "kubelet", "kube-apiserver", "kube-proxy", "etcd", "NetworkManager",
+        "wpa_supplicant", "cron", "crond", "rsyslogd", "syslogd", "systemd-journald", "journald",
+        "dbus-daemon", "dbus-broker", "Xorg", "Xwayland", "sssd", "gdm", "gdm3", "lightdm", "sddm", "cupsd",
+        "bluetoothd", "avahi-daemon", "ntpd", "chronyd", "firewalld", "polkitd", "udevd", "systemd-udevd",
+        "snapd", "agetty", "auditd", "atd", "nginx", "apache2", "httpd", "mysqld", "mariadbd", "postgres",
+        "postmaster", "redis-server", "mongod", "memcached", "ModemManager", "accounts-daemon", "gnome-shell",
+        "plasmashell", "sshd:", "systemd-logind", "systemd-networkd", "systemd-resolved", "named", "dnsmasq",
+        "haproxy", "php-fpm", "supervisord", "rabbitmq-server", "elasticsearch", "zookeeper", "kafka", NULL};
 
 static bool names_daemon(const char *w)
 {
@@ -1227,8 +1288,8 @@ static void h_kill(struct scan *sc, size_t idx, int depth)
                 if (!c->argv.n || c->argv.v[0][0] == '@')
                         continue;
                 const char *p = base_name(c->argv.v[0]);
-                lookup |= !strcmp(p, "ps") || !strcmp(p, "pgrep") || !strcmp(p, "pidof") || !strcmp(p, "pstree") ||
-                          !strcmp(p, "lsof") || !strcmp(p, "top");
+                lookup |= !strcmp(p, "ps") || !strcmp(p, "pgrep") || !strcmp(p, "pidof") ||
+                          !strcmp(p, "pstree") || !strcmp(p, "lsof") || !strcmp(p, "top");
                 for (size_t j = 1; j < c->argv.n && !daemon; j++)
                         daemon |= names_daemon(c->argv.v[j]);
         }
@@ -1253,7 +1314,9 @@ static void h_man(struct scan *sc, size_t idx, int depth)
         for (size_t k = 1; k < n; k++) {
                 char **a = argv_of(sc, idx);
                 const char *v = NULL;
-                if ((!strcmp(a[k], "-P") || !strcmp(a[k], "--pager") || !strcmp(a[k], "-H") || !strcmp(a[k], "--html")) && k + 1 < n)
+                if ((!strcmp(a[k], "-P") || !strcmp(a[k], "--pager") || !strcmp(a[k], "-H") ||
+                     !strcmp(a[k], "--html")) &&
+                    k + 1 < n)
                         v = a[++k];
                 else if (!strncmp(a[k], "--pager=", 8) || !strncmp(a[k], "--html=", 7))
                         v = strchr(a[k], '=') + 1;
@@ -1286,14 +1349,14 @@ static const struct tool tools[] = {
         {"devbox", h_runner},   {"foreman", h_runner},    {"honcho", h_runner},   {"toolbox", h_runner},
         {"distrobox", h_runner}, {"direnv", h_runner},    {"op", h_runner},       {"aws-vault", h_runner},
         {"doppler", h_runner},  {"infisical", h_runner},  {"chamber", h_runner},  {"perf", h_runner},
-        {"rr", h_runner},       {"nix", h_runner},        {"cargo", h_runner},    {"systemd-nspawn", h_runner},
-        {"nix-shell", h_strings}, {"nodemon", h_strings}, {"watchexec", h_strings}, {"entr", h_strings},
-        {"reflex", h_strings},  {"concurrently", h_strings}, {"hyperfine", h_strings}, {"pee", h_strings},
-        {"sops", h_strings},    {"dotenv", h_strings},    {"rimraf", h_rimraf},   {"del-cli", h_rimraf},
-        {"docker", h_docker},   {"podman", h_docker},     {"nerdctl", h_docker},  {"curl", h_libs},
-        {"openssl", h_libs},    {"ssh-keygen", h_libs},   {"enable", h_libs},     {"ffmpeg", h_libs},
-        {"kill", h_kill},       {"pkill", h_kill},        {"killall", h_kill},    {"run-parts", h_run_parts},
-        {"man", h_man},
+        {"rr", h_runner},       {"nix", h_runner},        {"cargo", h_runner},
+        {"systemd-nspawn", h_runner}, {"nix-shell", h_strings}, {"nodemon", h_strings},
+        {"watchexec", h_strings}, {"entr", h_strings}, {"reflex", h_strings},  {"concurrently", h_strings},
+        {"hyperfine", h_strings}, {"pee", h_strings}, {"sops", h_strings},    {"dotenv", h_strings},
+        {"rimraf", h_rimraf},   {"del-cli", h_rimraf}, {"docker", h_docker},   {"podman", h_docker},
+        {"nerdctl", h_docker},  {"curl", h_libs}, {"openssl", h_libs},    {"ssh-keygen", h_libs},
+        {"enable", h_libs},     {"ffmpeg", h_libs}, {"kill", h_kill},       {"pkill", h_kill},
+        {"killall", h_kill},    {"run-parts", h_run_parts}, {"man", h_man},
 };
 
 handler_fn *tool_handler(const char *prog)
@@ -1330,7 +1393,8 @@ static const struct outopt outopts[] = {
         {"mypy", LW("--junit-xml", "--html-report", "--txt-report", "--xml-report", "--linecount-report"), 0},
         {"exiftool", LW("-o", "-W", "-w"), 0},
         {"wget", LW("-o", "--output-file", "-a", "--append-output"), 0},
-        {"curl", LW("--trace", "--trace-ascii", "-D", "--dump-header", "-c", "--cookie-jar", "--libcurl", "--stderr"), 0},
+        {"curl", LW("--trace", "--trace-ascii", "-D", "--dump-header", "-c", "--cookie-jar", "--libcurl",
+                    "--stderr"), 0},
         {"strace", LW("-o", "--output"), 0},
         {"ltrace", LW("-o", "--output"), 0},
         {"rlwrap", LW("-l", "--logfile"), 0},
@@ -1398,8 +1462,8 @@ void tool_outputs(struct scan *sc, size_t idx, int depth)
         if (!strcmp(p, "tar"))
                 for (size_t k = 1; k < n; k++)
                         extract |= (a[k][0] != '-' && k == 1 && strchr(a[k], 'x')) ||
-                                   (a[k][0] == '-' && a[k][1] != '-' && strchr(a[k], 'x')) || !strcmp(a[k], "--extract") ||
-                                   !strcmp(a[k], "--get");
+                                   (a[k][0] == '-' && a[k][1] != '-' && strchr(a[k], 'x')) ||
+                                   !strcmp(a[k], "--extract") || !strcmp(a[k], "--get");
         if ((!strcmp(p, "tar") || !strcmp(p, "unzip")) && !extract)
                 return;
         struct strvec out = {0};
@@ -1427,10 +1491,11 @@ void tool_outputs(struct scan *sc, size_t idx, int depth)
                         strvec_push(&out, xstrdup(w + 3));
                 else if (!strcmp(p, "7z") && !strncmp(w, "-o", 2) && w[2])
                         strvec_push(&out, xstrdup(w + 2));
-                else if (!strcmp(p, "exiftool") && (!strncasecmp(w, "-filename=", 10) || !strncasecmp(w, "-directory=", 11)))
+                else if (!strcmp(p, "exiftool") &&
+                         (!strncasecmp(w, "-filename=", 10) || !strncasecmp(w, "-directory=", 11)))
                         strvec_push(&out, xstrdup(strchr(w, '=') + 1));
-                else if (!strcmp(p, "sqlite3") && (strstr(w, ".output ") || strstr(w, ".once ") || strstr(w, ".save ") ||
-                                                   strstr(w, ".backup "))) {
+                else if (!strcmp(p, "sqlite3") && (strstr(w, ".output ") || strstr(w, ".once ") ||
+                                                   strstr(w, ".save ") || strstr(w, ".backup "))) {
                         const char *f = strchr(strstr(w, "."), ' ') + 1;
                         strvec_push(&out, strndup(f, strcspn(f, " \n;")));
                 } else if (w[0] != '-' || !w[1]) {
@@ -1457,36 +1522,39 @@ void tool_outputs(struct scan *sc, size_t idx, int depth)
 /* Programs an argument list can hand a command to; a word naming one is the start of a
  * command a program not modelled here may run (frobnicate --retry 3 rm -rf ~). */
 static const char *const runnable[] = {
-        "rm", "rmdir", "unlink", "shred", "srm", "wipe", "dd", "mkfs", "fdisk", "parted", "wipefs", "chmod", "chown",
-        "chgrp", "chattr", "mv", "cp", "ln", "install", "tee", "truncate", "sh", "bash", "dash", "zsh", "ksh", "fish",
-        "csh", "tcsh", "su", "sudo", "doas", "python", "python3", "perl", "ruby", "node", "php", "lua", "curl", "wget",
-        "nc", "ncat", "netcat", "socat", "git", "kill", "pkill", "killall", "shutdown", "reboot", "halt", "poweroff",
-        "systemctl", "service", "crontab", "iptables", "nft", "ufw", "mount", "umount", "find", "xargs", "env", "eval",
-        "docker", "podman", "kubectl", "helm", "terraform", "aws", "gcloud", "az", "psql", "mysql", "sqlite3",
-        "redis-cli", "mongo", "mongosh", "dropdb", "scp", "rsync", "useradd", "userdel", "passwd", "usermod",
-        "visudo", "setcap", "insmod", "rmmod", "modprobe", "sysctl", "chroot", "/bin/sh", "/bin/bash", "/bin/rm", NULL};
+        "rm", "rmdir", "unlink", "shred", "srm", "wipe", "dd", "mkfs", "fdisk", "parted", "wipefs", "chmod",
+        "chown", "chgrp", "chattr", "mv", "cp", "ln", "install", "tee", "truncate", "sh", "bash", "dash",
+        "zsh", "ksh", "fish", "csh", "tcsh", "su", "sudo", "doas", "python", "python3", "perl", "ruby",
+        "node", "php", "lua", "curl", "wget", "nc", "ncat", "netcat", "socat", "git", "kill", "pkill",
+        "killall", "shutdown", "reboot", "halt", "poweroff", "systemctl", "service", "crontab", "iptables",
+        "nft", "ufw", "mount", "umount", "find", "xargs", "env", "eval", "docker", "podman", "kubectl",
+        "helm", "terraform", "aws", "gcloud", "az", "psql", "mysql", "sqlite3", "redis-cli", "mongo",
+        "mongosh", "dropdb", "scp", "rsync", "useradd", "userdel", "passwd", "usermod", "visudo", "setcap",
+        "insmod", "rmmod", "modprobe", "sysctl", "chroot", "/bin/sh", "/bin/bash", "/bin/rm", NULL};
 
 /* Programs whose arguments are text, patterns, names or packages, never a command. */
 static const char *const plain[] = {
-        "echo", "printf", "which", "type", "whereis", "man", "info", "help", "apropos", "whatis", "grep", "egrep",
-        "fgrep", "rg", "ag", "ack", "cut", "sort", "uniq", "wc", "head", "tail", "cat", "less", "more", "ls", "test",
-        "[", "[[", "file", "stat", "du", "df", "basename", "dirname", "realpath", "readlink", "jq", "yq", "diff",
-        "cmp", "comm", "tr", "fold", "fmt", "column", "ps", "pgrep", "pidof", "lsof", "apt", "apt-get", "apt-cache",
-        "dpkg", "yum", "dnf", "brew", "pacman", "snap", "pip", "pip3", "gem", "go", "rustup", "logger", "notify-send",
-        "figlet", "cowsay", "tldr", "complete", "compgen", "history", "hash", "declare", "local", "export", "readonly",
-        "alias", "unalias", "unset", "set", "read", "mapfile", "printenv", "id", "whoami", "groups", "getent", "date",
-        "touch", "mkdir", "gh", "glab", "hub", "tar", "zip", "unzip", "gzip", "md5sum", "sha256sum", "sha1sum", "b2sum",
-        "xxd", "od", "hexdump", "strings", "nl", "expand", "paste", "join", "seq", "yes", "sleep", "true", "false",
-        ":", "cd", "pushd", "popd", "dirs", "wait", "jobs", "fg", "bg", "disown", "exit", "return", "break", "continue",
-        "shift", "getopts", "let", "ulimit", "umask", "shopt", "bind", "caller", "times", "trap", "kill", "[", "clear",
-        "tput", "stty", "reset", "column", "look", "spell", "aspell", "locate", "updatedb", "hostname", "uname",
-        "arch", "nproc", "free", "uptime", "w", "who", "last", "dmesg", "journalctl", "lsblk", "blkid", "lscpu",
-        "lspci", "lsusb", "ip", "ifconfig", "ss", "netstat", "ping", "traceroute", "dig", "nslookup", "host",
-        "systemd-analyze", "npm", "pnpm", "yarn", "cargo", "mvn", "gradle", "dotnet", "composer", "pytest", "tox",
-        "nox", "ruff", "black", "flake8", "pylint", "mypy", "eslint", "prettier", "tsc", "jest", "vitest", "mocha",
-        "make", "cmake", "ninja", "meson", "bazel", "gcc", "cc", "g++", "clang", "clang++", "rustc", "javac",
-        "java", "kotlin", "scala", "swift", "zig", "nim", "crystal", "ghc", "stack", "cabal", "elixir", "mix", "erl",
-        "pio", "helm", "kubectl", "docker", "podman", "terraform", "ansible", "ansible-playbook", "vagrant", NULL};
+        "echo", "printf", "which", "type", "whereis", "man", "info", "help", "apropos", "whatis", "grep",
+        "egrep", "fgrep", "rg", "ag", "ack", "cut", "sort", "uniq", "wc", "head", "tail", "cat", "less",
+        "more", "ls", "test", "[", "[[", "file", "stat", "du", "df", "basename", "dirname", "realpath",
+        "readlink", "jq", "yq", "diff", "cmp", "comm", "tr", "fold", "fmt", "column", "ps", "pgrep", "pidof",
+        "lsof", "apt", "apt-get", "apt-cache", "dpkg", "yum", "dnf", "brew", "pacman", "snap", "pip", "pip3",
+        "gem", "go", "rustup", "logger", "notify-send", "figlet", "cowsay", "tldr", "complete", "compgen",
+        "history", "hash", "declare", "local", "export", "readonly", "alias", "unalias", "unset", "set",
+        "read", "mapfile", "printenv", "id", "whoami", "groups", "getent", "date", "touch", "mkdir", "gh",
+        "glab", "hub", "tar", "zip", "unzip", "gzip", "md5sum", "sha256sum", "sha1sum", "b2sum", "xxd", "od",
+        "hexdump", "strings", "nl", "expand", "paste", "join", "seq", "yes", "sleep", "true", "false", ":",
+        "cd", "pushd", "popd", "dirs", "wait", "jobs", "fg", "bg", "disown", "exit", "return", "break",
+        "continue", "shift", "getopts", "let", "ulimit", "umask", "shopt", "bind", "caller", "times", "trap",
+        "kill", "[", "clear", "tput", "stty", "reset", "column", "look", "spell", "aspell", "locate",
+        "updatedb", "hostname", "uname", "arch", "nproc", "free", "uptime", "w", "who", "last", "dmesg",
+        "journalctl", "lsblk", "blkid", "lscpu", "lspci", "lsusb", "ip", "ifconfig", "ss", "netstat", "ping",
+        "traceroute", "dig", "nslookup", "host", "systemd-analyze", "npm", "pnpm", "yarn", "cargo", "mvn",
+        "gradle", "dotnet", "composer", "pytest", "tox", "nox", "ruff", "black", "flake8", "pylint", "mypy",
+        "eslint", "prettier", "tsc", "jest", "vitest", "mocha", "make", "cmake", "ninja", "meson", "bazel",
+        "gcc", "cc", "g++", "clang", "clang++", "rustc", "javac", "java", "kotlin", "scala", "swift", "zig",
+        "nim", "crystal", "ghc", "stack", "cabal", "elixir", "mix", "erl", "pio", "helm", "kubectl", "docker",
+        "podman", "terraform", "ansible", "ansible-playbook", "vagrant", NULL};
 
 static bool runnable_word(const char *w)
 {
@@ -1501,9 +1569,9 @@ void tool_generic(struct scan *sc, size_t idx, int depth)
         if (uw_in(p, plain) || a[0][0] == '@')
                 return;
         static const char *const cmd_opts[] = {"-c", "--command", "--cmd", "--exec", "--execute", "--run",
-                                               "--shell-command", "--exec-command", "--command-line", "--hook",
-                                               "--on-change", "--on-success", "--on-failure", "--pre-command",
-                                               "--post-command", "--eval", NULL};
+                                               "--shell-command", "--exec-command", "--command-line",
+                                               "--hook", "--on-change", "--on-success", "--on-failure",
+                                               "--pre-command", "--post-command", "--eval", NULL};
         for (size_t k = 1; k < n; k++) {
                 a = argv_of(sc, idx);
                 const char *w = a[k], *v = NULL;

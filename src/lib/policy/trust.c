@@ -109,7 +109,8 @@ int policy_trusted(const char *ws, const char *hash)
         close(fd);
         for (const char *line = text; r == 0 && line && *line;) {
                 const char *nl = strchrnul(line, '\n');
-                if (line_of(line, (size_t)(nl - line), ews, &h) && !strncmp(h, hash, 64) && strlen(hash) == 64)
+                if (line_of(line, (size_t)(nl - line), ews, &h) && !strncmp(h, hash, 64) &&
+                    strlen(hash) == 64)
                         return 1;
                 line = *nl ? nl + 1 : nl;
         }
@@ -126,12 +127,13 @@ int policy_trust_set(const char *ws, const char *hash, struct txbox_error *err)
         if (fd == -ENOENT && !hash)
                 return 0; /* nothing was trusted */
         if (fd == -EPERM)
-                return tx_err(err, EPERM, "the trust store '%s' lies inside the workspace '%s', where any command could "
-                                          "write it; set XDG_CONFIG_HOME to a directory outside it",
+                return tx_err(err, EPERM,
+                              "the trust store '%s' lies inside the workspace '%s', where any command could "
+                              "write it; set XDG_CONFIG_HOME to a directory outside it",
                               path ? path : "?", ws);
         if (fd < 0)
-                return tx_err(err, -fd, "cannot open the directory of the trust store '%s': %s", path ? path : "(no home)",
-                              strerror(-fd));
+                return tx_err(err, -fd, "cannot open the directory of the trust store '%s': %s",
+                              path ? path : "(no home)", strerror(-fd));
         int r = read_store(fd, &text);
         if (r < 0)
                 return tx_err(err, -r, "cannot read the trust store '%s': %s", path, strerror(-r));
@@ -161,8 +163,9 @@ int policy_ws_read(const char *ws, char **text, size_t *len, struct txbox_error 
         if (r == 0 || r == -ENOENT)
                 return r;
         return tx_err(err, -r, "policy '%s/.txbox/policy': %s", ws,
-                      r == -ELOOP || r == -EXDEV ? "it is a symlink or lies behind one; txbox reads the workspace's "
-                                                   "policy only as a plain file inside it"
+                      r == -ELOOP || r == -EXDEV
+                              ? "it is a symlink or lies behind one; txbox reads the workspace's "
+                                "policy only as a plain file inside it"
                       : r == -EINVAL ? "not a regular file"
                       : r == -EFBIG  ? "larger than 1 MiB"
                                      : strerror(-r));

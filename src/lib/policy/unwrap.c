@@ -382,7 +382,8 @@ static char *echo_text(char **argv, size_t argc)
                 return NULL;
         size_t k = 1;
         bool esc = false, nl = true;
-        while (k < argc && argv[k][0] == '-' && argv[k][1] && strspn(argv[k] + 1, "neE") == strlen(argv[k] + 1)) {
+        while (k < argc && argv[k][0] == '-' && argv[k][1] &&
+               strspn(argv[k] + 1, "neE") == strlen(argv[k] + 1)) {
                 esc |= strchr(argv[k], 'e') != NULL;
                 nl &= strchr(argv[k], 'n') == NULL;
                 k++;
@@ -414,12 +415,15 @@ enum stdin_kind { IN_NONE, IN_TEXT, IN_DOWNLOAD, IN_DECODED, IN_FILE, IN_UNKNOWN
 static bool is_decoder(char **argv, size_t argc)
 {
         const char *p = base_name(argv[0]);
-        static const char *const always[] = {"uudecode", "gunzip", "zcat", "bzcat", "xzcat", "rev", "unxz", "zstdcat",
-                                             "lzcat", "unlzma", "lz4cat", "b64decode", "uncompress", NULL};
-        static const char *const with_flag[] = {"base64", "base32", "basenc", "openssl", "xxd", "gzip", "bzip2", "xz",
-                                                "zstd", "lzma", "lz4", "brotli", "gpg", "age", "uudecode", NULL};
-        static const char *const flags[] = {"-d", "--decode", "-D", "-r", "-rp", "-pr", "-base64", "-a", "--decompress",
-                                            "--decrypt", "-decrypt", NULL};
+        static const char *const always[] = {"uudecode", "gunzip",    "zcat",       "bzcat", "xzcat",
+                                             "rev",      "unxz",      "zstdcat",    "lzcat", "unlzma",
+                                             "lz4cat",   "b64decode", "uncompress", NULL};
+        static const char *const with_flag[] = {"base64", "base32", "basenc",   "openssl", "xxd", "gzip",
+                                                "bzip2",  "xz",     "zstd",     "lzma",    "lz4", "brotli",
+                                                "gpg",    "age",    "uudecode", NULL};
+        static const char *const flags[] = {"-d",           "--decode",  "-D",       "-r",
+                                            "-rp",          "-pr",       "-base64",  "-a",
+                                            "--decompress", "--decrypt", "-decrypt", NULL};
         if (uw_in(p, always))
                 return true;
         if (uw_in(p, with_flag))
@@ -477,7 +481,8 @@ static enum stdin_kind stdin_of(struct scan *sc, size_t idx, char **text)
         bool decoded = false, seen = false;
         for (size_t k = idx; k-- > 0;) {
                 struct scmd *c = &sc->cmds[k];
-                if (c->pipe_id != me->pipe_id || c->stage >= me->stage || !c->argv.n || c->argv.v[0][0] == '@')
+                if (c->pipe_id != me->pipe_id || c->stage >= me->stage || !c->argv.n ||
+                    c->argv.v[0][0] == '@')
                         continue;
                 if (is_dl(base_name(c->argv.v[0]))) {
                         free(ptext);
@@ -493,8 +498,8 @@ static enum stdin_kind stdin_of(struct scan *sc, size_t idx, char **text)
                 else if (!strcmp(p, "cat") && c->argv.n == 1 && c->stdin_text) {
                         ptext = xstrdup(c->stdin_text);
                         prev = IN_TEXT;
-                } else if (!strcmp(p, "cat") && c->argv.n == 2 && !has_unk(c->argv.v[1]) && c->argv.v[1][0] != '-' &&
-                           (ptext = uw_path(sc, k, c->argv.v[1])))
+                } else if (!strcmp(p, "cat") && c->argv.n == 2 && !has_unk(c->argv.v[1]) &&
+                           c->argv.v[1][0] != '-' && (ptext = uw_path(sc, k, c->argv.v[1])))
                         prev = IN_FILE;
         }
         if (decoded) {
@@ -515,8 +520,9 @@ static void code_from_stdin(struct scan *sc, size_t idx, const char *lang, int d
         else if (k == IN_DECODED)
                 uw_finding(sc, idx, "@obfuscated-exec", "decoded data piped into a shell or interpreter");
         else if (k == IN_UNKNOWN)
-                uw_finding(sc, idx, "@unknown-command",
-                           "a shell or interpreter reads its commands from a pipe whose text cannot be known");
+                uw_finding(
+                        sc, idx, "@unknown-command",
+                        "a shell or interpreter reads its commands from a pipe whose text cannot be known");
         else if (k == IN_FILE)
                 uw_script_file(sc, idx, text, lang, depth);
         else if (k == IN_TEXT && !lang)
@@ -554,7 +560,8 @@ void uw_script_file(struct scan *sc, size_t idx, const char *path, const char *l
         if (!abs)
                 return;
         if (in_files(&sc->dl_files, abs))
-                uw_finding(sc, idx, "@download-exec", "runs a file downloaded earlier in this command; read it first");
+                uw_finding(sc, idx, "@download-exec",
+                           "runs a file downloaded earlier in this command; read it first");
         else {
                 const char *t = text_file(sc, abs);
                 char *copy = t ? xstrdup(t) : NULL;
@@ -773,7 +780,8 @@ static void h_shell(struct scan *sc, size_t idx, int depth)
                 return;
         }
         if (no_input(&sc->cmds[idx]))
-                return uw_finding(sc, idx, "@interactive-shell", "a shell with no command reads its commands from the terminal");
+                return uw_finding(sc, idx, "@interactive-shell",
+                                  "a shell with no command reads its commands from the terminal");
         code_from_stdin(sc, idx, NULL, depth);
 }
 
@@ -789,7 +797,8 @@ static void h_su(struct scan *sc, size_t idx, int depth)
                         break;
                 if (!strncmp(o, "--command=", 10))
                         cmd = o + 10;
-                else if ((!strcmp(o, "--command") || (o[0] == '-' && o[1] != '-' && o[strlen(o) - 1] == 'c')) && k + 1 < n)
+                else if ((!strcmp(o, "--command") || (o[0] == '-' && o[1] != '-' &&
+                                                      o[strlen(o) - 1] == 'c')) && k + 1 < n)
                         cmd = a[k + 1];
                 else if (o[0] == '-' && o[1] != '-' && o[1] && strchr("sgGw", o[strlen(o) - 1]))
                         k++; /* -s SHELL, -g GROUP, -G GROUP, -w LIST */
@@ -889,9 +898,11 @@ struct wrapper {
 #define LW(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static const struct wrapper wrappers[] = {
-        {"sudo", {"ugpCDhrtUTR", LW("user", "group", "prompt", "close-from", "chdir", "host", "role", "type", "other-user", "command-timeout", "chroot")}, 0, "lVKv"},
+        {"sudo", {"ugpCDhrtUTR", LW("user", "group", "prompt", "close-from", "chdir", "host", "role", "type",
+                                    "other-user", "command-timeout", "chroot")}, 0, "lVKv"},
         {"doas", {"uC", NULL}, 0, "L", true},
-        {"run0", {"uDg", LW("user", "group", "chdir", "nice", "setenv", "unit", "property", "description", "slice", "machine")}, 0, NULL, true},
+        {"run0", {"uDg", LW("user", "group", "chdir", "nice", "setenv", "unit", "property", "description",
+                            "slice", "machine")}, 0, NULL, true},
         {"nice", {"n", LW("adjustment")}, 0, NULL},
         {"nohup", {"", NULL}, 0, NULL},
         {"setsid", {"", NULL}, 0, NULL},
@@ -906,15 +917,18 @@ static const struct wrapper wrappers[] = {
         {"chrt", {"TPD", LW("sched-runtime", "sched-period", "sched-deadline")}, 1, "p"},
         {"taskset", {"", NULL}, 1, "p"},
         {"chroot", {"", LW("userspec", "groups")}, 1, NULL, true},
-        {"unshare", {"SGRw", LW("setuid", "setgid", "root", "wd", "propagation", "setgroups", "map-user", "map-group",
+        {"unshare", {"SGRw", LW("setuid", "setgid", "root", "wd", "propagation", "setgroups", "map-user",
+                                "map-group",
                                 "map-users", "map-groups", "monotonic", "boottime")}, 0, NULL, true},
         /* -r[DIR] and -w[DIR] take a value only when it is attached */
         {"nsenter", {"tSG", LW("target", "setuid", "setgid")}, 0, NULL, true},
         {"newgrp", {"", NULL}, 1, NULL, true},
         {"capsh", {"", NULL}, 0, NULL, true},
-        {"systemd-run", {"pEuMH", LW("unit", "property", "uid", "gid", "working-directory", "description", "slice", "nice",
-                                     "setenv", "service-type", "machine", "host", "on-active", "on-boot", "on-startup",
-                                     "on-unit-active", "on-unit-inactive", "on-calendar", "timer-property")}, 0, NULL, true},
+        {"systemd-run", {"pEuMH", LW("unit", "property", "uid", "gid", "working-directory", "description",
+                                     "slice", "nice",
+                                     "setenv", "service-type", "machine", "host", "on-active", "on-boot",
+                                     "on-startup", "on-unit-active", "on-unit-inactive", "on-calendar",
+                                     "timer-property")}, 0, NULL, true},
         {"systemd-inhibit", {"", LW("what", "who", "why", "mode")}, 0, NULL},
         /* -n is --nonblock, no value: flock -n LOCK CMD */
         {"flock", {"wE", LW("timeout", "conflict-exit-code")}, 1, NULL},
@@ -938,18 +952,23 @@ static const struct wrapper wrappers[] = {
         {"watch", {"nq", LW("interval", "equexit")}, 0, NULL},
         {"busybox", {"", NULL}, 0, NULL},
         {"toybox", {"", NULL}, 0, NULL},
-        {"rlwrap", {"bfHlPpqSstwz", LW("break-chars", "file", "history-filename", "logfile", "pre-given", "prompt-colour",
-                                      "quote-characters", "substitute-prompt", "histsize", "command-name", "polling", "filter")}, 0, NULL},
+        {"rlwrap", {"bfHlPpqSstwz", LW("break-chars", "file", "history-filename", "logfile", "pre-given",
+                                       "prompt-colour",
+                                      "quote-characters", "substitute-prompt", "histsize", "command-name",
+                                      "polling", "filter")}, 0, NULL},
         {"fakeroot", {"li", LW("lib", "faked")}, 0, NULL},
         {"fakechroot", {"cesl", LW("config-dir", "environment", "lib", "use-system-libs")}, 0, NULL},
-        {"setpriv", {"", LW("reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set", "securebits", "pdeathsig",
-                            "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule", "seccomp-filter", "ruid",
-                            "euid", "rgid", "egid")}, 0, NULL},
+        {"setpriv", {"", LW("reuid", "regid", "groups", "inh-caps", "ambient-caps", "bounding-set",
+                            "securebits", "pdeathsig",
+                            "selinux-label", "apparmor-profile", "landlock-access", "landlock-rule",
+                            "seccomp-filter", "ruid", "euid", "rgid", "egid")}, 0, NULL},
         {"prlimit", {"p", LW("pid", "output")}, 0, "p"},
         {"ssh-agent", {"aEPtO", NULL}, 0, "kl"},
-        {"xvfb-run", {"nsfewp", LW("server-num", "server-args", "auth-file", "error-file", "wait", "xauth-protocol")}, 0, NULL},
+        {"xvfb-run", {"nsfewp", LW("server-num", "server-args", "auth-file", "error-file", "wait",
+                                   "xauth-protocol")}, 0, NULL},
         {"valgrind", {"", NULL}, 0, NULL},
-        {"numactl", {"CNmipPw", LW("physcpubind", "cpunodebind", "membind", "interleave", "preferred", "weighted-interleave")}, 0, NULL},
+        {"numactl", {"CNmipPw", LW("physcpubind", "cpunodebind", "membind", "interleave", "preferred",
+                                   "weighted-interleave")}, 0, NULL},
         {"cgexec", {"g", NULL}, 0, NULL},
         {"faketime", {"", NULL}, 1, NULL},
         {"eatmydata", {"", NULL}, 0, NULL},
@@ -964,15 +983,19 @@ static const struct wrapper wrappers[] = {
         {"linux64", {"", NULL}, 0, NULL, true},
         {"i386", {"", NULL}, 0, NULL, true},
         {"x86_64", {"", NULL}, 0, NULL, true},
-        {"flatpak-spawn", {"", LW("env", "forward-fd", "directory", "sandbox-expose", "sandbox-expose-ro")}, 0, NULL},
+        {"flatpak-spawn", {"", LW("env", "forward-fd", "directory", "sandbox-expose", "sandbox-expose-ro")},
+         0, NULL},
         {"cpulimit", {"lpeLm", LW("limit", "pid", "exe", "path")}, 0, "pe"},
         {"runcon", {"utrl", LW("user", "role", "type", "range")}, 0, NULL},
         {"proot", {"rbmwgqk", LW("rootfs", "bind", "mount", "cwd", "qemu", "kernel-release")}, 0, NULL, true},
         {"bwrap", {"", NULL}, 0, NULL},
-        {"ld.so", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath", "glibc-hwcaps-prepend", "glibc-hwcaps-mask")}, 0, NULL},
+        {"ld.so", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath",
+                          "glibc-hwcaps-prepend", "glibc-hwcaps-mask")}, 0, NULL},
         {"ld-linux.so.2", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0, NULL},
-        {"ld-linux-x86-64.so.2", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0, NULL},
-        {"ld-linux-aarch64.so.1", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0, NULL},
+        {"ld-linux-x86-64.so.2", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0,
+         NULL},
+        {"ld-linux-aarch64.so.1", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0,
+         NULL},
         {"qemu-x86_64", {"LUEgrBRscdDp", NULL}, 0, NULL},
         {"qemu-aarch64", {"LUEgrBRscdDp", NULL}, 0, NULL},
         {"daemonize", {"acelopuE", NULL}, 0, NULL},
@@ -991,12 +1014,14 @@ static size_t bwrap_skip(char **a, size_t n)
         static const char *const two[] = {"--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try",
                                           "--dev-bind-try", "--setenv", "--symlink", "--file", "--bind-data",
                                           "--ro-bind-data", "--chmod", "--bind-fd", "--ro-bind-fd", NULL};
-        static const char *const one[] = {"--args", "--unsetenv", "--lock-file", "--sync-fd", "--userns", "--userns2",
-                                          "--pidns", "--uid", "--gid", "--hostname", "--chdir", "--dev", "--proc",
-                                          "--tmpfs", "--mqueue", "--dir", "--remount-ro", "--exec-label", "--file-label",
-                                          "--seccomp", "--add-seccomp-fd", "--info-fd", "--json-status-fd", "--block-fd",
-                                          "--userns-block-fd", "--cap-add", "--cap-drop", "--perms", "--size",
-                                          "--overlay-src", "--tmp-overlay", "--ro-overlay", "--argv0", NULL};
+        static const char *const one[] = {"--args", "--unsetenv", "--lock-file", "--sync-fd", "--userns",
+                                          "--userns2",
+                                          "--pidns", "--uid", "--gid", "--hostname", "--chdir", "--dev",
+                                          "--proc", "--tmpfs", "--mqueue", "--dir", "--remount-ro",
+                                          "--exec-label", "--file-label", "--seccomp", "--add-seccomp-fd",
+                                          "--info-fd", "--json-status-fd", "--block-fd", "--userns-block-fd",
+                                          "--cap-add", "--cap-drop", "--perms", "--size", "--overlay-src",
+                                          "--tmp-overlay", "--ro-overlay", "--argv0", NULL};
         size_t k = 1;
         while (k < n) {
                 if (!strcmp(a[k], "--"))
@@ -1038,7 +1063,8 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
                                 return;
                         if ((!strcmp(a[j], "--preload") || !strcmp(a[j], "--audit")) && j + 1 < k) {
                                 char *libs = xstrdup(a[j + 1]), *save = NULL;
-                                for (char *l = strtok_r(libs, ": ", &save); l; l = strtok_r(NULL, ": ", &save))
+                                for (char *l = strtok_r(libs, ": ", &save); l;
+                                     l = strtok_r(NULL, ": ", &save))
                                         tool_lib_load(sc, idx, l);
                                 free(libs);
                         }
@@ -1048,9 +1074,10 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
         /* -c STRING (flock, runuser, su-like) runs a shell string */
         if (!strcmp(p, "flock") || !strcmp(p, "runuser")) {
                 for (size_t j = 1; j < n; j++) {
-                        const char *cmd = !strncmp(a[j], "--command=", 10)                                ? a[j] + 10
-                                          : (!strcmp(a[j], "-c") || !strcmp(a[j], "--command")) && j + 1 < n ? a[j + 1]
-                                                                                                           : NULL;
+                        const char *cmd = !strncmp(a[j], "--command=", 10) ? a[j] + 10
+                                          : (!strcmp(a[j], "-c") || !strcmp(a[j], "--command")) && j + 1 < n
+                                                  ? a[j + 1]
+                                                  : NULL;
                         if (!cmd)
                                 continue;
                         if (uw_all_unk(cmd))
@@ -1187,7 +1214,8 @@ static void h_make(struct scan *sc, size_t idx, int depth)
         size_t n = sc->cmds[idx].argv.n;
         const char *file = NULL;
         for (size_t k = 1; k < n; k++) {
-                if ((!strcmp(a[k], "-f") || !strcmp(a[k], "--file") || !strcmp(a[k], "--makefile")) && k + 1 < n)
+                if ((!strcmp(a[k], "-f") || !strcmp(a[k], "--file") || !strcmp(a[k], "--makefile")) &&
+                    k + 1 < n)
                         file = a[k + 1];
                 else if (!strncmp(a[k], "--eval=", 7) || (!strcmp(a[k], "--eval") && k + 1 < n)) {
                         const char *e = a[k][6] == '=' ? a[k] + 7 : a[k + 1];
@@ -1238,7 +1266,8 @@ static void h_make(struct scan *sc, size_t idx, int depth)
         char *text;
         enum stdin_kind kind = stdin_of(sc, idx, &text);
         if (kind == IN_DOWNLOAD || kind == IN_DECODED)
-                uw_finding(sc, idx, kind == IN_DOWNLOAD ? "@download-exec" : "@obfuscated-exec", "makefile from a pipe");
+                uw_finding(sc, idx, kind == IN_DOWNLOAD ? "@download-exec" : "@obfuscated-exec",
+                           "makefile from a pipe");
         if (kind == IN_TEXT && text)
                 recipes(sc, idx, text, depth);
         free(text);
@@ -1428,15 +1457,15 @@ static const struct handler handlers[] = {
         {"gmake", h_make},  {"awk", h_awk},      {"gawk", h_awk},       {"mawk", h_awk},
         {"nawk", h_awk},    {"busybox-awk", h_awk}, {"trap", h_trap},
         {"psql", h_db},      {"mysql", h_db},       {"mariadb", h_db},
-        {"sqlite3", h_db},  {"sqlite", h_db},    {"mongo", h_db},     {"mongosh", h_db},     {"redis-cli", h_db},
-        {"valkey-cli", h_db}, {"keydb-cli", h_db}, {"cqlsh", h_db},    {"clickhouse-client", h_db}, {"clickhouse", h_db},
-        {"clickhouse-local", h_db}, {"sqlcmd", h_db}, {"duckdb", h_db},  {"usql", h_db},        {"pgcli", h_db},
-        {"mycli", h_db},    {"litecli", h_db},   {"trino", h_db},       {"presto", h_db},      {"snowsql", h_db},
-        {"bq", h_db},       {"cockroach", h_db}, {"influx", h_db},      {"isql", h_db},        {"sqlplus", h_db},
-        {"db2", h_db},      {"vsql", h_db},      {"spark-sql", h_db},   {"beeline", h_db},     {"hive", h_db},
-        {"impala-shell", h_db}, {"cypher-shell", h_db}, {"surreal", h_db}, {"edgedb", h_db}, {"mssql-cli", h_db},
-        {"turso", h_db},    {"planetscale", h_db}, {"pscale", h_db},    {"psql.bin", h_db},    {"ysqlsh", h_db},
-        {"ssh", h_ssh_like},
+        {"sqlite3", h_db},  {"sqlite", h_db},    {"mongo", h_db},     {"mongosh", h_db},
+        {"redis-cli", h_db}, {"valkey-cli", h_db}, {"keydb-cli", h_db}, {"cqlsh", h_db},
+        {"clickhouse-client", h_db}, {"clickhouse", h_db}, {"clickhouse-local", h_db}, {"sqlcmd", h_db},
+        {"duckdb", h_db},  {"usql", h_db}, {"pgcli", h_db}, {"mycli", h_db},    {"litecli", h_db},
+        {"trino", h_db},       {"presto", h_db}, {"snowsql", h_db}, {"bq", h_db},       {"cockroach", h_db},
+        {"influx", h_db},      {"isql", h_db}, {"sqlplus", h_db}, {"db2", h_db},      {"vsql", h_db},
+        {"spark-sql", h_db},   {"beeline", h_db}, {"hive", h_db}, {"impala-shell", h_db},
+        {"cypher-shell", h_db}, {"surreal", h_db}, {"edgedb", h_db}, {"mssql-cli", h_db}, {"turso", h_db},
+        {"planetscale", h_db}, {"pscale", h_db}, {"psql.bin", h_db}, {"ysqlsh", h_db}, {"ssh", h_ssh_like},
 };
 
 static bool is_wrapper(const char *p)
