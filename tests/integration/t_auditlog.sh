@@ -111,15 +111,35 @@ is "$r" 0 "(e) txbox run refuses before running anything"
 rm -f "$DB"
 check_repaired "(e) symlink removed"
 
+# ---- a healthy log after txbox gc: no false alarm; then a lost log counts the pruned ----
+commits
+out=$(txs gc --keep=2 2>&1)
+like "$out" "pruned undo data of 2 transactions" "gc prunes the undo data of the 2 oldest commits"
+out=$(txs run -- sh -c 'echo five > f5' 2>&1 >/dev/null)
+is "$out" "" "a run after gc says nothing about a lost log"
+out=$(txs log 2>&1 >/dev/null)
+is "$out" "" "nor does txbox log"
+rm -f "$DB" "$DB-wal" "$DB-shm"
+out=$(txs log 2>&1)
+like "$out" "echo five > f5" "after rm audit.db the kept commits are back"
+like "$out" "\(lost\)" "and one (lost) row stands for those gc pruned and the no-op commit"
+like "$(txs log --json)" "3 of commits #1 to #6" "which says how many: 2 pruned, 1 no-op"
+out=$(txs undo 2>&1)
+like "$out" "^undid tx" "undo works on the rebuilt log"
+[ ! -e "$WS/f5" ] && r=0 || r=1
+is "$r" 0 "and takes back the newest commit"
+
 # ---- (f) "running" rows nobody owns: recover settles them ----
 fresh
 txs run -- sh -c 'echo one > f1' >/dev/null
 # A run killed mid-command: its txbox process dies, leaving active/ID, its row "running".
-timeout 60 "$TXBOX" -C "$WS" --state "$S" run -- sh -c 'echo started > started; sleep 30' >/dev/null 2>&1 &
+bash -c 'timeout 60 "$0" -C "$1" --state "$2" run -- sh -c "echo started > started; sleep 30"; exit 0' \
+        "$TXBOX" "$WS" "$S" >/dev/null 2>&1 &
 tpid=$!
 for _ in $(seq 1 100); do [ -n "$(txs log --json 2>/dev/null | grep -o '"outcome": "running"')" ] && break; sleep 0.1; done
-kill -KILL "$(pgrep -P "$tpid" -x txbox)"
-wait "$tpid" 2>/dev/null
+# The oldest process whose command line starts so is txbox (its sandbox helpers come later).
+kill -KILL "$(pgrep -o -f -- "^$TXBOX -C $WS --state $S run -- sh -c echo started")"
+wait "$tpid"
 like "$(txs log --json 2>/dev/null)" '"outcome": "running"' "(f) a killed run leaves a running row"
 out=$(txs recover 2>&1)
 like "$out" "recovered: 1 rolled back" "(f) txbox recover settles it: $out"
