@@ -21,7 +21,6 @@
 #include "record.h"
 
 #define MARKER_MAX 64
-#define BEGIN_READ_MAX (1 << 20)
 
 int ws_write_commit_marker(int dir_fd, int64_t commit_seq)
 {
@@ -107,7 +106,7 @@ static bool rebuild_one(struct txbox_ws *ws, const char *id, struct txbox_record
         if (!committed && !decided)
                 return false;
         snprintf(rec->id, sizeof(rec->id), "%s", id);
-        if (read_file_at(dir, "begin", BEGIN_READ_MAX, &begin, NULL) < 0 || tx_begin_record(begin, rec) < 0) {
+        if (read_file_at(dir, "begin", BEGIN_MAX, &begin, NULL) < 0 || tx_begin_record(begin, rec) < 0) {
                 txbox_record_clear(rec);
                 memset(rec, 0, sizeof(*rec));
                 snprintf(rec->id, sizeof(rec->id), "%s", id);

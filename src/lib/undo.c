@@ -594,6 +594,10 @@ static int recover_rows(struct txbox_ws *ws, struct txbox_recover_stats *st, str
 
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 struct txbox_error e2;
+                /* The id names files in active/ and tx/: only one txbox could have made. */
+                size_t len = strlen(recs[i].id);
+                if (len < 4 || strspn(recs[i].id, "0123456789abcdef") != len)
+                        continue;
                 int lock = tx_claim(ws, recs[i].id, false, &e2);
                 if (lock < 0)
                         continue; /* its owner lives */
