@@ -676,12 +676,11 @@ static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *
                         return r;
                 tx->begin_seq--; /* the newest commit seen */
         }
-        /* Line 2 when the row waits, the record: should this process die before the row is
-         * written, recovery logs the run from it. */
-        /* Kept after a commit too: a log that lost the row gets it back from here (logrepair.c). */
+        /* Line 2, the record: should this process die before the row is written, recovery
+         * logs the run from it; kept after a commit, it gives a log that lost the row the
+         * command line back (logrepair.c). */
         _cleanup_free_ char *rec = json_dump_compact(record_to_json(&tx->rec));
-        _cleanup_free_ char *buf = xasprintf("%lld %lld\n%s%s", (long long)tx->begin_seq, (long long)tx->begin_ns,
-                                             rec ? rec : "", rec ? "\n" : "");
+        _cleanup_free_ char *buf = xasprintf("%lld %lld\n%s\n", (long long)tx->begin_seq, (long long)tx->begin_ns, rec);
         if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, strlen(buf), false)) < 0)
                 return tx_err(err, -r, "cannot write '%s/tx/%s/begin': %s", tx->ws->state, tx->rec.id, strerror(-r));
         return 0;
