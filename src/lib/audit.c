@@ -172,7 +172,8 @@ void audit_checkpoint(struct audit *a)
                 return;
         if (frames < WAL_CHECKPOINT_FRAMES &&
             (stat(a->path, &st) < 0 ||
-             (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 > now_ms() - WAL_CHECKPOINT_AGE_MS))
+             (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 >
+                     now_ms() - WAL_CHECKPOINT_AGE_MS))
                 return;
         if (sqlite3_wal_checkpoint_v2(a->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK ||
             done < log)
@@ -721,8 +722,9 @@ static int schema_ensure(struct audit *a, struct txbox_error *err)
  * file; NULL when it is one. */
 static const char *odd_kind(mode_t m)
 {
-        return S_ISREG(m) ? NULL : S_ISLNK(m) ? "a symlink" : S_ISFIFO(m) ? "a FIFO" : S_ISDIR(m) ? "a directory"
-             : S_ISSOCK(m) ? "a socket" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+        return S_ISREG(m) ? NULL : S_ISLNK(m) ? "a symlink" : S_ISFIFO(m) ? "a FIFO"
+             : S_ISDIR(m) ? "a directory" : S_ISSOCK(m) ? "a socket"
+             : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
 }
 
 static int odd_file(struct txbox_error *err, const char *path, const char *kind)
@@ -791,7 +793,8 @@ static int db_open(struct audit *a, struct txbox_error *err)
                 char *slash = strrchr(dir, '/');
                 if (slash)
                         *slash = '\0';
-                dir_lock = open(slash && slash != dir ? dir : slash ? "/" : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                dir_lock = open(slash && slash != dir ? dir : slash ? "/" : ".",
+                                O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 while (dir_lock >= 0 && flock(dir_lock, LOCK_EX) < 0 && errno == EINTR)
                         ;
                 if (lstat(a->path, &st) < 0 && errno == ENOENT)
@@ -1286,7 +1289,8 @@ static int settle_kept_row(struct audit *a, const struct txbox_record *from, int
         int r = get_exact(a, from->id, &row, err);
 
         if (r <= 0 || row.outcome == from->outcome ||
-            (row.outcome != TXBOX_RUNNING && row.outcome != TXBOX_COMMITTING && row.outcome != TXBOX_UNDOING)) {
+            (row.outcome != TXBOX_RUNNING && row.outcome != TXBOX_COMMITTING &&
+             row.outcome != TXBOX_UNDOING)) {
                 txbox_record_clear(&row);
                 return r < 0 ? r : 0;
         }
@@ -1338,7 +1342,8 @@ int audit_import(struct audit *a, struct txbox_record *recs, size_t n, int64_t f
          * holds nothing of (no-op commits, undo data pruned by txbox gc). */
         if (r >= 0) {
                 char sql[160];
-                snprintf(sql, sizeof(sql), "SELECT count(DISTINCT commit_seq) FROM tx WHERE commit_seq BETWEEN 1 AND %lld",
+                snprintf(sql, sizeof(sql),
+                         "SELECT count(DISTINCT commit_seq) FROM tx WHERE commit_seq BETWEEN 1 AND %lld",
                          (long long)floor);
                 int rc = query_text(a, sql, &have);
                 if (rc != SQLITE_OK)

@@ -119,16 +119,20 @@ static bool rebuild_one(struct txbox_ws *ws, const char *id, struct txbox_record
                 txbox_record_clear(rec);
                 return false;
         }
-        rec->outcome = !committed ? TXBOX_COMMITTING : present(dir, "undone", NULL) ? TXBOX_UNDONE : TXBOX_COMMITTED;
+        rec->outcome = !committed                      ? TXBOX_COMMITTING
+                     : present(dir, "undone", NULL) ? TXBOX_UNDONE
+                                                    : TXBOX_COMMITTED;
         rec->commit_seq = committed ? ws_read_commit_marker(dir) : 0;
-        rec->ended_ms = committed ? (int64_t)mark.st_mtim.tv_sec * 1000 + mark.st_mtim.tv_nsec / 1000000 : now_ms();
+        rec->ended_ms = committed ? (int64_t)mark.st_mtim.tv_sec * 1000 + mark.st_mtim.tv_nsec / 1000000
+                                  : now_ms();
         if (!rec->started_ms)
                 rec->started_ms = rec->ended_ms;
         rec->duration_ms = rec->ended_ms > rec->started_ms ? rec->ended_ms - rec->started_ms : 0;
         free(rec->message);
         rec->message = xstrdup(committed && !rec->commit_seq
-                                       ? "rebuilt from the state dir after the audit log lost its row; its place in "
-                                         "the commit order is unknown (its marker predates commit numbers)"
+                                       ? "rebuilt from the state dir after the audit log lost its row; its "
+                                         "place in the commit order is unknown (its marker predates commit "
+                                         "numbers)"
                                        : "rebuilt from the state dir after the audit log lost its row");
         return true;
 }
@@ -175,16 +179,16 @@ int ws_check_log(void *ctx, struct audit *a, struct txbox_error *err)
         if (n)
                 qsort(recs, n, sizeof(*recs), cmp_commit);
         _cleanup_free_ char *msg = xasprintf(
-                "placeholder: the audit log lost rows and the state dir kept nothing of some commits (commits "
-                "that changed nothing, undo data pruned by txbox gc): their history is gone");
+                "placeholder: the audit log lost rows and the state dir kept nothing of some commits "
+                "(commits that changed nothing, undo data pruned by txbox gc): their history is gone");
         r = audit_import(a, recs, n, floor, msg, &added, err);
         txbox_records_free(recs, n);
         if (r < 0)
                 return tx_err_wrap(err, "rebuild the audit log's lost rows from the state dir");
         if (added)
-                fprintf(stderr, "txbox: warning: the audit log '%s/audit.db' had lost the rows of commits up to "
-                                "#%lld (a deleted -wal, a truncated or new audit.db): %zu rows were put back from "
-                                "the state dir ('txbox log' shows them)\n",
+                fprintf(stderr, "txbox: warning: the audit log '%s/audit.db' had lost the rows of commits "
+                                "up to #%lld (a deleted -wal, a truncated or new audit.db): %zu rows were "
+                                "put back from the state dir ('txbox log' shows them)\n",
                         ws->state, (long long)floor, added);
         return 0;
 }

@@ -680,7 +680,8 @@ static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *
          * logs the run from it; kept after a commit, it gives a log that lost the row the
          * command line back (logrepair.c). */
         _cleanup_free_ char *rec = json_dump_compact(record_to_json(&tx->rec));
-        _cleanup_free_ char *buf = xasprintf("%lld %lld\n%s\n", (long long)tx->begin_seq, (long long)tx->begin_ns, rec);
+        _cleanup_free_ char *buf =
+                xasprintf("%lld %lld\n%s\n", (long long)tx->begin_seq, (long long)tx->begin_ns, rec);
         if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, strlen(buf), false)) < 0)
                 return tx_err(err, -r, "cannot write '%s/tx/%s/begin': %s", tx->ws->state, tx->rec.id, strerror(-r));
         return 0;
@@ -1270,7 +1271,8 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
          * the commit's sequence number, for a log that lost the row (logrepair.c). */
         if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
                 goto revert;
-        if ((r = failpoint("commit")) < 0 || (r = ws_write_commit_marker(tx->dir_fd, tx->rec.commit_seq)) < 0) {
+        if ((r = failpoint("commit")) < 0 ||
+            (r = ws_write_commit_marker(tx->dir_fd, tx->rec.commit_seq)) < 0) {
                 tx_err(err, -r, "cannot write the commit marker of tx %s: %s", tx->rec.id, strerror(-r));
                 unlinkat(tx->dir_fd, "committed", 0);
                 goto revert;

@@ -806,7 +806,8 @@ int failpoint(const char *name)
                         char *a = strtok_r(NULL, ":", &s2);
                         if (!n || !k || strlen(n) >= sizeof(fp[0].name))
                                 continue;
-                        static const char *const actions[] = {"kill", "enospc", "segv", "abort", "hang", "full"};
+                        static const char *const actions[] = {"kill", "enospc", "segv",
+                                                              "abort", "hang", "full"};
                         strcpy(fp[nfp].name, n);
                         fp[nfp].target = strtol(k, NULL, 10);
                         fp[nfp].action = FP_KILL;

@@ -53,7 +53,7 @@ check_repaired "(a) deleted -wal"
 commits
 : >"$DB"; rm -f "$DB-wal" "$DB-shm"
 out=$(txs log 2>&1)
-like "$out" "had lost the rows of commits up to #5" "(b) the first use after truncation says rows were put back"
+like "$out" "had lost the rows of commits up to #5" "(b) the first use after truncation says so"
 check_repaired "(b) truncated audit.db"
 like "$(txs log 2>&1)" "\(lost\)" "(b) a placeholder row stands for the no-op commit nothing was left of"
 
@@ -86,7 +86,7 @@ for verb in "log" "show HEAD" "undo" "recover" "gc" "run -- true" "begin" "commi
         t1=$(date +%s)
         [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && [ $((t1 - t0)) -lt 5 ] && r=0 || r=1
         is "$r" 0 "(d) txbox $verb fails at once on a FIFO audit.db (rc $rc)"
-        like "$out" "is a FIFO, not a regular file.*move it aside" "(d) txbox $verb says what is wrong and what to do"
+        like "$out" "is a FIFO, not a regular file.*move it aside" "(d) txbox $verb says what and what to do"
 done
 rm -f "$DB"; mv "$DB.real" "$DB"
 quiet_log() { txs log >/dev/null 2>&1; }
@@ -136,7 +136,10 @@ txs run -- sh -c 'echo one > f1' >/dev/null
 bash -c 'timeout 60 "$0" -C "$1" --state "$2" run -- sh -c "echo started > started; sleep 30"; exit 0' \
         "$TXBOX" "$WS" "$S" >/dev/null 2>&1 &
 tpid=$!
-for _ in $(seq 1 100); do [ -n "$(txs log --json 2>/dev/null | grep -o '"outcome": "running"')" ] && break; sleep 0.1; done
+for _ in $(seq 1 100); do
+        [ -n "$(txs log --json 2>/dev/null | grep -o '"outcome": "running"')" ] && break
+        sleep 0.1
+done
 # The oldest process whose command line starts so is txbox (its sandbox helpers come later).
 kill -KILL "$(pgrep -o -f -- "^$TXBOX -C $WS --state $S run -- sh -c echo started")"
 wait "$tpid"

@@ -621,7 +621,8 @@ static void test_busy(void)
  * (a FIFO would block open(2) and SQLite's first read). */
 static void test_odd_files(void)
 {
-        _cleanup_free_ char *fifo = tmp_path("fifo.db"), *link = tmp_path("link.db"), *dir = tmp_path("dir.db");
+        _cleanup_free_ char *fifo = tmp_path("fifo.db"), *link = tmp_path("link.db");
+        _cleanup_free_ char *dir = tmp_path("dir.db");
         _cleanup_free_ char *target = tmp_path("target.db"), *side = tmp_path("side.db");
         _cleanup_free_ char *side_wal = tmp_path("side.db-wal");
         struct txbox_error err = { 0 };
@@ -663,7 +664,8 @@ static void test_orphan_wal(void)
         sqlite3 *keep = NULL;
 
         /* Another connection keeps the WAL (SQLite removes it at the last close). */
-        ok(a && sqlite3_open(p, &keep) == SQLITE_OK && sqlite3_exec(keep, "SELECT 1 FROM tx", NULL, NULL, NULL) == SQLITE_OK,
+        ok(a && sqlite3_open(p, &keep) == SQLITE_OK &&
+                   sqlite3_exec(keep, "SELECT 1 FROM tx", NULL, NULL, NULL) == SQLITE_OK,
            "a log, with a second connection");
         is_int(insert(a, "0rphan01", TXBOX_COMMITTED, 1, NULL), 0, "a row in its WAL");
         audit_close(a);
@@ -717,11 +719,12 @@ static void test_import(void)
         size_t added = 0;
 
         is_int(insert(a, "feed0001", TXBOX_COMMITTED, 1, s1), 0, "commit 1 is in the log");
-        is_int(insert(a, "feed0003", TXBOX_RUNNING, 0, NULL), 0, "commit 3's row says running (its end was lost)");
+        is_int(insert(a, "feed0003", TXBOX_RUNNING, 0, NULL), 0, "commit 3's row says running (end lost)");
         mkrec(&recs[0], "feed0001", TXBOX_COMMITTED, 1, s1);
         mkrec(&recs[1], "feed0003", TXBOX_COMMITTED, 3, s3);
         mkrec(&recs[2], "feed0005", TXBOX_UNDONE, 5, s1);
-        is_int(audit_import(a, recs, 3, 6, "lost ones", &added, &err), 0, "import up to commit 6: %s", err.msg);
+        is_int(audit_import(a, recs, 3, 6, "lost ones", &added, &err), 0, "import up to commit 6: %s",
+               err.msg);
         is_int(added, 3, "one row settled, one inserted, one placeholder");
         is_int(audit_get(a, "feed0003", &g, &err), 0, "the kept row");
         is_int(g.outcome, TXBOX_COMMITTED, "is committed now");
@@ -732,7 +735,8 @@ static void test_import(void)
         is_int(g.outcome, TXBOX_UNDONE, "as undone");
         txbox_record_clear(&g);
         is_int(audit_newest_committed(a, &g, &err), 0, "newest committed");
-        ok(!strncmp(g.id, "feed0003", 8), "is commit 3 (5 is undone, the placeholder changed nothing): %s", g.id);
+        ok(!strncmp(g.id, "feed0003", 8), "is commit 3 (5 is undone, the placeholder changed nothing): %s",
+           g.id);
         txbox_record_clear(&g);
         int64_t next = 0;
         is_int(audit_next_commit_seq(a, &next, &err), 0, "next commit number");
@@ -740,8 +744,10 @@ static void test_import(void)
         struct txbox_record *v = NULL;
         size_t n = 0;
         is_int(audit_list(a, 1, &v, &n, &err), 0, "newest row");
-        ok(n == 1 && !strncmp(v[0].id, "lost-6-", 7) && v[0].message && strstr(v[0].message, "lost ones (3 of commits #1 to #6)"),
-           "is the placeholder for commits 2, 4 and 6: %s %s", n ? v[0].id : "", n && v[0].message ? v[0].message : "");
+        ok(n == 1 && !strncmp(v[0].id, "lost-6-", 7) && v[0].message &&
+                   strstr(v[0].message, "lost ones (3 of commits #1 to #6)"),
+           "is the placeholder for commits 2, 4 and 6: %s %s", n ? v[0].id : "",
+           n && v[0].message ? v[0].message : "");
         txbox_records_free(v, n);
         is_int(audit_import(a, recs, 3, 6, "lost ones", &added, &err), 0, "a second import");
         is_int(added, 0, "adds nothing (the log is no longer behind)");
