@@ -338,6 +338,12 @@ struct txbox_recover_stats {
 };
 TXBOX_API int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats,
                             struct txbox_error *err);
+/* txbox_recover, then every row of the log still running, committing or undoing whose
+ * transaction no live process owns (its claim in the state dir's active/ is gone, or held
+ * by nobody: a txbox process that died, or could not write the row's end on a full disk)
+ * is settled the same way.  It reads the whole log: txbox recover does this, not every verb. */
+TXBOX_API int txbox_recover_log(struct txbox_ws *ws, struct txbox_recover_stats *stats,
+                                struct txbox_error *err);
 
 /* Retention of what a long-lived workspace keeps for undo (txbox gc).  Every committed
  * transaction that changed something keeps its originals in the state dir, so that txbox

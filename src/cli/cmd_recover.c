@@ -5,11 +5,19 @@
 static void recover_usage(FILE *f)
 {
         fprintf(f, "Usage: txbox recover\n\n"
-                   "Bring every interrupted transaction to a whole state: a commit or undo cut short\n"
-                   "(crash, kill, full disk) before its completion marker is reverted, so the\n"
-                   "workspace is exactly as before it; one that had written its marker is completed;\n"
-                   "runs whose txbox process died are rolled back.  Every verb that changes the\n"
-                   "workspace does this first; run it by hand after a crash to see what it did.\n");
+                   "Bring every interrupted transaction to a whole state.  A commit is decided once\n"
+                   "its journal is durable: one cut short after that (crash, kill) is completed, one\n"
+                   "cut short before it, or one that failed and was being reverted, is rolled back,\n"
+                   "so the workspace is exactly as before it.  An undo cut short is reverted (the\n"
+                   "transaction stays committed).  Runs whose txbox process died are rolled back,\n"
+                   "and so is every row of the log still running, committing or undoing that no live\n"
+                   "txbox process owns (one that could not write its end on a full disk).\n"
+                   "Every verb that changes the workspace does the first part itself; run this by\n"
+                   "hand after a crash to see what it did.\n\n"
+                   "The audit log is checked at every open: a log that lost rows (its -wal deleted,\n"
+                   "audit.db truncated or deleted) gets back every committed transaction the state\n"
+                   "dir still holds, and one \"(lost)\" row stands for those it holds nothing of; an\n"
+                   "audit.db that is no regular file (a FIFO, a symlink) is refused.\n");
 }
 
 int cmd_recover(int argc, char **argv, const struct global_opts *g)
@@ -28,7 +36,7 @@ int cmd_recover(int argc, char **argv, const struct global_opts *g)
         struct txbox_ws *ws = cli_open(g, 0);
         if (!ws)
                 return EXIT_TXBOX;
-        int r = txbox_recover(ws, &st, &err);
+        int r = txbox_recover_log(ws, &st, &err);
         if (r < 0)
                 cli_error("%s", err.msg);
         else

@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <sys/file.h>
 
 #include "record.h"
 
@@ -128,15 +129,26 @@ struct audit {
         char *path;
         sqlite3_stmt *st[ST__MAX];
         atomic_int wal_frames; /* in the WAL after our last write (wal_hook) */
+        audit_check_fn check;  /* run once connected (audit_set_check) */
+        void *check_ctx;
 };
 
 /* Checkpoints.  Every txbox process is a new first connection, which re-reads the whole WAL
- * to rebuild its index: the WAL must stay short.  But a checkpoint syncs twice (WAL, then
+ * to rebuild its index: the WAL must stay short.  And the WAL is the one file whose loss
+ * (deleted by hand, left behind by a copy of audit.db) takes rows with it: it should hold
+ * little more than the last transaction's.  But a checkpoint syncs twice (WAL, then
  * database), which is more than a transaction's own commit costs: audit_checkpoint does it
  * from the workspace's background thread while a program runs (tx.c), once the WAL holds
- * WAL_CHECKPOINT_FRAMES; only a WAL left to grow to WAL_CHECKPOINT_FORCE (no run to hide
- * behind: log, show, commit ID, ...) is checkpointed by the write that passed it. */
+ * WAL_CHECKPOINT_FRAMES, or holds anything and the last checkpoint is WAL_CHECKPOINT_AGE_MS
+ * old (the database file's mtime: in WAL mode only checkpoints write it).  So the WAL holds
+ * the rows of the runs of the last second and those of the newest run; a checkpoint at
+ * every run cost 8 to 10 % of a one-shot run (two syncs), one a second costs nothing
+ * measurable in a loop of runs and keeps the loss small where commands come seconds apart.
+ * Only a WAL left to grow to WAL_CHECKPOINT_FORCE (no run to hide behind: commit ID, ...)
+ * is checkpointed by the write that passed it.  Commits whose rows went with a lost WAL are
+ * put back from the state dir (logrepair.c). */
 #define WAL_CHECKPOINT_FRAMES 64
+#define WAL_CHECKPOINT_AGE_MS 1000
 #define WAL_CHECKPOINT_FORCE (4 * WAL_CHECKPOINT_FRAMES)
 
 static int wal_hook(void *ctx, sqlite3 *db, const char *name, int frames)
@@ -153,7 +165,15 @@ void audit_checkpoint(struct audit *a)
 {
         int log = 0, done = 0;
 
-        if (!a || !a->db || atomic_load(&a->wal_frames) < WAL_CHECKPOINT_FRAMES)
+        int frames = a && a->db ? atomic_load(&a->wal_frames) : 0;
+        struct stat st;
+
+        if (frames <= 0)
+                return;
+        if (frames < WAL_CHECKPOINT_FRAMES &&
+            (stat(a->path, &st) < 0 ||
+             (int64_t)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000 >
+                     now_ms() - WAL_CHECKPOINT_AGE_MS))
                 return;
         if (sqlite3_wal_checkpoint_v2(a->db, NULL, SQLITE_CHECKPOINT_PASSIVE, &log, &done) != SQLITE_OK ||
             done < log)
@@ -280,6 +300,12 @@ static int exec_st(struct audit *a, enum st which)
 
 static int tx_begin(struct audit *a, bool write, struct txbox_error *err)
 {
+        /* tests: the N-th write of this process fails as on a full disk (its row is left as
+         * the last write that went through made it) */
+        int fp = write ? failpoint("audit") : 0;
+        if (fp < 0)
+                return tx_err(err, -fp, "audit database '%s': cannot start writing to it: %s: free space on "
+                              "its filesystem and run the command again", a->path, strerror(-fp));
         int rc = exec_st(a, write ? ST_BEGIN_WRITE : ST_BEGIN_READ);
         if (rc == SQLITE_OK)
                 return 0;
@@ -692,16 +718,105 @@ static int schema_ensure(struct audit *a, struct txbox_error *err)
         return 0;
 }
 
+/* What a file of the log (the database, its -wal or -shm) is when it is not a regular
+ * file; NULL when it is one. */
+static const char *odd_kind(mode_t m)
+{
+        return S_ISREG(m) ? NULL : S_ISLNK(m) ? "a symlink" : S_ISFIFO(m) ? "a FIFO"
+             : S_ISDIR(m) ? "a directory" : S_ISSOCK(m) ? "a socket"
+             : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "not a regular file";
+}
+
+static int odd_file(struct txbox_error *err, const char *path, const char *kind)
+{
+        return tx_err(err, EBADF,
+                      "audit file '%s' is %s, not a regular file: txbox refuses it (SQLite would block on "
+                      "a FIFO, or write through a symlink); remove or move it aside (mv '%s' '%s.bad') and "
+                      "run the command again: txbox rebuilds the committed transactions it can from the "
+                      "state dir (txbox recover --help)",
+                      path, kind, path, path);
+}
+
+/* The -wal and -shm files beside path, when present, must be regular files too (SQLite opens
+ * them with O_CREAT but follows symlinks, and a read of a FIFO blocks). */
+static int check_side_files(const char *path, struct txbox_error *err)
+{
+        static const char *const sides[] = { "-wal", "-shm" };
+        struct stat st;
+
+        for (size_t i = 0; i < ARRAY_SIZE(sides); i++) {
+                _cleanup_free_ char *side = xasprintf("%s%s", path, sides[i]);
+                const char *kind;
+                if (lstat(side, &st) == 0 && (kind = odd_kind(st.st_mode)))
+                        return odd_file(err, side, kind);
+        }
+        return 0;
+}
+
+int audit_check_files(const char *path, struct txbox_error *err)
+{
+        struct stat st;
+        const char *kind;
+
+        if (lstat(path, &st) == 0 && (kind = odd_kind(st.st_mode)))
+                return odd_file(err, path, kind);
+        return check_side_files(path, err);
+}
+
+/* A -wal or -shm file left without its database (audit.db deleted) belongs to a log that is
+ * gone: SQLite would replay its pages into the new empty file, a malformed database.  Moved
+ * aside (never deleted) before the new file is made. */
+static void set_aside_orphans(const char *path)
+{
+        static const char *const sides[] = { "-wal", "-shm" };
+
+        for (size_t i = 0; i < ARRAY_SIZE(sides); i++) {
+                _cleanup_free_ char *side = xasprintf("%s%s", path, sides[i]);
+                _cleanup_free_ char *as = xasprintf("%s.orphan-%lld", side, (long long)now_ms());
+                (void)rename(side, as);
+        }
+}
+
 static int db_open(struct audit *a, struct txbox_error *err)
 {
+        struct stat st;
+        const char *kind;
+        int r;
+
+        /* Refuse a log that is no regular file before anything opens it: a FIFO would block
+         * every verb in open(2) or in SQLite's first read.  A missing one is made under a
+         * lock on its directory, so that a process making it never sets aside the -wal of
+         * another that made it first. */
+        _cleanup_close_ int dir_lock = -1;
+        if (lstat(a->path, &st) < 0 && errno == ENOENT) {
+                _cleanup_free_ char *dir = xstrdup(a->path);
+                char *slash = strrchr(dir, '/');
+                if (slash)
+                        *slash = '\0';
+                dir_lock = open(slash && slash != dir ? dir : slash ? "/" : ".",
+                                O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                while (dir_lock >= 0 && flock(dir_lock, LOCK_EX) < 0 && errno == EINTR)
+                        ;
+                if (lstat(a->path, &st) < 0 && errno == ENOENT)
+                        set_aside_orphans(a->path);
+        }
+        if ((r = audit_check_files(a->path, err)) < 0)
+                return r;
         /* The log holds every command line, which may carry secrets: create it private.  The
          * -wal and -shm files take the database file's mode.  O_NOFOLLOW: never create or
-         * open the log through a symlink. */
-        int fd = open(a->path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+         * open the log through a symlink; O_NONBLOCK: never wait in open(2) for a FIFO's
+         * writer (one put there since the look above is refused all the same). */
+        int fd = open(a->path, O_RDONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == ELOOP)
+                return odd_file(err, a->path, "a symlink");
         if (fd < 0)
                 return tx_err(err, errno, "audit database '%s': cannot open or create it: %s: check "
                               "that its directory exists and is writable by this user",
                               a->path, strerror(errno));
+        if (fstat(fd, &st) == 0 && (kind = odd_kind(st.st_mode))) {
+                close(fd);
+                return odd_file(err, a->path, kind);
+        }
         /* Close it before SQLite opens the file: closing any descriptor of a file drops all of
          * this process's POSIX locks on it, SQLite's included, and another process could then
          * checkpoint and reset the WAL under our feet (lost rows, "malformed" errors). */
@@ -763,6 +878,8 @@ static int connect_db(struct audit *a, struct txbox_error *err)
                 r = schema_ensure(a, err);
         if (r >= 0)
                 r = changes_ensure(a, err);
+        if (r >= 0 && a->check)
+                r = a->check(a->check_ctx, a, err);
         if (r < 0 && a->db) {
                 sqlite3_close_v2(a->db);
                 a->db = NULL;
@@ -792,11 +909,27 @@ int audit_open(const char *path, struct audit **out, struct txbox_error *err)
 
 bool audit_connected(const struct audit *a) { return a->db != NULL; }
 
-struct audit *audit_open_deferred(const char *path)
+int audit_open_deferred(const char *path, struct audit **out, struct txbox_error *err)
 {
+        int r = audit_check_files(path, err);
+        if (r < 0)
+                return r;
         struct audit *a = xcalloc(1, sizeof(*a));
         a->path = xstrdup(path);
-        return a;
+        *out = a;
+        return 0;
+}
+
+void audit_set_check(struct audit *a, audit_check_fn fn, void *ctx)
+{
+        a->check = fn;
+        a->check_ctx = ctx;
+}
+
+int audit_connect(struct audit *a, struct txbox_error *err)
+{
+        CONNECT(a, err);
+        return 0;
 }
 
 /* ---- writes ---- */
@@ -1142,6 +1275,101 @@ int audit_next_commit_seq(struct audit *a, int64_t *out, struct txbox_error *err
                 return db_fail(a, rc, err, "read the commit sequence");
         *out = sqlite3_column_int64(st, 0);
         return 0;
+}
+
+/* ---- repair ---- */
+
+/* A row the log kept of a transaction the state dir says is settled (committed, undone)
+ * while the row is not (its last write was lost with the WAL): brought up to the state dir's
+ * word, keeping what only the row knew (its exit status). */
+static int settle_kept_row(struct audit *a, const struct txbox_record *from, int64_t seq, size_t *added,
+                           struct txbox_error *err)
+{
+        struct txbox_record row = { 0 };
+        int r = get_exact(a, from->id, &row, err);
+
+        if (r <= 0 || row.outcome == from->outcome ||
+            (row.outcome != TXBOX_RUNNING && row.outcome != TXBOX_COMMITTING &&
+             row.outcome != TXBOX_UNDOING)) {
+                txbox_record_clear(&row);
+                return r < 0 ? r : 0;
+        }
+        row.outcome = from->outcome;
+        row.commit_seq = from->commit_seq;
+        row.ended_ms = from->ended_ms;
+        free(row.message);
+        row.message = xstrdup_or_null(from->message);
+        record_set_changes(&row, from->paths, from->npaths, NULL, 0); /* a commit broke no rule */
+        if ((r = write_row(a, ST_UPDATE_TX, &row, err)) >= 0 && (r = delete_paths(a, seq, err)) >= 0 &&
+            (r = insert_paths(a, seq, &row, err)) >= 0)
+                ++*added;
+        txbox_record_clear(&row);
+        return r;
+}
+
+int audit_import(struct audit *a, struct txbox_record *recs, size_t n, int64_t floor, const char *lost_msg,
+                 size_t *added, struct txbox_error *err)
+{
+        CONNECT(a, err);
+        _cleanup_free_ char *have = NULL;
+        int64_t next = 0, seq;
+        int r;
+
+        *added = 0;
+        for (size_t i = 0; i < n; i++)
+                if ((r = check_record(&recs[i], err)) < 0)
+                        return r;
+        if ((r = tx_begin(a, true, err)) < 0)
+                return r;
+        /* Under the write lock: another process may have put the rows back meanwhile. */
+        if ((r = audit_next_commit_seq(a, &next, err)) < 0 || next > floor)
+                return tx_end(a, r, err);
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                struct txbox_error e2;
+                if (seq_of_id(a, recs[i].id, &seq, &e2) == 0) {
+                        r = settle_kept_row(a, &recs[i], seq, added, err);
+                        continue;
+                }
+                if ((r = write_row(a, ST_INSERT_TX, &recs[i], err)) >= 0) {
+                        recs[i].seq = sqlite3_last_insert_rowid(a->db);
+                        r = insert_paths(a, recs[i].seq, &recs[i], err);
+                        ++*added;
+                }
+        }
+        if (r >= 0)
+                r = audit_next_commit_seq(a, &next, err);
+        /* Commit numbers run 1, 2, ... without a gap: those missing are commits the state dir
+         * holds nothing of (no-op commits, undo data pruned by txbox gc). */
+        if (r >= 0) {
+                char sql[160];
+                snprintf(sql, sizeof(sql),
+                         "SELECT count(DISTINCT commit_seq) FROM tx WHERE commit_seq BETWEEN 1 AND %lld",
+                         (long long)floor);
+                int rc = query_text(a, sql, &have);
+                if (rc != SQLITE_OK)
+                        r = db_fail(a, rc, err, "count its commits");
+        }
+        long long missing = r >= 0 && have ? (long long)floor - strtoll(have, NULL, 10) : 0;
+        if (r >= 0 && missing > 0) {
+                /* One row says they were, and keeps the commit sequence. */
+                char *argv[] = { "(lost)", NULL };
+                _cleanup_free_ char *msg = xasprintf("%s (%lld of commits #1 to #%lld)", lost_msg, missing,
+                                                     (long long)floor);
+                struct txbox_record lost = { .argv = argv, .decision = "allow", .outcome = TXBOX_COMMITTED,
+                                             .exit_code = -1, .commit_seq = next <= floor ? floor : 0,
+                                             .started_ms = now_ms(), .message = msg };
+                lost.ended_ms = lost.started_ms;
+                char id[64];
+                snprintf(id, sizeof(id), "lost-%lld-%llx", (long long)floor % 1000000000000LL,
+                         (unsigned long long)(lost.started_ms & 0xffffff));
+                memcpy(lost.id, id, sizeof(lost.id) - 1);
+                if ((r = write_row(a, ST_INSERT_TX, &lost, err)) >= 0)
+                        ++*added;
+        }
+        r = tx_end(a, r, err);
+        if (r >= 0)
+                sqlite3_wal_checkpoint_v2(a->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+        return r;
 }
 
 /* ---- overlaps ---- */

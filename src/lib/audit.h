@@ -22,8 +22,26 @@ struct audit;
  * message saying which file and what to do. */
 int audit_open(const char *path, struct audit **out, struct txbox_error *err);
 /* The same, connecting only at the first read or write (a transaction's sandbox starts
- * meanwhile); a bad file is then reported by that first call. */
-struct audit *audit_open_deferred(const char *path);
+ * meanwhile); a bad database is then reported by that first call.  A log file that is no
+ * regular file (audit_check_files) is refused at once all the same. */
+int audit_open_deferred(const char *path, struct audit **out, struct txbox_error *err);
+/* Connect a deferred log now (0 when it is already). */
+int audit_connect(struct audit *a, struct txbox_error *err);
+/* -EBADF, with a message saying what to do, when the database at path or its -wal or -shm
+ * file is there but is no regular file (a FIFO, a symlink, a directory, a device): never
+ * opened, so nothing blocks.  Every open checks this first. */
+int audit_check_files(const char *path, struct txbox_error *err);
+/* Run fn once the log is connected (schema in place), before the first call that needs it
+ * goes on; its error is that call's (the state dir checks the log for lost rows: logrepair.c). */
+typedef int (*audit_check_fn)(void *ctx, struct audit *a, struct txbox_error *err);
+void audit_set_check(struct audit *a, audit_check_fn fn, void *ctx);
+/* Put back rows a damaged log lost, in one write transaction that first checks that the
+ * log's newest commit_seq is still below floor (else it does nothing: repaired meanwhile):
+ * each of recs whose id the log lacks is inserted with its paths; then, while the newest
+ * commit_seq is still below floor, one placeholder row at floor (argv "(lost)", message
+ * lost_msg) stands for the commits nothing was left of.  *added counts the rows inserted. */
+int audit_import(struct audit *a, struct txbox_record *recs, size_t n, int64_t floor, const char *lost_msg,
+                 size_t *added, struct txbox_error *err);
 /* Has a deferred log connected yet (the first use connects)? */
 bool audit_connected(const struct audit *a);
 void audit_close(struct audit *a);

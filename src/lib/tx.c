@@ -200,11 +200,10 @@ static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *e
         if (ws->lock_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
         _cleanup_free_ char *db = xasprintf("%s/audit.db", ws->state);
-        if (defer_log) {
-                ws->audit = audit_open_deferred(db);
-                return 0;
-        }
-        return audit_open(db, &ws->audit, err);
+        if ((r = audit_open_deferred(db, &ws->audit, err)) < 0)
+                return r;
+        audit_set_check(ws->audit, ws_check_log, ws); /* a log that lost rows (logrepair.c) */
+        return defer_log ? 0 : audit_connect(ws->audit, err);
 }
 
 int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
@@ -677,11 +676,12 @@ static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *
                         return r;
                 tx->begin_seq--; /* the newest commit seen */
         }
-        /* Line 2 when the row waits, the record: should this process die before the row is
-         * written, recovery logs the run from it. */
-        _cleanup_free_ char *rec = *defer ? json_dump_compact(record_to_json(&tx->rec)) : NULL;
-        _cleanup_free_ char *buf = xasprintf("%lld %lld\n%s%s", (long long)tx->begin_seq, (long long)tx->begin_ns,
-                                             rec ? rec : "", rec ? "\n" : "");
+        /* Line 2, the record: should this process die before the row is written, recovery
+         * logs the run from it; kept after a commit, it gives a log that lost the row the
+         * command line back (logrepair.c). */
+        _cleanup_free_ char *rec = json_dump_compact(record_to_json(&tx->rec));
+        _cleanup_free_ char *buf =
+                xasprintf("%lld %lld\n%s\n", (long long)tx->begin_seq, (long long)tx->begin_ns, rec);
         if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, strlen(buf), false)) < 0)
                 return tx_err(err, -r, "cannot write '%s/tx/%s/begin': %s", tx->ws->state, tx->rec.id, strerror(-r));
         return 0;
@@ -1267,19 +1267,23 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                 goto revert;
         trace_mark("commit: applied");
         /* The marker says every op was applied; recovery applies the journal again all the
-         * same (idempotent): a file system may keep the marker and lose a rename. */
-        if ((r = failpoint("commit")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "committed", "", 0, false)) < 0) {
+         * same (idempotent): a file system may keep the marker and lose a rename.  It holds
+         * the commit's sequence number, for a log that lost the row (logrepair.c). */
+        if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
+                goto revert;
+        if ((r = failpoint("commit")) < 0 ||
+            (r = ws_write_commit_marker(tx->dir_fd, tx->rec.commit_seq)) < 0) {
                 tx_err(err, -r, "cannot write the commit marker of tx %s: %s", tx->rec.id, strerror(-r));
                 unlinkat(tx->dir_fd, "committed", 0);
                 goto revert;
         }
         (void)failpoint("commit"); /* past the marker: only a crash is of interest */
         trace_mark("commit: marked");
-        if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
-                return r; /* applied and marked: recovery completes the audit row */
         if (before == TXBOX_PENDING)
                 set_message(tx, NULL); /* "is pending: txbox commit ..." no longer holds */
-        return finish_record(tx, TXBOX_COMMITTED, err);
+        if ((r = finish_record(tx, TXBOX_COMMITTED, err)) < 0)
+                tx->stuck = true; /* applied and marked, the row not written (a full disk): recovery's */
+        return r;
 revert:; /* a label needs a statement before the declaration below (C11; clang holds to it) */
         /* Put the workspace back as it was; the error above is what the user needs to see.
          * The journal becomes "revert" first, or recovery would complete the commit; when
@@ -1293,6 +1297,7 @@ revert:; /* a label needs a statement before the declaration below (C11; clang h
         unlinkat(tx->dir_fd, plan, 0);
 unrecord:
         tx->rec.outcome = before;
+        tx->rec.commit_seq = 0;
         if (tx->paths_in_log)
                 audit_update_row(tx->ws->audit, &tx->rec, &e2);
         else
@@ -1335,6 +1340,8 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
 int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_error *err)
 {
         sandbox_abort(TAKE_PTR(tx->sb)); /* its init may still be mounting the layers */
+        if (tx->stuck) /* a commit recovery finishes: its directory and claim are recovery's */
+                return tx_err(err, EAGAIN, "tx %s is left to 'txbox recover'", tx->rec.id);
         /* Removed at once, not trashed: what a failed program wrote can be big, and its
          * space is the user's again when the command returns. */
         int r = rm_rf_at(tx->ws->tx_fd, tx->rec.id);

@@ -95,6 +95,14 @@ void ws_sweep(struct txbox_ws *ws, struct txbox_record *log);
  * needed); -1 when unknown.  ws_note_commit_seq writes it (under the workspace lock). */
 int64_t ws_newest_commit_seq(struct txbox_ws *ws);
 void ws_note_commit_seq(struct txbox_ws *ws, int64_t seq);
+/* tx/ID/committed holds the commit's sequence number ("commit_seq N\n"); written without a
+ * sync (the commit's own covers it).  Reading: 0 when absent, empty (older txbox) or bad. */
+int ws_write_commit_marker(int dir_fd, int64_t commit_seq);
+int64_t ws_read_commit_marker(int dir_fd);
+/* audit_check_fn for the workspace's log (logrepair.c): when the log's newest commit is
+ * older than state/seq says, rows were lost (a deleted -wal, a truncated or deleted
+ * audit.db): put back every committed transaction the state dir still holds. */
+int ws_check_log(void *ws, struct audit *a, struct txbox_error *err);
 /* The largest begin file read back (its record holds the command line). */
 #define BEGIN_MAX (4u << 20)
 /* Parse line 2 of a begin file (the record as it was sealed) into rec; -EBADMSG without. */

@@ -436,8 +436,13 @@ static int complete_commit(struct txbox_ws *ws, struct txbox_record *rec, int di
                                                      "reverted it; nothing of it was applied", why);
                 return set_outcome(ws, rec, TXBOX_ROLLED_BACK, msg, err) ?: 1;
         }
-        if (!marked)
-                write_file_atomic_at(dir, "committed", "", 0, false);
+        if (!rec->commit_seq)
+                rec->commit_seq = ws_read_commit_marker(dir); /* 0: none, or a marker without it */
+        if (!marked) {
+                if (!rec->commit_seq && (r = audit_next_commit_seq(ws->audit, &rec->commit_seq, err)) < 0)
+                        return r;
+                ws_write_commit_marker(dir, rec->commit_seq);
+        }
         rm_rf_at(dir, "upper");
         rm_rf_at(dir, "work");
         if (rec->outcome == TXBOX_COMMITTED)
@@ -575,7 +580,37 @@ static int recover_locked(struct txbox_ws *ws, struct txbox_recover_stats *st, s
         return r < 0 ? r : recover_settle(ws, st, err);
 }
 
-int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)
+/* Rows still running, committing or undoing that no live process owns: a live one holds
+ * the claim of its transaction (active/ID, flock'd) from before its row is written until
+ * after its last; a process that died or could not write that last row (a full disk) left
+ * no claim, or one nobody holds.  Claimed here, each is settled as recovery settles a dead
+ * owner's. */
+static int recover_rows(struct txbox_ws *ws, struct txbox_recover_stats *st, struct txbox_error *err)
+{
+        static const enum txbox_outcome unsettled[] = {TXBOX_RUNNING, TXBOX_COMMITTING, TXBOX_UNDOING};
+        struct txbox_record *recs = NULL;
+        size_t n = 0;
+        int r = audit_list_outcomes(ws->audit, unsettled, ARRAY_SIZE(unsettled), &recs, &n, err);
+
+        for (size_t i = 0; r >= 0 && i < n; i++) {
+                struct txbox_error e2;
+                /* The id names files in active/ and tx/: only one txbox could have made. */
+                size_t len = strlen(recs[i].id);
+                if (len < 4 || strspn(recs[i].id, "0123456789abcdef") != len)
+                        continue;
+                int lock = tx_claim(ws, recs[i].id, false, &e2);
+                if (lock < 0)
+                        continue; /* its owner lives */
+                r = recover_one(ws, recs[i].id, err);
+                tx_unclaim(ws, recs[i].id, lock);
+                if (r >= 0)
+                        r = tally(st, r);
+        }
+        txbox_records_free(recs, n);
+        return r;
+}
+
+static int recover(struct txbox_ws *ws, bool rows, struct txbox_recover_stats *stats, struct txbox_error *err)
 {
         struct txbox_recover_stats st = {0};
         int r;
@@ -583,8 +618,20 @@ int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct
         if ((r = ws_lock(ws, err)) < 0)
                 return r;
         r = recover_locked(ws, &st, err);
+        if (r >= 0 && rows)
+                r = recover_rows(ws, &st, err);
         ws_unlock(ws);
         if (stats)
                 *stats = st;
         return r;
+}
+
+int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)
+{
+        return recover(ws, false, stats, err);
+}
+
+int txbox_recover_log(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)
+{
+        return recover(ws, true, stats, err);
 }

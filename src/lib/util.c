@@ -786,7 +786,7 @@ char *human_escape(const char *s, unsigned flags)
 
 int failpoint(const char *name)
 {
-        enum { FP_KILL, FP_ENOSPC, FP_SEGV, FP_ABORT, FP_HANG };
+        enum { FP_KILL, FP_ENOSPC, FP_SEGV, FP_ABORT, FP_HANG, FP_FULL };
         static struct {
                 char name[32];
                 long target, count;
@@ -797,7 +797,7 @@ int failpoint(const char *name)
 
         if (!loaded) {
                 /* NAME:N[:ACTION][,NAME:N[:ACTION]...] (ACTION: kill, the default, enospc, segv,
-                 * abort or hang) */
+                 * abort, hang or full) */
                 const char *env = getenv("TXBOX_FAILPOINT");
                 char buf[256], *save = NULL;
                 loaded = true;
@@ -810,7 +810,8 @@ int failpoint(const char *name)
                         char *a = strtok_r(NULL, ":", &s2);
                         if (!n || !k || strlen(n) >= sizeof(fp[0].name))
                                 continue;
-                        static const char *const actions[] = {"kill", "enospc", "segv", "abort", "hang"};
+                        static const char *const actions[] = {"kill", "enospc", "segv",
+                                                              "abort", "hang", "full"};
                         strcpy(fp[nfp].name, n);
                         fp[nfp].target = strtol(k, NULL, 10);
                         fp[nfp].action = FP_KILL;
@@ -821,7 +822,11 @@ int failpoint(const char *name)
                 }
         }
         for (size_t i = 0; i < nfp; i++) {
-                if (strcmp(name, fp[i].name) != 0 || fp[i].count++ != fp[i].target)
+                if (strcmp(name, fp[i].name) != 0)
+                        continue;
+                if (fp[i].action == FP_FULL && fp[i].count++ >= fp[i].target)
+                        return -ENOSPC; /* the disk stays full from here on */
+                if (fp[i].action == FP_FULL || fp[i].count++ != fp[i].target)
                         continue;
                 switch (fp[i].action) {
                 case FP_ENOSPC:

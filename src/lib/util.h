@@ -194,7 +194,8 @@ bool human_plain(const char *s);
  * reached for the N-th time (counting from 0), to test crash recovery at every step;
  * TXBOX_FAILPOINT=NAME:N:enospc makes that step fail with ENOSPC instead (returns -ENOSPC;
  * otherwise 0); :segv raises SIGSEGV there (a bug), :abort aborts (out of memory), :hang
- * never returns.  Up to four, comma-separated (commit:3:enospc,revert:1: a commit fails,
+ * never returns, :full fails it with ENOSPC that time and every time after (a disk
+ * that stays full).  Up to four, comma-separated (commit:3:enospc,revert:1: a commit fails,
  * and its revert is cut short).  Every action only makes a step fail, never skips one:
  * set in a real run it can stop txbox, not weaken it (the "judge" point, reached by every
  * policy decision, ends in a refusal whatever the action). */

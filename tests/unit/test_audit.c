@@ -1,9 +1,11 @@
 /* Unit tests for the audit store (src/lib/audit.c) and records (src/lib/record.c). */
 #define _GNU_SOURCE
 /* tests/run.sh runs this as root and as an unprivileged user (as-user). */
+#include <dirent.h>
 #include <ftw.h>
 #include <jansson.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "audit.h"
@@ -619,6 +621,159 @@ static void test_busy(void)
         unsetenv("TXBOX_DB_BUSY_MS");
 }
 
+/* A log file that is no regular file is refused at once, by name, before anything opens it
+ * (a FIFO would block open(2) and SQLite's first read). */
+static void test_odd_files(void)
+{
+        _cleanup_free_ char *fifo = tmp_path("fifo.db"), *link = tmp_path("link.db");
+        _cleanup_free_ char *dir = tmp_path("dir.db");
+        _cleanup_free_ char *target = tmp_path("target.db"), *side = tmp_path("side.db");
+        _cleanup_free_ char *side_wal = tmp_path("side.db-wal");
+        struct txbox_error err = { 0 };
+        struct audit *a = NULL;
+
+        ok(mkfifo(fifo, 0600) == 0, "make a FIFO audit.db");
+        is_int(audit_check_files(fifo, &err), -EBADF, "audit_check_files refuses a FIFO");
+        ok(strstr(err.msg, "is a FIFO, not a regular file") && strstr(err.msg, "move it aside"),
+           "and says what it is and what to do: %s", err.msg);
+        expect_open_fails("fifo.db", EBADF, "FIFO");
+        is_int(audit_open_deferred(fifo, &a, &err), -EBADF, "a deferred open refuses it too");
+        ok(a == NULL, "and gives no handle");
+
+        struct audit *t = open_db("target.db");
+        audit_close(t);
+        ok(symlink(target, link) == 0, "make a symlink to a good log");
+        expect_open_fails("link.db", EBADF, "symlink");
+        is_int(audit_check_files(link, &err), -EBADF, "audit_check_files refuses the symlink");
+        ok(strstr(err.msg, "is a symlink") != NULL, "naming it a symlink: %s", err.msg);
+
+        ok(mkdir(dir, 0700) == 0, "make a directory audit.db");
+        expect_open_fails("dir.db", EBADF, "directory");
+
+        ok(mkfifo(side_wal, 0600) == 0, "make a FIFO audit.db-wal beside a missing log");
+        is_int(audit_check_files(side, &err), -EBADF, "audit_check_files refuses a FIFO -wal");
+        ok(strstr(err.msg, "side.db-wal") != NULL, "naming the -wal file: %s", err.msg);
+
+        _cleanup_free_ char *ok_path = tmp_path("none.db");
+        is_int(audit_check_files(ok_path, &err), 0, "a missing log is fine (it is made)");
+}
+
+/* A -wal left without its database belongs to a log that is gone: set aside, not replayed
+ * into the new one. */
+static void test_orphan_wal(void)
+{
+        _cleanup_free_ char *p = tmp_path("orphan.db"), *wal = tmp_path("orphan.db-wal");
+        struct txbox_error err = { 0 };
+        struct audit *a = open_db("orphan.db");
+        sqlite3 *keep = NULL;
+
+        /* Another connection keeps the WAL (SQLite removes it at the last close). */
+        ok(a && sqlite3_open(p, &keep) == SQLITE_OK &&
+                   sqlite3_exec(keep, "SELECT 1 FROM tx", NULL, NULL, NULL) == SQLITE_OK,
+           "a log, with a second connection");
+        is_int(insert(a, "0rphan01", TXBOX_COMMITTED, 1, NULL), 0, "a row in its WAL");
+        audit_close(a);
+        ok(access(wal, F_OK) == 0, "the -wal is there");
+        ok(unlink(p) == 0, "delete the database, not its -wal");
+        a = open_db("orphan.db");
+        ok(a != NULL, "a new log opens: %s", err.msg);
+        struct txbox_record *v = NULL;
+        size_t n = 9;
+        is_int(a ? audit_list(a, 0, &v, &n, &err) : -1, 0, "and reads");
+        is_int(n, 0, "empty: the old -wal was not replayed into it");
+        txbox_records_free(v, n);
+        audit_close(a);
+        sqlite3_close(keep);
+        DIR *d = opendir(tmpdir);
+        struct dirent *de;
+        bool aside = false;
+        while (d && (de = readdir(d)))
+                aside |= !strncmp(de->d_name, "orphan.db-wal.orphan-", 21);
+        if (d)
+                closedir(d);
+        ok(aside, "the old -wal was set aside (orphan.db-wal.orphan-*)");
+}
+
+struct check_calls {
+        int n;
+        int64_t floor;
+};
+
+static int check_hook(void *ctx, struct audit *a, struct txbox_error *err)
+{
+        struct check_calls *c = ctx;
+        struct txbox_record r;
+        size_t added = 0;
+        static const char *const specs[] = { "+f4", NULL };
+        c->n++;
+        mkrec(&r, "feed0004", TXBOX_COMMITTED, 4, specs);
+        int ret = audit_import(a, &r, 1, c->floor, "placeholder", &added, err);
+        txbox_record_clear(&r);
+        return ret;
+}
+
+/* audit_import puts back rows the log lacks, settles a kept row whose last write was lost,
+ * and one placeholder stands for the commit numbers nothing was left of. */
+static void test_import(void)
+{
+        struct txbox_error err = { 0 };
+        struct audit *a = open_db("import.db");
+        struct txbox_record recs[3], g = { 0 };
+        static const char *const s1[] = { "+f1", NULL }, *const s3[] = { "~README", "-gone", NULL };
+        size_t added = 0;
+
+        is_int(insert(a, "feed0001", TXBOX_COMMITTED, 1, s1), 0, "commit 1 is in the log");
+        is_int(insert(a, "feed0003", TXBOX_RUNNING, 0, NULL), 0, "commit 3's row says running (end lost)");
+        mkrec(&recs[0], "feed0001", TXBOX_COMMITTED, 1, s1);
+        mkrec(&recs[1], "feed0003", TXBOX_COMMITTED, 3, s3);
+        mkrec(&recs[2], "feed0005", TXBOX_UNDONE, 5, s1);
+        is_int(audit_import(a, recs, 3, 6, "lost ones", &added, &err), 0, "import up to commit 6: %s",
+               err.msg);
+        is_int(added, 3, "one row settled, one inserted, one placeholder");
+        is_int(audit_get(a, "feed0003", &g, &err), 0, "the kept row");
+        is_int(g.outcome, TXBOX_COMMITTED, "is committed now");
+        is_int(g.commit_seq, 3, "with its number");
+        is_int(g.npaths, 2, "and its paths");
+        txbox_record_clear(&g);
+        is_int(audit_get(a, "feed0005", &g, &err), 0, "the lost row is back");
+        is_int(g.outcome, TXBOX_UNDONE, "as undone");
+        txbox_record_clear(&g);
+        is_int(audit_newest_committed(a, &g, &err), 0, "newest committed");
+        ok(!strncmp(g.id, "feed0003", 8), "is commit 3 (5 is undone, the placeholder changed nothing): %s",
+           g.id);
+        txbox_record_clear(&g);
+        int64_t next = 0;
+        is_int(audit_next_commit_seq(a, &next, &err), 0, "next commit number");
+        is_int(next, 7, "follows the placeholder's 6");
+        struct txbox_record *v = NULL;
+        size_t n = 0;
+        is_int(audit_list(a, 1, &v, &n, &err), 0, "newest row");
+        ok(n == 1 && !strncmp(v[0].id, "lost-6-", 7) && v[0].message &&
+                   strstr(v[0].message, "lost ones (3 of commits #1 to #6)"),
+           "is the placeholder for commits 2, 4 and 6: %s %s", n ? v[0].id : "",
+           n && v[0].message ? v[0].message : "");
+        txbox_records_free(v, n);
+        is_int(audit_import(a, recs, 3, 6, "lost ones", &added, &err), 0, "a second import");
+        is_int(added, 0, "adds nothing (the log is no longer behind)");
+        for (int i = 0; i < 3; i++)
+                txbox_record_clear(&recs[i]);
+        audit_close(a);
+
+        /* The hook runs once, at the connection, and its rows are there for the first call. */
+        struct check_calls c = { 0, 4 };
+        _cleanup_free_ char *p = tmp_path("hook.db");
+        a = NULL;
+        is_int(audit_open_deferred(p, &a, &err), 0, "a deferred log");
+        audit_set_check(a, check_hook, &c);
+        is_int(c.n, 0, "the hook waits for the connection");
+        is_int(audit_get(a, "feed0004", &g, &err), 0, "the first call finds the hook's row");
+        txbox_record_clear(&g);
+        is_int(audit_get(a, "feed0004", &g, &err), 0, "a second call");
+        is_int(c.n, 1, "the hook ran once");
+        txbox_record_clear(&g);
+        audit_close(a);
+}
+
 int main(void)
 {
         if (!tap_mkdtemp(tmpdir, sizeof(tmpdir), "txbox-test-audit")) {
@@ -656,6 +811,9 @@ int main(void)
         test_json();
         test_bad_files();
         test_busy();
+        test_odd_files();
+        test_orphan_wal();
+        test_import();
 
         nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
         ok(access(tmpdir, F_OK) != 0, "temp dir removed");
