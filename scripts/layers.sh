@@ -69,6 +69,7 @@ src/lib/undo            txn
 src/lib/txpolicy        txn
 src/lib/query           txn
 src/lib/gc              txn
+src/lib/logrepair       txn      rebuilds lost audit rows from the state dir
 src/lib/mcp             faces
 src/lib/agent           faces
 src/lib/command         faces
