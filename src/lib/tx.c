@@ -14,6 +14,8 @@
  *   tx/ID/revert        the journal of a commit that failed and is being reverted
  *   tx/ID/undo/         originals moved aside by the commit (what undo puts back)
  *   tx/ID/undoing, undone, redo/   the same for an undo
+ *   seq                 the newest commit's sequence number; its ctime is at or after
+ *                       every change txbox made to the workspace (tx_stamp_changes)
  */
 #define _GNU_SOURCE
 #include "tx.h"
@@ -603,6 +605,50 @@ static int64_t fs_now_ns(int dir_fd)
         return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* How long begin waits, at most, for the filesystem's clock to pass the last change txbox
+ * made (fs_now_after): a tick is 1/HZ, at most 10 ms; a stamp further ahead (a clock set
+ * back, a state file not ours) is not waited for. */
+#define BEGIN_WAIT_NS (20 * 1000000LL)
+#define BEGIN_WAIT_STEP_NS (250 * 1000L)
+
+/* A stamp on the filesystem's clock strictly later than AFTER (ns), taken as fs_now_ns does.
+ * Two stamps inside one tick compare equal, so a transaction that began in the tick of the
+ * commit before it took that commit's own renames for changes made after it began: 1 to 7
+ * of 20 sequential MCP calls appending to one file failed with 122.  Where the kernel has
+ * fine-grained stamps (Linux 6.13 on), a second or third touch gets one at once; elsewhere
+ * this sleeps out the rest of the tick. */
+static int64_t fs_now_after(int dir_fd, int64_t after)
+{
+        int64_t now = fs_now_ns(dir_fd), t0 = mono_us();
+        struct timespec step = {0, BEGIN_WAIT_STEP_NS};
+
+        if (now > after || after - now > BEGIN_WAIT_NS)
+                return now;
+        for (int i = 0; now <= after && (mono_us() - t0) * 1000 < BEGIN_WAIT_NS; i++) {
+                if (i >= 2)
+                        nanosleep(&step, NULL);
+                now = fs_now_ns(dir_fd);
+        }
+        return now;
+}
+
+int64_t tx_begin_stamp(int state_fd, int dir_fd)
+{
+        struct stat st;
+        int64_t changes = 0;
+
+        if (fstatat(state_fd, "seq", &st, AT_SYMLINK_NOFOLLOW) == 0)
+                changes = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+        return fs_now_after(dir_fd, changes);
+}
+
+void tx_stamp_changes(int state_fd)
+{
+        /* Touching needs no content: the kernel gives the ctime a stamp no earlier than any
+         * it gave before, those of the renames just made included. */
+        utimensat(state_fd, "seq", NULL, AT_SYMLINK_NOFOLLOW);
+}
+
 /* state/seq: the newest commit's sequence number, 20 digits and a newline, rewritten in
  * place by every commit under the workspace lock.  A crash may leave it behind the log (a
  * transaction then takes one more commit for later than itself: at worst a conflict
@@ -663,12 +709,17 @@ int tx_begin_record(const char *begin, struct txbox_record *rec)
 }
 
 /* What the workspace looked like when the transaction began, for first-committer-wins:
- * the last commit it could see, and the filesystem's clock (fs_now_ns). */
+ * the last commit it could see, and the filesystem's clock (fs_now_ns).
+ * The order matters.  Every commit stamps state/seq after its renames and before its row
+ * (tx_stamp_changes), so reading the newest commit first and the stamp second, a commit
+ * counted as seen has all its changes strictly before begin_ns, and one not seen is a
+ * later commit (audit_later_overlaps): a transaction never conflicts with a commit it saw,
+ * however quickly it follows it, while any change after begin_ns, even in the same tick,
+ * has a ctime >= begin_ns (docs/DESIGN.md, "Conflicts"). */
 static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *err)
 {
         int r;
 
-        tx->begin_ns = fs_now_ns(tx->dir_fd);
         /* A process that has not touched the log yet (a one-shot run) leaves its row to the
          * thread beside the program: connecting costs a millisecond or two. */
         *defer = !audit_connected(tx->ws->audit) && (tx->begin_seq = ws_newest_commit_seq(tx->ws)) >= 0;
@@ -677,6 +728,7 @@ static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *
                         return r;
                 tx->begin_seq--; /* the newest commit seen */
         }
+        tx->begin_ns = tx_begin_stamp(tx->ws->state_fd, tx->dir_fd);
         /* Line 2 when the row waits, the record: should this process die before the row is
          * written, recovery logs the run from it. */
         _cleanup_free_ char *rec = *defer ? json_dump_compact(record_to_json(&tx->rec)) : NULL;
@@ -1275,6 +1327,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         }
         (void)failpoint("commit"); /* past the marker: only a crash is of interest */
         trace_mark("commit: marked");
+        tx_stamp_changes(tx->ws->state_fd); /* before the row: see write_snapshot */
         if ((r = audit_next_commit_seq(tx->ws->audit, &tx->rec.commit_seq, err)) < 0)
                 return r; /* applied and marked: recovery completes the audit row */
         if (before == TXBOX_PENDING)

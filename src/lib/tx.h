@@ -95,6 +95,15 @@ void ws_sweep(struct txbox_ws *ws, struct txbox_record *log);
  * needed); -1 when unknown.  ws_note_commit_seq writes it (under the workspace lock). */
 int64_t ws_newest_commit_seq(struct txbox_ws *ws);
 void ws_note_commit_seq(struct txbox_ws *ws, int64_t seq);
+/* Conflict stamps (docs/DESIGN.md, "Conflicts").  tx_stamp_changes gives STATE_FD/seq a
+ * ctime at or after every change made to the workspace so far: a commit, undo or recovery
+ * calls it once its renames are done and before its row is written.  tx_begin_stamp is a
+ * stamp on the filesystem's clock (touching DIR_FD, on the workspace's filesystem) strictly
+ * later than that ctime, waiting out at most one clock tick for it: a transaction that
+ * begins after a commit's row begins strictly after the commit's changes, while any change
+ * made after it began has a ctime >= the stamp. */
+void tx_stamp_changes(int state_fd);
+int64_t tx_begin_stamp(int state_fd, int dir_fd);
 /* The largest begin file read back (its record holds the command line). */
 #define BEGIN_MAX (4u << 20)
 /* Parse line 2 of a begin file (the record as it was sealed) into rec; -EBADMSG without. */

@@ -306,6 +306,7 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
                 }
                 goto out;
         }
+        tx_stamp_changes(ws->state_fd); /* before the row: see write_snapshot in tx.c */
         (void)failpoint("undo");
         if ((r = write_file_atomic_at(c.dir, "undone", "", 0, true)) < 0) {
                 r = tx_err(err, -r, "cannot finish undo of tx %s: %s", rec->id, strerror(-r));
@@ -583,6 +584,8 @@ int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct
         if ((r = ws_lock(ws, err)) < 0)
                 return r;
         r = recover_locked(ws, &st, err);
+        if (st.rolled_back || st.completed)
+                tx_stamp_changes(ws->state_fd); /* it may have renamed: see write_snapshot in tx.c */
         ws_unlock(ws);
         if (stats)
                 *stats = st;
