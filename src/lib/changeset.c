@@ -219,6 +219,14 @@ static int has_xattr(int dirfd, const char *name, const char *xname)
         return r;
 }
 
+bool changeset_copied_up(int upper_fd, const char *path)
+{
+        const char *base;
+        _cleanup_close_ int dir = open_parent_beneath(upper_fd, path, &base);
+
+        return dir >= 0 && has_xattr(dir, base, OVL_PREFIX "origin") > 0;
+}
+
 /* Value of xattr xname of p (a proc_at path), malloc'd; its length or -errno. */
 static ssize_t read_xattr(const char *p, const char *xname, char **out)
 {

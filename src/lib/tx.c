@@ -1208,12 +1208,22 @@ static void drop_layers(struct txbox_tx *tx)
         ws_trash(tx->ws, tx->dir_fd, "work", as);
 }
 
+static int64_t ctime_ns(const struct stat *st)
+{
+        return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
 /* Has the live entry an op replaces, deletes or creates changed since the transaction
  * began?  (Directories' ctime moves when their entries change: a directory this
- * transaction deletes or replaces conflicts with any change beneath it, as it should.) */
-static bool live_changed(struct txbox_tx *tx, const struct cs_op *o)
+ * transaction deletes or replaces conflicts with any change beneath it, as it should.)
+ * An op that creates a path the workspace lacks conflicts when the path was there after
+ * begin: its upper entry was copied up from it, and the parent directory changed since
+ * (a delete moves its ctime; checked first, it spares the xattr look-up for every file a
+ * build adds to a directory left alone).  Without that, an append to a file deleted
+ * outside txbox while the command ran brought the file back. */
+static bool live_changed(struct txbox_tx *tx, int upper, const struct cs_op *o)
 {
-        struct stat st;
+        struct stat st, pst;
         const char *base;
         _cleanup_close_ int dir = open_parent_beneath(tx->ws->ws_fd, o->path, &base);
 
@@ -1223,14 +1233,14 @@ static bool live_changed(struct txbox_tx *tx, const struct cs_op *o)
         if (o->kind == CS_OP_CHMOD)
                 return !exists || (st.st_mode & 07777) != (o->old_mode & 07777);
         if (!o->has_old)
-                return exists;
-        int64_t ct = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-        return !exists || ct >= tx->begin_ns || (st.st_mode & S_IFMT) != (o->old_mode & S_IFMT);
+                return exists || (upper >= 0 && (fstat(dir, &pst) < 0 || ctime_ns(&pst) >= tx->begin_ns) &&
+                                  changeset_copied_up(upper, o->path));
+        return !exists || ctime_ns(&st) >= tx->begin_ns || (st.st_mode & S_IFMT) != (o->old_mode & S_IFMT);
 }
 
 /* First committer wins: refuse when a path this transaction changes was changed in the live
  * workspace after it began, by a transaction (audit log) or by anyone else (ctime). */
-static int check_conflicts(struct txbox_tx *tx, struct txbox_error *err)
+static int check_conflicts(struct txbox_tx *tx, int upper, struct txbox_error *err)
 {
         struct strvec bad = {0};
         char list[600] = "";
@@ -1246,14 +1256,14 @@ static int check_conflicts(struct txbox_tx *tx, struct txbox_error *err)
         if (r < 0)
                 return r;
         for (size_t i = 0; i < tx->cs.nops && bad.n < 20; i++)
-                if (!strvec_lists_path(&bad, tx->cs.ops[i].path) && live_changed(tx, &tx->cs.ops[i]))
+                if (!strvec_lists_path(&bad, tx->cs.ops[i].path) && live_changed(tx, upper, &tx->cs.ops[i]))
                         strvec_push(&bad, xasprintf("%s (changed since tx %s began)", tx->cs.ops[i].path, tx->rec.id));
         for (size_t i = 0; i < tx->cs.touched.n && bad.n < 20; i++) {
                 struct cs_op o = {.path = tx->cs.touched.v[i], .kind = CS_OP_SWAP, .has_old = true};
                 struct stat st;
                 if (lstat_beneath(tx->ws->ws_fd, o.path, &st) == 0)
                         o.old_mode = st.st_mode;
-                if (!strvec_lists_path(&bad, o.path) && live_changed(tx, &o))
+                if (!strvec_lists_path(&bad, o.path) && live_changed(tx, upper, &o))
                         strvec_push(&bad, xasprintf("%s (changed since tx %s began)", o.path, tx->rec.id));
         }
         if (!bad.n)
@@ -1277,7 +1287,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
 
         if (upper < 0)
                 return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
-        if ((r = check_conflicts(tx, err)) < 0)
+        if ((r = check_conflicts(tx, upper, err)) < 0)
                 return r;
         trace_mark("commit: conflicts checked");
         if (tx->cs.nops == 0) {

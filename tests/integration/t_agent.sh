@@ -327,13 +327,15 @@ ncalls=60
 for ((t = 0; t < ncalls / 10; t++)); do
         calls=()
         for ((c = 1; c <= 10; c++)); do
-                calls+=("$(call "s$((t * 10 + c))" run_command "$(jstr "{\"command\": \"echo $t.$c >>one.txt\"}")")")
+                cmd=$(jstr "{\"command\": \"echo $t.$c >>one.txt\"}")
+                calls+=("$(call "s$((t * 10 + c))" run_command "$cmd")")
         done
         turn "${calls[@]}"
 done >"$T/script12"
 final "appended" >>"$T/script12"
 start_server "$T/script12"
-agent --endpoint "$URL" --max-steps $((ncalls + 10)) --summary-json "$T/sum12.json" "append" >/dev/null 2>"$T/err12"
+agent --endpoint "$URL" --max-steps $((ncalls + 10)) --summary-json "$T/sum12.json" "append" \
+        >/dev/null 2>"$T/err12"
 rc=$?
 stop_server
 is "$rc" 0 "$ncalls tool calls appending to one file: the session ends in its answer"
