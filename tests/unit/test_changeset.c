@@ -278,7 +278,8 @@ static void test_new_file(void)
            "new file: op carries the upper entry's identity and mode");
         is_int(cs.nviolations, 0, "new file: no violations");
         ok(!changeset_copied_up(o.upper_fd, "new.txt"), "new file: not copied up (no origin)");
-        ok(!changeset_copied_up(o.upper_fd, "absent/new.txt"), "a path not in the upper layer: not copied up");
+        ok(!changeset_copied_up(o.upper_fd, "absent/new.txt"),
+           "a path not in the upper layer: not copied up either");
         done(&o, &cs);
 }
 
@@ -292,7 +293,8 @@ static void test_modify(void)
         const struct cs_op *op = find_op(&cs, "mod.txt");
         ok(op && op->old_mode == (S_IFREG | 0644) && op->new_mode == (S_IFREG | 0644),
            "modified file: old and new modes");
-        ok(changeset_copied_up(o.upper_fd, "mod.txt"), "modified file: copied up (overlayfs recorded its origin)");
+        ok(changeset_copied_up(o.upper_fd, "mod.txt"),
+           "modified file: copied up (overlayfs noted its origin)");
         done(&o, &cs);
 }
 
