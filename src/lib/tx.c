@@ -14,8 +14,9 @@
  *   tx/ID/revert        the journal of a commit that failed and is being reverted
  *   tx/ID/undo/         originals moved aside by the commit (what undo puts back)
  *   tx/ID/undoing, undone, redo/   the same for an undo
- *   seq                 the newest commit's sequence number; its ctime is at or after
- *                       every change txbox made to the workspace (tx_stamp_changes)
+ *   seq                 the newest commit's sequence number (ws_newest_commit_seq)
+ *   changed             empty; its ctime is at or after every change txbox made to the
+ *                       workspace (tx_stamp_changes)
  */
 #define _GNU_SOURCE
 #include "tx.h"
@@ -637,7 +638,7 @@ int64_t tx_begin_stamp(int state_fd, int dir_fd)
         struct stat st;
         int64_t changes = 0;
 
-        if (fstatat(state_fd, "seq", &st, AT_SYMLINK_NOFOLLOW) == 0)
+        if (fstatat(state_fd, "changed", &st, AT_SYMLINK_NOFOLLOW) == 0)
                 changes = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
         return fs_now_after(dir_fd, changes);
 }
@@ -645,8 +646,14 @@ int64_t tx_begin_stamp(int state_fd, int dir_fd)
 void tx_stamp_changes(int state_fd)
 {
         /* Touching needs no content: the kernel gives the ctime a stamp no earlier than any
-         * it gave before, those of the renames just made included. */
-        utimensat(state_fd, "seq", NULL, AT_SYMLINK_NOFOLLOW);
+         * it gave before, those of the renames just made included.  A file of its own, not
+         * state/seq, which every commit rewrites: a begin after a commit that changed
+         * nothing (ls, grep) then need not wait for the next tick. */
+        if (utimensat(state_fd, "changed", NULL, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+                int fd = openat(state_fd, "changed", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd >= 0)
+                        close(fd);
+        }
 }
 
 /* state/seq: the newest commit's sequence number, 20 digits and a newline, rewritten in
@@ -710,7 +717,7 @@ int tx_begin_record(const char *begin, struct txbox_record *rec)
 
 /* What the workspace looked like when the transaction began, for first-committer-wins:
  * the last commit it could see, and the filesystem's clock (fs_now_ns).
- * The order matters.  Every commit stamps state/seq after its renames and before its row
+ * The order matters.  Every commit stamps state/changed after its renames and before its row
  * (tx_stamp_changes), so reading the newest commit first and the stamp second, a commit
  * counted as seen has all its changes strictly before begin_ns, and one not seen is a
  * later commit (audit_later_overlaps): a transaction never conflicts with a commit it saw,

@@ -95,7 +95,7 @@ void ws_sweep(struct txbox_ws *ws, struct txbox_record *log);
  * needed); -1 when unknown.  ws_note_commit_seq writes it (under the workspace lock). */
 int64_t ws_newest_commit_seq(struct txbox_ws *ws);
 void ws_note_commit_seq(struct txbox_ws *ws, int64_t seq);
-/* Conflict stamps (docs/DESIGN.md, "Conflicts").  tx_stamp_changes gives STATE_FD/seq a
+/* Conflict stamps (docs/DESIGN.md, "Conflicts").  tx_stamp_changes gives STATE_FD/changed a
  * ctime at or after every change made to the workspace so far: a commit, undo or recovery
  * calls it once its renames are done and before its row is written.  tx_begin_stamp is a
  * stamp on the filesystem's clock (touching DIR_FD, on the workspace's filesystem) strictly

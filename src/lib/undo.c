@@ -299,7 +299,9 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
             (r = journal_apply(ws->ws_fd, c.undo, c.redo, c.inv, c.n, "undo",
                                &(struct journal_progress){ws->progress, ws->progress_ctx, "undoing"}, true, err)) < 0) {
                 struct txbox_error e2;
-                if (journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, &e2) == 0) {
+                int rv = journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, &e2);
+                tx_stamp_changes(ws->state_fd); /* renamed, both ways */
+                if (rv == 0) {
                         unlinkat(c.dir, "undoing", 0);
                         rec->outcome = TXBOX_COMMITTED;
                         audit_update(ws->audit, rec, &e2);

@@ -89,7 +89,6 @@ int main(void)
         int ws = openat(topfd, "ws", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int state = openat(topfd, "state", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         int txdir = openat(topfd, "txdir", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        put(state, "seq", "00000000000000000000\n", 0);
         put(ws, "old", "made long before\n", 0);
 
         for (int i = 0; i < ROUNDS; i++) {
