@@ -1227,7 +1227,9 @@ static int64_t ctime_ns(const struct stat *st)
  * begin: its upper entry was copied up from it, and the parent directory changed since
  * (a delete moves its ctime; checked first, it spares the xattr look-up for every file a
  * build adds to a directory left alone).  Without that, an append to a file deleted
- * outside txbox while the command ran brought the file back. */
+ * outside txbox while the command ran brought the file back.  UPPER is -1 when an origin
+ * cannot tell (changeset_copied_up, changeset_deletes): then such a delete goes unseen
+ * (docs/DESIGN.md, "Conflicts"). */
 static bool live_changed(struct txbox_tx *tx, int upper, const struct cs_op *o)
 {
         struct stat st, pst;
@@ -1262,6 +1264,8 @@ static int check_conflicts(struct txbox_tx *tx, int upper, struct txbox_error *e
         free(written);
         if (r < 0)
                 return r;
+        if (changeset_deletes(&tx->cs))
+                upper = -1; /* an origin may be a moved entry's (live_changed) */
         for (size_t i = 0; i < tx->cs.nops && bad.n < 20; i++)
                 if (!strvec_lists_path(&bad, tx->cs.ops[i].path) && live_changed(tx, upper, &tx->cs.ops[i]))
                         strvec_push(&bad, xasprintf("%s (changed since tx %s began)", tx->cs.ops[i].path, tx->rec.id));

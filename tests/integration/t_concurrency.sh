@@ -143,6 +143,13 @@ is "$?" 122 "another transaction committing the same path right after the first 
 race none upper/ready
 is "$?" 0 "with no other change the same command commits"
 shopt -u nullglob
+# A path a transaction creates from a copied-up entry (mv, ln) is not one deleted since
+# begin, though its directory changed meanwhile.
+tx run --commit=keep -- sh -c 'mv README README2; ln docs/a.txt docs/a2.txt' 2>/dev/null
+id=$(last_tx)
+echo other >"$WS/other.txt" && echo other >"$WS/docs/other.txt"
+ok "mv and ln of files whose directories changed since begin: committed" tx commit "$id"
+ok "... README2 and docs/a2.txt are there" test -e "$WS/README2" -a -e "$WS/docs/a2.txt" -a ! -e "$WS/README"
 
 # Undo across concurrency: disjoint later changes do not block undo; overlapping ones do.
 tx run -- sh -c 'echo one >u1.txt'

@@ -295,6 +295,7 @@ static void test_modify(void)
            "modified file: old and new modes");
         ok(changeset_copied_up(o.upper_fd, "mod.txt"),
            "modified file: copied up (overlayfs noted its origin)");
+        ok(!changeset_deletes(&cs), "modified file: the changeset deletes nothing");
         done(&o, &cs);
 }
 
@@ -324,6 +325,7 @@ static void test_delete_file(void)
         check_cs(&cs, "deleted file", "D:keep.txt", "S10:keep.txt");
         const struct cs_op *op = find_op(&cs, "keep.txt");
         ok(op && op->old_mode == (S_IFREG | 0644), "deleted file: old mode");
+        ok(changeset_deletes(&cs), "deleted file: the changeset deletes a path");
         done(&o, &cs);
 }
 
