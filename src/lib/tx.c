@@ -614,7 +614,7 @@ static int64_t fs_now_ns(int dir_fd)
 
 /* A stamp on the filesystem's clock strictly later than AFTER (ns), taken as fs_now_ns does.
  * Two stamps inside one tick compare equal, so a transaction that began in the tick of the
- * commit before it took that commit's own renames for changes made after it began: 1 to 7
+ * commit before it took that commit's own renames for changes made after it began: up to 8
  * of 20 sequential MCP calls appending to one file failed with 122.  Where the kernel has
  * fine-grained stamps (Linux 6.13 on), a second or third touch gets one at once; elsewhere
  * this sleeps out the rest of the tick. */

@@ -48,7 +48,7 @@ like "$("$TXBOX" -C "$WS" --state "$STATE" log --json -n 1)" 'LEAKOUT' "global o
 
 # ---- strictly sequential calls on one file: each waits for the answer to the one before, so
 # each transaction begins right after the previous commit, often in the same clock tick; it
-# must not take that commit for a change made by someone else (it did: 1 to 7 of 20 ended
+# must not take that commit for a change made by someone else (it did: up to 8 of 20 ended
 # in 122, "changed since tx began"); a log of their own (list_transactions counts below) ----
 coproc SEQ { "$TXBOX" -C "$WS" --state "$T/state-seq" mcp 2>"$T/seq.err"; }
 seq_pid=$SEQ_PID
