@@ -220,6 +220,27 @@ static int has_xattr(int dirfd, const char *name, const char *xname)
         return r;
 }
 
+bool changeset_copied_up(int upper_fd, const char *path)
+{
+        const char *base;
+        struct stat st;
+        _cleanup_close_ int dir = open_parent_beneath(upper_fd, path, &base);
+
+        /* A hard link the program made to a copied-up file carries the file's origin. */
+        if (dir < 0 || fstatat(dir, base, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            (!S_ISDIR(st.st_mode) && st.st_nlink != 1))
+                return false;
+        return has_xattr(dir, base, OVL_PREFIX "origin") > 0;
+}
+
+bool changeset_deletes(const struct changeset *cs)
+{
+        for (size_t i = 0; i < cs->nops; i++)
+                if (cs->ops[i].kind == CS_OP_SWAP && cs->ops[i].has_old && !cs->ops[i].has_new)
+                        return true;
+        return false;
+}
+
 /* Value of xattr xname of p (a proc_at path), malloc'd; its length or -errno. */
 static ssize_t read_xattr(const char *p, const char *xname, char **out)
 {

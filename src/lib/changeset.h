@@ -57,6 +57,17 @@ struct changeset {
  * Deleted or replaced live directories list every live path beneath them as deleted.  Never
  * follows symlinks. */
 int changeset_build(int upper_fd, int live_fd, struct changeset *cs, struct txbox_error *err);
+/* Was the entry at PATH in the upper layer copied up from the workspace?  overlayfs records
+ * a copy-up as user.overlay.origin (in a user namespace with an empty value: no file handle
+ * says from which inode); a program cannot set that name through the mount (what it sets
+ * there is stored escaped, or refused), so it cannot forge one, and a forged one would only
+ * make a conflict.  A hard link (nlink > 1) answers no: it may carry another path's origin.
+ * An entry the program made anew (a file written and renamed over the name, as sed -i
+ * does) has no origin. */
+bool changeset_copied_up(int upper_fd, const char *path);
+/* Does the changeset delete a path?  Then an entry copied up may have been moved from it
+ * (mv a b), and its origin says nothing about its own path. */
+bool changeset_deletes(const struct changeset *cs);
 
 /* What the directories that move in whole hold, entry by entry, as they will be live (the
  * entries beneath each such op, not the op's own): undo compares the workspace with it, so

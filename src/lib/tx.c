@@ -14,6 +14,9 @@
  *   tx/ID/revert        the journal of a commit that failed and is being reverted
  *   tx/ID/undo/         originals moved aside by the commit (what undo puts back)
  *   tx/ID/undoing, undone, redo/   the same for an undo
+ *   seq                 the newest commit's sequence number (ws_newest_commit_seq)
+ *   changed             empty; its ctime is at or after every change txbox made to the
+ *                       workspace (tx_stamp_changes)
  */
 #define _GNU_SOURCE
 #include "tx.h"
@@ -602,6 +605,56 @@ static int64_t fs_now_ns(int dir_fd)
         return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+/* How long begin waits, at most, for the filesystem's clock to pass the last change txbox
+ * made (fs_now_after): a tick is 1/HZ, at most 10 ms; a stamp further ahead (a clock set
+ * back, a state file not ours) is not waited for. */
+#define BEGIN_WAIT_NS (20 * 1000000LL)
+#define BEGIN_WAIT_STEP_NS (250 * 1000L)
+
+/* A stamp on the filesystem's clock strictly later than AFTER (ns), taken as fs_now_ns does.
+ * Two stamps inside one tick compare equal, so a transaction that began in the tick of the
+ * commit before it took that commit's own renames for changes made after it began: up to 8
+ * of 20 sequential MCP calls appending to one file failed with 122.  Where the kernel has
+ * fine-grained stamps (Linux 6.13 on), a second or third touch gets one at once; elsewhere
+ * this sleeps out the rest of the tick. */
+static int64_t fs_now_after(int dir_fd, int64_t after)
+{
+        int64_t now = fs_now_ns(dir_fd), t0 = mono_us();
+        struct timespec step = {0, BEGIN_WAIT_STEP_NS};
+
+        if (now > after || after - now > BEGIN_WAIT_NS)
+                return now;
+        for (int i = 0; now <= after && (mono_us() - t0) * 1000 < BEGIN_WAIT_NS; i++) {
+                if (i >= 2)
+                        nanosleep(&step, NULL);
+                now = fs_now_ns(dir_fd);
+        }
+        return now;
+}
+
+int64_t tx_begin_stamp(int state_fd, int dir_fd)
+{
+        struct stat st;
+        int64_t changes = 0;
+
+        if (fstatat(state_fd, "changed", &st, AT_SYMLINK_NOFOLLOW) == 0)
+                changes = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
+        return fs_now_after(dir_fd, changes);
+}
+
+void tx_stamp_changes(int state_fd)
+{
+        /* Touching needs no content: the kernel gives the ctime a stamp no earlier than any
+         * it gave before, those of the renames just made included.  A file of its own, not
+         * state/seq, which every commit rewrites: a begin after a commit that changed
+         * nothing (ls, grep) then need not wait for the next tick. */
+        if (utimensat(state_fd, "changed", NULL, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
+                int fd = openat(state_fd, "changed", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd >= 0)
+                        close(fd);
+        }
+}
+
 /* state/seq: the newest commit's sequence number, 20 digits and a newline, rewritten in
  * place by every commit under the workspace lock.  A crash may leave it behind the log (a
  * transaction then takes one more commit for later than itself: at worst a conflict
@@ -662,12 +715,17 @@ int tx_begin_record(const char *begin, struct txbox_record *rec)
 }
 
 /* What the workspace looked like when the transaction began, for first-committer-wins:
- * the last commit it could see, and the filesystem's clock (fs_now_ns). */
+ * the last commit it could see, and the filesystem's clock (fs_now_ns).
+ * The order matters.  Every commit stamps state/changed after its renames and before its row
+ * (tx_stamp_changes), so reading the newest commit first and the stamp second, a commit
+ * counted as seen has all its changes strictly before begin_ns, and one not seen is a
+ * later commit (audit_later_overlaps): a transaction never conflicts with a commit it saw,
+ * however quickly it follows it, while any change after begin_ns, even in the same tick,
+ * has a ctime >= begin_ns (docs/DESIGN.md, "Conflicts"). */
 static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *err)
 {
         int r;
 
-        tx->begin_ns = fs_now_ns(tx->dir_fd);
         /* A process that has not touched the log yet (a one-shot run) leaves its row to the
          * thread beside the program: connecting costs a millisecond or two. */
         *defer = !audit_connected(tx->ws->audit) && (tx->begin_seq = ws_newest_commit_seq(tx->ws)) >= 0;
@@ -676,6 +734,7 @@ static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *
                         return r;
                 tx->begin_seq--; /* the newest commit seen */
         }
+        tx->begin_ns = tx_begin_stamp(tx->ws->state_fd, tx->dir_fd);
         /* Line 2, the record: should this process die before the row is written, recovery
          * logs the run from it; kept after a commit, it gives a log that lost the row the
          * command line back (logrepair.c). */
@@ -1156,12 +1215,24 @@ static void drop_layers(struct txbox_tx *tx)
         ws_trash(tx->ws, tx->dir_fd, "work", as);
 }
 
+static int64_t ctime_ns(const struct stat *st)
+{
+        return (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+}
+
 /* Has the live entry an op replaces, deletes or creates changed since the transaction
  * began?  (Directories' ctime moves when their entries change: a directory this
- * transaction deletes or replaces conflicts with any change beneath it, as it should.) */
-static bool live_changed(struct txbox_tx *tx, const struct cs_op *o)
+ * transaction deletes or replaces conflicts with any change beneath it, as it should.)
+ * An op that creates a path the workspace lacks conflicts when the path was there after
+ * begin: its upper entry was copied up from it, and the parent directory changed since
+ * (a delete moves its ctime; checked first, it spares the xattr look-up for every file a
+ * build adds to a directory left alone).  Without that, an append to a file deleted
+ * outside txbox while the command ran brought the file back.  UPPER is -1 when an origin
+ * cannot tell (changeset_copied_up, changeset_deletes): then such a delete goes unseen
+ * (docs/DESIGN.md, "Conflicts"). */
+static bool live_changed(struct txbox_tx *tx, int upper, const struct cs_op *o)
 {
-        struct stat st;
+        struct stat st, pst;
         const char *base;
         _cleanup_close_ int dir = open_parent_beneath(tx->ws->ws_fd, o->path, &base);
 
@@ -1171,14 +1242,14 @@ static bool live_changed(struct txbox_tx *tx, const struct cs_op *o)
         if (o->kind == CS_OP_CHMOD)
                 return !exists || (st.st_mode & 07777) != (o->old_mode & 07777);
         if (!o->has_old)
-                return exists;
-        int64_t ct = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
-        return !exists || ct >= tx->begin_ns || (st.st_mode & S_IFMT) != (o->old_mode & S_IFMT);
+                return exists || (upper >= 0 && (fstat(dir, &pst) < 0 || ctime_ns(&pst) >= tx->begin_ns) &&
+                                  changeset_copied_up(upper, o->path));
+        return !exists || ctime_ns(&st) >= tx->begin_ns || (st.st_mode & S_IFMT) != (o->old_mode & S_IFMT);
 }
 
 /* First committer wins: refuse when a path this transaction changes was changed in the live
  * workspace after it began, by a transaction (audit log) or by anyone else (ctime). */
-static int check_conflicts(struct txbox_tx *tx, struct txbox_error *err)
+static int check_conflicts(struct txbox_tx *tx, int upper, struct txbox_error *err)
 {
         struct strvec bad = {0};
         char list[600] = "";
@@ -1193,15 +1264,17 @@ static int check_conflicts(struct txbox_tx *tx, struct txbox_error *err)
         free(written);
         if (r < 0)
                 return r;
+        if (changeset_deletes(&tx->cs))
+                upper = -1; /* an origin may be a moved entry's (live_changed) */
         for (size_t i = 0; i < tx->cs.nops && bad.n < 20; i++)
-                if (!strvec_lists_path(&bad, tx->cs.ops[i].path) && live_changed(tx, &tx->cs.ops[i]))
+                if (!strvec_lists_path(&bad, tx->cs.ops[i].path) && live_changed(tx, upper, &tx->cs.ops[i]))
                         strvec_push(&bad, xasprintf("%s (changed since tx %s began)", tx->cs.ops[i].path, tx->rec.id));
         for (size_t i = 0; i < tx->cs.touched.n && bad.n < 20; i++) {
                 struct cs_op o = {.path = tx->cs.touched.v[i], .kind = CS_OP_SWAP, .has_old = true};
                 struct stat st;
                 if (lstat_beneath(tx->ws->ws_fd, o.path, &st) == 0)
                         o.old_mode = st.st_mode;
-                if (!strvec_lists_path(&bad, o.path) && live_changed(tx, &o))
+                if (!strvec_lists_path(&bad, o.path) && live_changed(tx, upper, &o))
                         strvec_push(&bad, xasprintf("%s (changed since tx %s began)", o.path, tx->rec.id));
         }
         if (!bad.n)
@@ -1225,7 +1298,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
 
         if (upper < 0)
                 return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
-        if ((r = check_conflicts(tx, err)) < 0)
+        if ((r = check_conflicts(tx, upper, err)) < 0)
                 return r;
         trace_mark("commit: conflicts checked");
         if (tx->cs.nops == 0) {
@@ -1279,6 +1352,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         }
         (void)failpoint("commit"); /* past the marker: only a crash is of interest */
         trace_mark("commit: marked");
+        tx_stamp_changes(tx->ws->state_fd); /* before the row: see write_snapshot */
         if (before == TXBOX_PENDING)
                 set_message(tx, NULL); /* "is pending: txbox commit ..." no longer holds */
         if ((r = finish_record(tx, TXBOX_COMMITTED, err)) < 0)

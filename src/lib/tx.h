@@ -103,6 +103,15 @@ int64_t ws_read_commit_marker(int dir_fd);
  * older than state/seq says, rows were lost (a deleted -wal, a truncated or deleted
  * audit.db): put back every committed transaction the state dir still holds. */
 int ws_check_log(void *ws, struct audit *a, struct txbox_error *err);
+/* Conflict stamps (docs/DESIGN.md, "Conflicts").  tx_stamp_changes gives STATE_FD/changed a
+ * ctime at or after every change made to the workspace so far: a commit, undo or recovery
+ * calls it once its renames are done and before its row is written.  tx_begin_stamp is a
+ * stamp on the filesystem's clock (touching DIR_FD, on the workspace's filesystem) strictly
+ * later than that ctime, waiting out at most one clock tick for it: a transaction that
+ * begins after a commit's row begins strictly after the commit's changes, while any change
+ * made after it began has a ctime >= the stamp. */
+void tx_stamp_changes(int state_fd);
+int64_t tx_begin_stamp(int state_fd, int dir_fd);
 /* The largest begin file read back (its record holds the command line). */
 #define BEGIN_MAX (4u << 20)
 /* Parse line 2 of a begin file (the record as it was sealed) into rec; -EBADMSG without. */

@@ -299,13 +299,16 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
             (r = journal_apply(ws->ws_fd, c.undo, c.redo, c.inv, c.n, "undo",
                                &(struct journal_progress){ws->progress, ws->progress_ctx, "undoing"}, true, err)) < 0) {
                 struct txbox_error e2;
-                if (journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, &e2) == 0) {
+                int rv = journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, &e2);
+                tx_stamp_changes(ws->state_fd); /* renamed, both ways */
+                if (rv == 0) {
                         unlinkat(c.dir, "undoing", 0);
                         rec->outcome = TXBOX_COMMITTED;
                         audit_update(ws->audit, rec, &e2);
                 }
                 goto out;
         }
+        tx_stamp_changes(ws->state_fd); /* before the row: see write_snapshot in tx.c */
         (void)failpoint("undo");
         if ((r = write_file_atomic_at(c.dir, "undone", "", 0, true)) < 0) {
                 r = tx_err(err, -r, "cannot finish undo of tx %s: %s", rec->id, strerror(-r));
@@ -618,6 +621,8 @@ static int recover(struct txbox_ws *ws, bool rows, struct txbox_recover_stats *s
         if ((r = ws_lock(ws, err)) < 0)
                 return r;
         r = recover_locked(ws, &st, err);
+        if (st.rolled_back || st.completed)
+                tx_stamp_changes(ws->state_fd); /* it may have renamed: see write_snapshot in tx.c */
         if (r >= 0 && rows)
                 r = recover_rows(ws, &st, err);
         ws_unlock(ws);

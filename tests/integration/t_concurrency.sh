@@ -90,6 +90,67 @@ done
 is "$fails" 0 "30 changes made right before a tx began: none taken for a conflict"
 [ -s "$T/before.err" ] && head -3 "$T/before.err" | sed "s/^/# /"
 
+# Changes made while a command runs, by a program outside txbox or by another transaction,
+# still win over it (122), however soon after the transaction's own begin they come: even
+# in its first clock tick, which is also the tick its own previous commit may have left.
+# The command marks in its layer when it has written; the outside change follows at once.
+S="$T/race-state"
+shopt -s nullglob
+wait_for() { # GLOB: busy-waits (no fork) until a path matches, for up to 10 s
+        local m end=$((SECONDS + 10))
+        while [ $SECONDS -lt $end ]; do m=($1); [ ${#m[@]} -gt 0 ] && return 0; done
+        return 1
+}
+race() { # KIND MARK: a transaction appending to race.txt, changed by KIND once MARK exists
+        chmod -R u+rwX "$S" 2>/dev/null # (the overlay's work/work is mode 000)
+        rm -rf "$S"
+        printf 'base\n' >"$WS/race.txt"
+        printf 'new inode\n' >"$WS/race.new"
+        "$TXBOX" -C "$WS" --state "$S" run -- sh -c 'echo mine >>race.txt; : >ready; sleep 1' \
+                2>"$T/race.err" &
+        local pid=$!
+        wait_for "$S/tx/*/$2" || echo "# $2 never appeared"
+        case $1 in
+        write) echo theirs >>"$WS/race.txt" ;;
+        chmod) chmod 600 "$WS/race.txt" ;;
+        rename) mv "$WS/race.new" "$WS/race.txt" ;;
+        delete) rm "$WS/race.txt" ;;
+        commit) "$TXBOX" -C "$WS" --state "$S" run -- sh -c 'echo other >>race.txt' ;;
+        esac
+        wait "$pid"
+}
+race write begin
+is "$?" 122 "an outside write right after a transaction began (its begin file): 122"
+like "$(cat "$T/race.err")" "conflict: race.txt \(changed since tx [0-9a-f]+ began\)" "... naming the path"
+is "$(cat "$WS/race.txt")" "$(printf 'base\ntheirs')" "... and the outside write is kept"
+race write upper/ready
+is "$?" 122 "an outside write while the command runs: 122"
+race chmod upper/ready
+is "$?" 122 "an outside chmod while the command runs: 122"
+is "$(stat -c %a "$WS/race.txt")" 600 "... and the mode it set is kept"
+race rename upper/ready
+is "$?" 122 "an outside rename of an older file over the path (a new inode) while the command runs: 122"
+is "$(cat "$WS/race.txt")" "new inode" "... and the file it put there is kept"
+race delete upper/ready
+is "$?" 122 "an outside delete while the command runs: 122"
+ok "... and the file stays deleted" test ! -e "$WS/race.txt"
+race commit upper/ready
+is "$?" 122 "another transaction committing the same path while the command runs: 122"
+like "$(cat "$T/race.err")" "conflict: race.txt \(tx [0-9a-f]+\)" "... naming the path and the transaction"
+is "$(cat "$WS/race.txt")" "$(printf 'base\nother')" "... and the other transaction's change is kept"
+race commit begin
+is "$?" 122 "another transaction committing the same path right after the first began: 122"
+race none upper/ready
+is "$?" 0 "with no other change the same command commits"
+shopt -u nullglob
+# A path a transaction creates from a copied-up entry (mv, ln) is not one deleted since
+# begin, though its directory changed meanwhile.
+tx run --commit=keep -- sh -c 'mv README README2; ln docs/a.txt docs/a2.txt' 2>/dev/null
+id=$(last_tx)
+echo other >"$WS/other.txt" && echo other >"$WS/docs/other.txt"
+ok "mv and ln of files whose directories changed since begin: committed" tx commit "$id"
+ok "... README2 and docs/a2.txt are there" test -e "$WS/README2" -a -e "$WS/docs/a2.txt" -a ! -e "$WS/README"
+
 # Undo across concurrency: disjoint later changes do not block undo; overlapping ones do.
 tx run -- sh -c 'echo one >u1.txt'
 u1=$(last_tx)

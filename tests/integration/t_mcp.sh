@@ -46,6 +46,26 @@ like "$(reply null | sed -n 2p)" '"code": *-32600' "a batch: -32600"
 like "$(reply 6)" '"result": *\{\}' "the server still answers afterwards"
 like "$("$TXBOX" -C "$WS" --state "$STATE" log --json -n 1)" 'LEAKOUT' "global options reach the server: its transaction is in --state's log"
 
+# ---- strictly sequential calls on one file: each waits for the answer to the one before, so
+# each transaction begins right after the previous commit, often in the same clock tick; it
+# must not take that commit for a change made by someone else (it did: up to 8 of 20 ended
+# in 122, "changed since tx began"); a log of their own (list_transactions counts below) ----
+coproc SEQ { "$TXBOX" -C "$WS" --state "$T/state-seq" mcp 2>"$T/seq.err"; }
+seq_pid=$SEQ_PID
+echo "$init" >&"${SEQ[1]}" && read -r _ <&"${SEQ[0]}"
+seq_fail=0
+for i in $(seq 1 20); do
+        args='"arguments":{"command":"echo line '$i' >>seq.txt"}'
+        printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"run_command",%s}}\n' "$i" "$args" \
+                >&"${SEQ[1]}"
+        read -r ans <&"${SEQ[0]}" || break
+        case $ans in *'"outcome": "committed"'*) ;; *) seq_fail=$((seq_fail + 1)); printf '# %.300s\n' "$ans" ;; esac
+done
+exec {SEQ[1]}>&-
+wait "$seq_pid"
+is "$seq_fail" 0 "20 strictly sequential run_command calls appending to one file: every one committed"
+is "$(cat "$WS/seq.txt" 2>/dev/null | wc -l)" 20 "... and the file has all 20 lines"
+
 # ---- a server's --net=none sandboxes join one user and network namespace (made once; no
 # interface up), each with its own mount, pid, ipc and uts namespaces ----
 probe='readlink /proc/self/ns/net /proc/self/ns/user | tr \"\\n\" \" \"; echo pid=$$; tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d \" \"'

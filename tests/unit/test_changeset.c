@@ -277,6 +277,9 @@ static void test_new_file(void)
                    op->new_mode == (S_IFREG | 0644),
            "new file: op carries the upper entry's identity and mode");
         is_int(cs.nviolations, 0, "new file: no violations");
+        ok(!changeset_copied_up(o.upper_fd, "new.txt"), "new file: not copied up (no origin)");
+        ok(!changeset_copied_up(o.upper_fd, "absent/new.txt"),
+           "a path not in the upper layer: not copied up either");
         done(&o, &cs);
 }
 
@@ -290,6 +293,9 @@ static void test_modify(void)
         const struct cs_op *op = find_op(&cs, "mod.txt");
         ok(op && op->old_mode == (S_IFREG | 0644) && op->new_mode == (S_IFREG | 0644),
            "modified file: old and new modes");
+        ok(changeset_copied_up(o.upper_fd, "mod.txt"),
+           "modified file: copied up (overlayfs noted its origin)");
+        ok(!changeset_deletes(&cs), "modified file: the changeset deletes nothing");
         done(&o, &cs);
 }
 
@@ -319,6 +325,7 @@ static void test_delete_file(void)
         check_cs(&cs, "deleted file", "D:keep.txt", "S10:keep.txt");
         const struct cs_op *op = find_op(&cs, "keep.txt");
         ok(op && op->old_mode == (S_IFREG | 0644), "deleted file: old mode");
+        ok(changeset_deletes(&cs), "deleted file: the changeset deletes a path");
         done(&o, &cs);
 }
 
