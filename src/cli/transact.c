@@ -41,7 +41,7 @@ static void summary(const struct txbox_record *rec)
 }
 
 /* What txbox run prints as the one driver (txbox_command_run) goes: every reason as a
- * "txbox:" line, at once, and the summary after the decision. */
+ * "txbox:" line, at once; and whether the decision was reached, which -v's summary follows. */
 struct printing {
         bool finished;
 };
