@@ -180,21 +180,46 @@ struct txbox_watch {
         int (*fn)(struct txbox_watch *w, short revents);
 };
 
-/* One command as one transaction, with its output captured: the face the MCP server and
- * the agent loop share with txbox run/sh. */
+/* What txbox_command_run has reached, told to struct txbox_command's step as it happens.
+ * msg, when not NULL, is the one-line reason (the "txbox:" line of txbox run); it lives
+ * until the callback returns.  A committed command: BEGUN, RAN, FINISHED; a refused one:
+ * BEGUN, REFUSED; one txbox could not check or run: BEGUN, FAILED (rolled back).  A WARNING
+ * (txbox_tx_warning) comes right before RAN. */
+enum txbox_step {
+        TXBOX_STEP_BEGUN,    /* the transaction exists (begun, or the session's savepoint) */
+        TXBOX_STEP_REFUSED,  /* the policy refused it; msg says why; nothing ran */
+        TXBOX_STEP_FAILED,   /* the policy could not be loaded or the program not run (msg) */
+        TXBOX_STEP_WARNING,  /* a non-fatal problem of the run (msg) */
+        TXBOX_STEP_RAN,      /* the program ended; msg when it could not be executed */
+        TXBOX_STEP_FINISHED, /* evaluated, then committed, kept or rolled back; msg: why, or NULL */
+};
+
+/* One command as one transaction: the one driver of begin -> prestart -> check -> run ->
+ * finish, shared by the MCP server, the agent loop and txbox run/sh. */
 struct txbox_command {
-        const char *shell;   /* a shell string (run as /bin/sh -c), or NULL ... */
-        char *const *argv;   /* ... an argv */
+        const char *shell;   /* a shell string the policy judges, run as /bin/sh -c SHELL ... */
+        char *const *argv;   /* ... or this argv (with shell too: argv runs, shell is judged) */
         const char *session; /* add to this session as a savepoint, or NULL */
         const char *cwd;     /* where it starts; NULL: the workspace root */
         enum txbox_commit_mode mode;
-        struct txbox_run_opts opts; /* net, timeout, limits, env (stdio is set by txbox_command_run) */
+        /* net, timeout, limits, env; stdio is set by txbox_command_run unless own_stdio */
+        struct txbox_run_opts opts;
         size_t output_cap;   /* bytes of stdout and of stderr kept (0: 64 KiB) */
         /* Servers: once this command's program has ended, begin the next transaction and
          * start its sandbox, so that the next command only starts its program.  The
          * prepared one is dropped by txbox_ws_close.  (Or call txbox_command_prepare
          * when idle, e.g. once the answer is out.) */
         bool prepare_next;
+        /* txbox run: the program gets the stdio opts give it (the caller's own, or
+         * opts.stdio with stdio_redirect) instead of an empty stdin and captured output
+         * (res->out and res->err are then ""). */
+        bool own_stdio;
+        /* txbox run: the record keeps the caller's directory (where txbox was started) as
+         * its cwd, also when the program starts elsewhere. */
+        bool caller_cwd;
+        /* Called at every step (NULL: not told); ctx is passed on. */
+        void (*step)(void *ctx, enum txbox_step step, const char *msg);
+        void *ctx;
 };
 
 /* Begin the next command's transaction and start its sandbox with opts (net, limits,
@@ -214,8 +239,9 @@ struct txbox_command_result {
 };
 
 /* Run one command as one transaction (policy check, sandbox, evaluate, commit or roll back)
- * with stdin empty and stdout/stderr captured.  Returns 0 when a decision was reached (see
- * res->status, 125 included), -errno only for failures before a transaction existed. */
+ * with stdin empty and stdout/stderr captured (unless own_stdio).  Returns 0 when a decision
+ * was reached (see res->status, 125 included), -errno only for failures before a
+ * transaction existed (then no step is told). */
 TXBOX_API int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd,
                                 struct txbox_command_result *res, struct txbox_error *err);
 TXBOX_API void txbox_command_result_clear(struct txbox_command_result *res);

@@ -1,4 +1,5 @@
-/* The transaction behind txbox run and txbox sh. */
+/* The transaction behind txbox run and txbox sh: the library's one driver, with the
+ * terminal's stdio and its messages printed. */
 #define _GNU_SOURCE
 #include <limits.h>
 #include <stdlib.h>
@@ -39,62 +40,62 @@ static void summary(const struct txbox_record *rec)
                 txbox_outcome_name(rec->outcome), c[0], c[1], c[2], (long long)rec->duration_ms);
 }
 
+/* What txbox run prints as the one driver (txbox_command_run) goes: every reason as a
+ * "txbox:" line, at once; and whether the decision was reached, which -v's summary follows. */
+struct printing {
+        bool finished;
+};
+
+static void print_step(void *ctx, enum txbox_step step, const char *msg)
+{
+        struct printing *p = ctx;
+
+        if (step == TXBOX_STEP_WARNING)
+                cli_error("warning: %s", msg);
+        else if (msg)
+                cli_error("%s", msg);
+        if (step == TXBOX_STEP_FINISHED)
+                p->finished = true;
+}
+
 int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
 {
         /* The audit log opens while the sandbox starts (txbox_tx_prestart). */
         struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER | TXBOX_OPEN_DEFER_LOG);
-        struct txbox_tx *tx = NULL;
-        struct txbox_run_result res;
+        struct txbox_command_result res;
         struct txbox_error err = {0};
-        const char *why = NULL;
+        struct printing p = {0};
         char cwd[PATH_MAX];
-        int status = EXIT_TXBOX;
+        int status;
 
         if (!ws)
                 return EXIT_TXBOX;
         if (g->policy)
                 txbox_ws_set_policy(ws, g->policy, &err);
         txbox_ws_set_approver(ws, g->approve);
-        if ((o->session ? txbox_session_savepoint(ws, o->session, argv, &tx, &err)
-                        : txbox_tx_begin(ws, argv, &tx, &err)) < 0) {
+        struct txbox_command cmd = {
+                .shell = o->command,
+                .argv = argv,
+                .session = o->session,
+                .cwd = start_dir(ws, cwd, sizeof(cwd)),
+                .mode = o->mode,
+                .opts = o->opts,
+                .own_stdio = true,
+                .caller_cwd = true,
+                .step = print_step,
+                .ctx = &p,
+        };
+        if (txbox_command_run(ws, &cmd, &res, &err) < 0) {
                 cli_error("%s", err.msg);
-                goto out;
+                txbox_ws_close(ws);
+                return EXIT_TXBOX;
         }
-        o->opts.cwd = start_dir(ws, cwd, sizeof(cwd));
-        txbox_tx_prestart(tx, &o->opts);
-        int allowed = txbox_tx_check_policy(tx, o->command, o->opts.cwd, &err);
-        if (allowed <= 0) {
-                struct txbox_error e2;
-                if (allowed < 0) {
-                        cli_error("%s", err.msg);
-                        txbox_tx_abort(tx, err.msg, &e2);
-                } else {
-                        cli_error("%s", txbox_tx_record(tx)->message);
-                        status = EXIT_DENIED;
-                }
-                goto report;
-        }
-        if (txbox_tx_run(tx, &o->opts, &res, &err) < 0) {
-                struct txbox_error e2;
-                cli_error("%s", err.msg);
-                txbox_tx_abort(tx, err.msg, &e2);
-                goto report;
-        }
-        if (txbox_tx_warning(tx))
-                cli_error("warning: %s", txbox_tx_warning(tx));
-        if (res.exec_failed)
-                cli_error("%s", err.msg);
-        if (txbox_tx_finish(tx, o->mode, &res, &status, &why, &err) < 0)
-                cli_error("%s", err.msg);
-        else if (why)
-                cli_error("%s", why);
-        if (o->verbose)
-                summary(txbox_tx_record(tx));
-report:
-        if (o->report && write_report(o->report, txbox_tx_record(tx)) < 0 && status == 0)
+        status = res.status;
+        if (o->verbose && p.finished)
+                summary(&res.rec);
+        if (o->report && write_report(o->report, &res.rec) < 0 && status == 0)
                 status = EXIT_TXBOX;
-out:
-        txbox_tx_free(tx);
+        txbox_command_result_clear(&res);
         txbox_ws_close(ws);
         return status;
 }

@@ -1,5 +1,7 @@
-/* One command as one transaction, output captured: what the MCP server and the agent loop
- * run for every tool call. */
+/* One command as one transaction: the one driver of begin -> prestart -> check -> run ->
+ * finish.  The MCP server and the agent loop run every tool call through it with the output
+ * captured; txbox run and sh (src/cli/transact.c) with the terminal's stdio, printing what
+ * its step callback tells. */
 #define _GNU_SOURCE
 #include <poll.h>
 #include <pthread.h>
@@ -117,16 +119,18 @@ static void set_why(struct txbox_command_result *res, const char *why)
         res->why = xstrdup_or_null(why);
 }
 
-/* Begin the next command's transaction and start its sandbox now: its init sets up the
- * mounts while this one commits and the caller answers; the next command then only starts
- * its program.  Placeholder argv until the command is known (tx_set_command). */
-/* Start tx's sandbox for a command's options, with stdio redirected as run_checked asks. */
-static void prestart(struct txbox_tx *tx, const struct txbox_run_opts *opts)
+/* Start tx's sandbox for a command's options, with stdio redirected as run_checked asks
+ * when it captures the output. */
+static void prestart_captured(struct txbox_tx *tx, const struct txbox_run_opts *opts)
 {
         struct txbox_run_opts pre = opts ? *opts : (struct txbox_run_opts){0};
         pre.stdio_redirect = true;
         txbox_tx_prestart(tx, &pre);
 }
+
+/* Begin the next command's transaction and start its sandbox now: its init sets up the
+ * mounts while this one commits and the caller answers; the next command then only starts
+ * its program.  Placeholder argv until the command is known (tx_set_command). */
 
 void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n)
 {
@@ -146,7 +150,7 @@ void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts
                         continue;
                 if (txbox_tx_begin(ws, argv, &tx, &e) < 0)
                         return;
-                prestart(tx, opts);
+                prestart_captured(tx, opts);
                 if (!tx->sb) {
                         tx_discard(tx);
                         return;
@@ -170,64 +174,104 @@ static struct txbox_tx *take_prepared(struct txbox_ws *ws)
         return tx;
 }
 
-/* Policy check, run with captured stdio, then the decision; fills res->status and res->why. */
-static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, const char *cwd,
-                        struct txbox_command_result *res, struct txbox_error *err)
+/* Tell cmd->step, and keep the reason as res->why (a warning is only told). */
+static void step(const struct txbox_command *cmd, struct txbox_command_result *res, enum txbox_step st,
+                 const char *msg)
+{
+        if (msg && st != TXBOX_STEP_WARNING)
+                set_why(res, msg);
+        if (cmd->step)
+                cmd->step(cmd->ctx, st, msg);
+}
+
+/* Give up on a run that could not take place: say why, then roll it back. */
+static void fail(struct txbox_tx *tx, const struct txbox_command *cmd, struct txbox_command_result *res,
+                 const char *msg)
 {
         struct txbox_error e2;
+        step(cmd, res, TXBOX_STEP_FAILED, msg);
+        txbox_tx_abort(tx, msg, &e2);
+}
+
+/* Empty stdin and capture pipes for the program's stdio in opts. */
+static int capture_setup(struct capture *c, size_t cap, struct txbox_run_opts *opts, int w[2],
+                         struct txbox_error *err)
+{
+        int cr = 0;
+        int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (in < 0 || (cr = capture_start(c, cap, w)) < 0) {
+                int e = in < 0 ? errno : -cr;
+                closep(&in);
+                return tx_err(err, e, "cannot set up the program's output: %s", strerror(e));
+        }
+        opts->stdio_redirect = true;
+        opts->stdio[0] = in, opts->stdio[1] = w[0], opts->stdio[2] = w[1];
+        return 0;
+}
+
+/* Start tx's sandbox for the command's options: as given with own_stdio, else redirected. */
+static void prestart(struct txbox_tx *tx, const struct txbox_command *cmd, const struct txbox_run_opts *opts)
+{
+        if (cmd->own_stdio)
+                txbox_tx_prestart(tx, opts);
+        else
+                prestart_captured(tx, opts);
+}
+
+/* Policy check, run (its output captured unless own_stdio), then the decision; fills
+ * res->status and res->why and tells cmd->step. */
+static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, struct txbox_run_opts *opts,
+                        struct txbox_command_result *res, struct txbox_error *err)
+{
         struct txbox_run_result rr;
-        struct txbox_run_opts opts = cmd->opts;
         size_t cap = cmd->output_cap ? cmd->output_cap : DEFAULT_OUTPUT_CAP;
         const char *why = NULL;
-        int allowed = txbox_tx_check_policy(tx, cmd->shell, cwd, err);
+        int allowed = txbox_tx_check_policy(tx, cmd->shell, opts->cwd, err);
 
         if (allowed <= 0) {
                 res->status = allowed < 0 ? TXBOX_EXIT_TXBOX : TXBOX_EXIT_DENIED;
-                set_why(res, allowed < 0 ? err->msg : txbox_tx_record(tx)->message);
                 if (allowed < 0)
-                        txbox_tx_abort(tx, err->msg, &e2);
+                        fail(tx, cmd, res, err->msg);
+                else
+                        step(cmd, res, TXBOX_STEP_REFUSED, txbox_tx_record(tx)->message);
                 return;
         }
-        struct capture c;
-        int w[2], cr = 0;
-        _cleanup_close_ int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-        if (in < 0 || (cr = capture_start(&c, cap, w)) < 0) {
-                tx_err(err, in < 0 ? errno : -cr, "cannot set up the program's output: %s",
-                       strerror(in < 0 ? errno : -cr));
-                set_why(res, err->msg);
-                txbox_tx_abort(tx, err->msg, &e2);
+        struct capture c = {.fd = {-1, -1}};
+        int w[2] = {-1, -1};
+        if (!cmd->own_stdio && capture_setup(&c, cap, opts, w, err) < 0) {
+                fail(tx, cmd, res, err->msg);
                 return;
         }
-        opts.cwd = cwd;
-        opts.stdio_redirect = true;
-        opts.stdio[0] = in, opts.stdio[1] = w[0], opts.stdio[2] = w[1];
-        int rr_r = txbox_tx_run(tx, &opts, &rr, err);
-        /* Every process of the sandbox has ended: ours are the last write ends. */
-        closep(&w[0]);
-        closep(&w[1]);
-        capture_finish(&c, res);
+        int rr_r = txbox_tx_run(tx, opts, &rr, err);
+        if (!cmd->own_stdio) {
+                /* Every process of the sandbox has ended: ours are the last write ends. */
+                closep(&opts->stdio[0]);
+                closep(&w[0]);
+                closep(&w[1]);
+                capture_finish(&c, res);
+        }
         if (rr_r < 0) {
-                set_why(res, err->msg);
-                txbox_tx_abort(tx, err->msg, &e2);
+                fail(tx, cmd, res, err->msg);
                 return;
         }
         res->cancelled = rr.cancelled;
         res->cancel_signal = rr.cancel_signal;
         if (cmd->prepare_next && !rr.cancelled)
-                txbox_command_prepare(tx->ws, &opts);
-        if (rr.exec_failed)
-                set_why(res, err->msg);
+                txbox_command_prepare(tx->ws, opts);
+        if (txbox_tx_warning(tx))
+                step(cmd, res, TXBOX_STEP_WARNING, txbox_tx_warning(tx));
+        step(cmd, res, TXBOX_STEP_RAN, rr.exec_failed ? err->msg : NULL);
         if (txbox_tx_finish(tx, cmd->mode, &rr, &res->status, &why, err) < 0)
-                set_why(res, err->msg);
-        else if (why)
-                set_why(res, why);
+                why = err->msg;
+        step(cmd, res, TXBOX_STEP_FINISHED, why);
 }
 
 int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, struct txbox_command_result *res,
                       struct txbox_error *err)
 {
         char *shell_argv[] = {"/bin/sh", "-c", (char *)cmd->shell, NULL};
-        char *const *argv = cmd->shell ? shell_argv : cmd->argv;
+        char *const *argv = cmd->argv ? cmd->argv : cmd->shell ? shell_argv : NULL;
+        struct txbox_run_opts opts = cmd->opts;
         struct txbox_tx *tx = NULL;
         int r;
 
@@ -245,12 +289,15 @@ int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, stru
         }
         if (r < 0)
                 return r;
+        opts.cwd = cmd->cwd ? cmd->cwd : ws->path;
         /* The record names where the command runs, not where the server was started. */
-        const char *cwd = cmd->cwd ? cmd->cwd : ws->path;
-        free(tx->rec.cwd);
-        tx->rec.cwd = xstrdup(cwd);
-        prestart(tx, &cmd->opts);
-        run_checked(tx, cmd, cwd, res, err);
+        if (!cmd->caller_cwd) {
+                free(tx->rec.cwd);
+                tx->rec.cwd = xstrdup(opts.cwd);
+        }
+        step(cmd, res, TXBOX_STEP_BEGUN, NULL);
+        prestart(tx, cmd, &opts);
+        run_checked(tx, cmd, &opts, res, err);
         if (!res->out)
                 res->out = xstrdup("");
         if (!res->err)
