@@ -305,7 +305,7 @@ out=$(tx run -- sh -c 'head -c 100 /dev/zero >big' 2>&1)
 is "$?" 123 "... and its stricter effect limits"
 printf 'version: 1\nrules:\n  - id: rm-ask\n    decision: ask\n    reason: ask first\n    program: rm\n' >"$WS/.txbox/policy"
 like "$(tx check -c 'rm -rf ~' 2>&1)" "^deny \(rm-root\)" "... an ask of its own never softens a built-in refusal"
-like "$(tx check -c 'rm notes.txt' 2>&1)" "^ask \(rm-ask\)" "... and asks where the built-in policy allows"
+like "$(cd "$WS" && tx check -c 'rm notes.txt' 2>&1)" "^ask \(rm-ask\)" "... and asks where the built-in policy allows"
 # Trust: the exact file, recorded outside the workspace.
 printf "$permissive" >"$WS/.txbox/policy"
 out=$(tx trust 2>&1)
