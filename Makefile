@@ -7,7 +7,7 @@ PKGS   := libseccomp sqlite3 jansson libfyaml libcurl
 # Library headers as system headers: libcurl's .pc adds -I/usr/include/<multiarch>, which would
 # otherwise make glibc's own headers warn under -Werror.
 PKG_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PKGS) 2>/dev/null))
-# libcurl is only compiled against: txbox agent loads it at run time (src/lib/curlapi.c), so
+# libcurl is only compiled against: txbox agent loads it at run time (src/lib/faces/curlapi.c), so
 # that no other verb pays for its thirty-odd shared libraries at start-up.
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
 # Linked in statically (Debian's own .a files; glibc stays shared): every transaction, hook
@@ -40,7 +40,7 @@ CFLAGS += -D_FORTIFY_SOURCE=3
 endif
 LDLIBS := $(PKG_LIBS)
 
-LIB_SRC  := $(wildcard src/lib/*.c src/lib/policy/*.c)
+LIB_SRC  := $(wildcard src/lib/*/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -155,5 +155,4 @@ install: $(BUILD)/txbox
 clean:
 	rm -rf build build-san build-fuzz build-clang
 
--include $(wildcard $(BUILD)/src/lib/*.o.d $(BUILD)/src/lib/policy/*.o.d $(BUILD)/src/cli/*.o.d \
-		   $(BUILD)/tests/*.d $(BUILD)/fuzz/*.d)
+-include $(wildcard $(BUILD)/src/lib/*/*.o.d $(BUILD)/src/cli/*.o.d $(BUILD)/tests/*.d $(BUILD)/fuzz/*.d)

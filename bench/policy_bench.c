@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 static const char *const lines[] = {
         "git status && git diff --stat",

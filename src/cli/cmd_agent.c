@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "faces/agent.h"
 #include "cli.h"
-#include "record.h"
+#include "store/record.h"
 
 static void agent_usage(FILE *f)
 {

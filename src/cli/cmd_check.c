@@ -13,8 +13,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "judge.h"
-#include "policy.h"
+#include "policy/judge.h"
+#include "policy/policy.h"
 
 static void check_usage(FILE *f)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "util.h"
+#include "base/util.h"
 
 static void diff_usage(FILE *f)
 {

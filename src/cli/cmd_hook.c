@@ -23,9 +23,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "judge.h"
-#include "policy.h"
-#include "util.h"
+#include "policy/judge.h"
+#include "policy/policy.h"
+#include "base/util.h"
 
 #define HOOK_MAX_INPUT (4 * 1024 * 1024)
 #define EXIT_BLOCK 2 /* the hook protocols' "block, reason on stderr" */

@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "mcp.h"
+#include "faces/mcp.h"
 
 static void mcp_usage(FILE *f)
 {

@@ -27,7 +27,7 @@
 
 #include "cli.h"
 #include "run.h"
-#include "util.h"
+#include "base/util.h"
 
 #define PASS_ENV "TXBOX_PREFIX_PASS"
 #define MAX_WORDS 32

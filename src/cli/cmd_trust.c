@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 static void trust_usage(FILE *f)
 {

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Every "txbox:" line carries names and text from the program or the model: escaped
  * (util.h, text for humans), so that one line stays one line and moves nothing. */

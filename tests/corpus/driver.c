@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 int main(int argc, char **argv)
 {

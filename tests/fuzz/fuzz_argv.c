@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 #define MAX_ARGS 4096
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "mcp.h"
+#include "faces/mcp.h"
 
 static struct mcp_server *srv;
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

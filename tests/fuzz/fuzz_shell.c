@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "policy.h"
+#include "policy/policy.h"
 
 static struct policy *pol;
 

@@ -1,4 +1,4 @@
-/* Unit tests for the audit store (src/lib/audit.c) and records (src/lib/record.c). */
+/* Unit tests for the audit store (src/lib/store/audit.c) and records (src/lib/store/record.c). */
 #define _GNU_SOURCE
 /* tests/run.sh runs this as root and as an unprivileged user (as-user). */
 #include <dirent.h>
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "audit.h"
-#include "record.h"
+#include "store/audit.h"
+#include "store/record.h"
 #include "tap.h"
 
 static char tmpdir[200];

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cgroup.h"
+#include "sandbox/cgroup.h"
 #include "tap.h"
 
 static char root[1024];

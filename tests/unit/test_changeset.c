@@ -7,8 +7,8 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
-#include "changeset.h"
-#include "journal.h"
+#include "store/changeset.h"
+#include "store/journal.h"
 #include "tap.h"
 
 /* ---- the live workspace every scenario starts from ---- */

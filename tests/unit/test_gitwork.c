@@ -7,12 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "changeset.h"
-#include "effects.h"
-#include "gitwork.h"
-#include "policy.h"
+#include "store/changeset.h"
+#include "policy/effects.h"
+#include "policy/gitwork.h"
+#include "policy/policy.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 static char ws[512];
 static int lfd = -1, ufd = -1;

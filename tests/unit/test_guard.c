@@ -7,11 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "guard.h"
-#include "reslimits.h"
-#include "sandbox.h"
+#include "sandbox/guard.h"
+#include "sandbox/reslimits.h"
+#include "sandbox/sandbox.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 struct seen {
         char paths[64][64];

@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "journal.h"
+#include "store/journal.h"
 #include "tap.h"
 
 static char top[1024];

@@ -6,9 +6,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "judge.h"
+#include "policy/judge.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 static void fine(void *arg) { *(int *)arg = 42; }
 static void segv(void *arg) { (void)arg; raise(SIGSEGV); }

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reslimits.h"
+#include "sandbox/reslimits.h"
 #include "tap.h"
 
 static char root[1024];

@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "mcp.h"
+#include "faces/mcp.h"
 #include "tap.h"
 #include "txbox.h"
 

@@ -5,7 +5,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
-#include "netproxy.h"
+#include "sandbox/netproxy.h"
 #include "tap.h"
 
 /* The deny list's verdict on an address given as text (v4 or v6). */

@@ -7,9 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "changeset.h"
-#include "effects.h"
-#include "policy.h"
+#include "store/changeset.h"
+#include "policy/effects.h"
+#include "policy/policy.h"
 #include "tap.h"
 
 #define POL_MAX_CMDS_TEST 5000

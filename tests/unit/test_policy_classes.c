@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 #include "tap.h"
 
 static const struct policy_ctx ctx = {

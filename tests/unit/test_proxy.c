@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "netproxy.h"
+#include "sandbox/netproxy.h"
 #include "tap.h"
 
 #define IO_TIMEOUT_S  10   /* a proxy that should have answered and did not */

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "tx.h"
+#include "txn/tx.h"
 
 #define ROUNDS 400
 #define TICK_NS (10 * 1000000LL) /* the longest tick: HZ=100 */

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 #include "tap.h"
-#include "util.h"
+#include "base/util.h"
 
 static int count_entries(int dirfd)
 {

@@ -1,6 +1,6 @@
 /* SHA-256 (FIPS 180-4), for recording which policy file the user trusted.  Small and
  * one-shot: the inputs are files of at most a few MiB. */
-#include "sha256.h"
+#include "base/sha256.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 /* Errors, memory, strings, time and safe file operations. */
 #define _GNU_SOURCE
-#include "util.h"
+#include "base/util.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
-#include "syscalls.h"
+#include "base/syscalls.h"
 
 int tx_err(struct txbox_error *err, int code, const char *fmt, ...)
 {

@@ -11,10 +11,10 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "agent.h"
-#include "curlapi.h"
-#include "record.h"
-#include "util.h"
+#include "faces/agent.h"
+#include "faces/curlapi.h"
+#include "store/record.h"
+#include "base/util.h"
 
 #define MAX_RESPONSE (16 * 1024 * 1024) /* bytes of one HTTP response kept */
 #define CONTENT_CHUNK (64 * 1024)      /* one argv string stays below MAX_ARG_STRLEN (128 KiB) */

@@ -6,8 +6,8 @@
 #include <poll.h>
 #include <pthread.h>
 
-#include "record.h"
-#include "tx.h"
+#include "store/record.h"
+#include "txn/tx.h"
 
 #define DEFAULT_OUTPUT_CAP (64 * 1024)
 

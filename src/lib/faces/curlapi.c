@@ -2,7 +2,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 
-#include "curlapi.h"
+#include "faces/curlapi.h"
 
 struct curl_api curl_api;
 

@@ -8,7 +8,7 @@
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 
-#include "util.h"
+#include "base/util.h"
 
 struct curl_api {
         CURLcode (*global_init)(long flags);

@@ -10,8 +10,8 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
-#include "sandbox.h"
-#include "tx.h"
+#include "sandbox/sandbox.h"
+#include "txn/tx.h"
 
 #define DOCTOR_MAX 32
 

@@ -6,10 +6,10 @@
 #include <poll.h>
 #include <stddef.h>
 
-#include "mcp.h"
-#include "policy.h"
-#include "record.h"
-#include "tx.h"
+#include "faces/mcp.h"
+#include "policy/policy.h"
+#include "store/record.h"
+#include "txn/tx.h"
 
 #define DEFAULT_DIFF_CAP (256 * 1024)
 #define LIST_DEFAULT 20

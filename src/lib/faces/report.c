@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #include <time.h>
 
-#include "tx.h"
+#include "txn/tx.h"
 
 #define REPORT_DIFF_MAX (256 * 1024) /* per transaction: a huge diff would drown the page */
 

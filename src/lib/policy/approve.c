@@ -6,7 +6,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-#include "policy.h"
+#include "policy/policy.h"
 
 extern char **environ;
 

@@ -2,13 +2,13 @@
  * rules cannot see everything (a build script may delete the tree); these catch the
  * outcome instead, whatever command produced it. */
 #define _GNU_SOURCE
-#include "effects.h"
+#include "policy/effects.h"
 
 #include <dirent.h>
 #include <fnmatch.h>
 
-#include "gitwork.h"
-#include "policy/pol.h"
+#include "policy/gitwork.h"
+#include "pol.h"
 
 #define MAX_VIOLATIONS 1000 /* one per path is enough to act on; more only floods the record */
 

@@ -3,8 +3,8 @@
 #ifndef TXBOX_EFFECTS_H
 #define TXBOX_EFFECTS_H
 
-#include "changeset.h"
-#include "policy.h"
+#include "store/changeset.h"
+#include "policy/policy.h"
 
 /* Add a violation to cs (changeset_add_violation) for every broken effect rule.  upper_fd is
  * the transaction's upper layer, live_fd the workspace root.  Returns the number added, or

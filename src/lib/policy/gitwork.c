@@ -4,14 +4,14 @@
  * never run: the repository is the workspace's, and its configuration could run commands
  * (core.fsmonitor, filters) as the user, outside the sandbox. */
 #define _GNU_SOURCE
-#include "gitwork.h"
+#include "policy/gitwork.h"
 
 #include <endian.h>
 #include <fnmatch.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define INDEX_MAX (128u << 20)  /* bytes of .git/index read */
 #define BLOB_MAX (64u << 20)    /* a larger file is not hashed: counted as changed */

@@ -1,6 +1,6 @@
 /* Judging that fails closed by construction: see judge.h. */
 #define _GNU_SOURCE
-#include "judge.h"
+#include "policy/judge.h"
 
 #include <poll.h>
 #include <setjmp.h>
@@ -8,7 +8,7 @@
 #include <sys/resource.h>
 #include <sys/wait.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* ---- in this thread ---- */
 

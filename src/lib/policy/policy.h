@@ -8,7 +8,7 @@
 #ifndef TXBOX_POLICY_H
 #define TXBOX_POLICY_H
 
-#include "util.h"
+#include "base/util.h"
 
 enum policy_decision {
         POLICY_ALLOW = 0,

@@ -11,7 +11,7 @@
 
 #include <limits.h>
 
-#include "sha256.h"
+#include "base/sha256.h"
 
 #define TRUST_MAX (4 << 20)
 #define TRUST_NAME "trusted-policies"

@@ -1,6 +1,6 @@
 /* A cgroup per transaction (see cgroup.h). */
 #define _GNU_SOURCE
-#include "cgroup.h"
+#include "sandbox/cgroup.h"
 
 #include <limits.h>
 #include <pthread.h>

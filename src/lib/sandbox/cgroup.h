@@ -13,7 +13,7 @@
 
 #include <sys/types.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum cgroup_mode { CGROUP_NONE = 0, CGROUP_V2, CGROUP_V1 };
 

@@ -3,13 +3,13 @@
  * argv[0] is whatever the caller chose (exec -a ls /bin/rm), so the exec check judges this
  * too. */
 #define _GNU_SOURCE
-#include "exectarget.h"
+#include "sandbox/exectarget.h"
 
 #include <limits.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 
-#include "syscalls.h"
+#include "base/syscalls.h"
 
 #define FOLLOW_MAX 40
 

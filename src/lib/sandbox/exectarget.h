@@ -4,7 +4,7 @@
 
 #include <sys/types.h>
 
-#include "util.h"
+#include "base/util.h"
 
 /* The file has no name to judge it by (a memfd, a deleted or anonymous file), or it could
  * not be resolved: judge it as unknown. */

@@ -7,7 +7,7 @@
  * allocates) and exported as BPF, which the sandbox child loads with seccomp(2).
  */
 #define _GNU_SOURCE
-#include "guard.h"
+#include "sandbox/guard.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -26,8 +26,8 @@
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 
-#include "exectarget.h"
-#include "util.h"
+#include "sandbox/exectarget.h"
+#include "base/util.h"
 
 /* ---- the filter ---- */
 

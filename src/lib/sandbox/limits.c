@@ -19,7 +19,7 @@
  *              bounds the open files of each process
  */
 #define _GNU_SOURCE
-#include "reslimits.h"
+#include "sandbox/reslimits.h"
 
 #include <ctype.h>
 #include <stddef.h>
@@ -34,7 +34,7 @@
 #include <sys/sysinfo.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define MiB (1024ULL * 1024)
 #define GiB (1024ULL * 1024 * 1024)

@@ -1,6 +1,6 @@
 /* The allow-list HTTP proxy of --net=allow (see netproxy.h). */
 #define _GNU_SOURCE
-#include "netproxy.h"
+#include "sandbox/netproxy.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "guard.h"
-#include "syscalls.h"
+#include "sandbox/guard.h"
+#include "base/syscalls.h"
 
 #define REQ_MAX 8192
 #define RELAY_BUF 65536

@@ -19,7 +19,7 @@
 
 #include <sys/socket.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define NETPROXY_PORT 3128
 #define NETPROXY_MAX_CONNS 64

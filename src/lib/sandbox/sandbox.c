@@ -7,7 +7,7 @@
  *   fork bombs), so nothing outlives the transaction.
  */
 #define _GNU_SOURCE
-#include "sandbox.h"
+#include "sandbox/sandbox.h"
 
 #include <limits.h>
 #include <poll.h>
@@ -28,11 +28,11 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
-#include "cgroup.h"
-#include "guard.h"
-#include "reslimits.h"
-#include "netproxy.h"
-#include "syscalls.h"
+#include "sandbox/cgroup.h"
+#include "sandbox/guard.h"
+#include "sandbox/reslimits.h"
+#include "sandbox/netproxy.h"
+#include "base/syscalls.h"
 
 /* What init measures and the supervisor reads while the program runs: one shared page,
  * mapped before clone (init is the supervisor's fork-like child). */

@@ -5,7 +5,7 @@
 
 #include <sys/types.h>
 
-#include "util.h"
+#include "base/util.h"
 
 #define IDMAP_MAX 32
 

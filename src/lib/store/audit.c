@@ -4,14 +4,14 @@
  * deferred transaction that upgrades later gets SQLITE_BUSY without waiting); every read
  * of more than one statement runs inside BEGIN so that a record and its path rows come
  * from one snapshot while other txbox processes write. */
-#include "audit.h"
+#include "store/audit.h"
 
 #include <jansson.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
 #include <sys/file.h>
 
-#include "record.h"
+#include "store/record.h"
 
 #define SCHEMA_VERSION 1
 #define BUSY_TIMEOUT_MS 10000

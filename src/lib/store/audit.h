@@ -13,7 +13,7 @@
 #ifndef TXBOX_AUDIT_H
 #define TXBOX_AUDIT_H
 
-#include "util.h"
+#include "base/util.h"
 
 struct audit;
 

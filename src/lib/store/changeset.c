@@ -7,8 +7,8 @@
  * an fd of the entry means no open(2) of files the sandbox made (no fifo can block us) and
  * listing xattrs needs no permission on the entry. */
 #define _GNU_SOURCE
-#include "changeset.h"
-#include "journal.h"
+#include "store/changeset.h"
+#include "store/journal.h"
 
 #include <dirent.h>
 #include <limits.h>

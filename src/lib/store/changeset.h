@@ -9,7 +9,7 @@
 
 #include <sys/types.h>
 
-#include "util.h"
+#include "base/util.h"
 
 enum cs_op_kind {
         CS_OP_SWAP = 0, /* move live entry (if has_old) aside; move upper entry (if has_new) in */

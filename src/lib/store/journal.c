@@ -1,6 +1,6 @@
 /* Crash-safe commit: journal file and idempotent apply/revert steps. */
 #define _GNU_SOURCE
-#include "journal.h"
+#include "store/journal.h"
 
 #include <limits.h>
 #include <stdio.h>

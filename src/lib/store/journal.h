@@ -9,7 +9,7 @@
 #ifndef TXBOX_JOURNAL_H
 #define TXBOX_JOURNAL_H
 
-#include "changeset.h"
+#include "store/changeset.h"
 
 /* Write ops to dirfd/name through a temp file and a rename; durable (fsync of the file and
  * the directory) when asked, else the caller syncs (the commit's one syncfs). */

@@ -1,5 +1,5 @@
 /* Transaction records: freeing, copying, enum names and the JSON form. */
-#include "record.h"
+#include "store/record.h"
 
 static const char *const outcome_names[] = {
         [TXBOX_RUNNING] = "running",         [TXBOX_PENDING] = "pending",

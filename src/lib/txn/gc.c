@@ -21,7 +21,7 @@
 #include <sys/file.h>
 #include <time.h>
 
-#include "tx.h"
+#include "txn/tx.h"
 
 #define RETENTION_FILE "retention"
 #define GC_FILE "gc"

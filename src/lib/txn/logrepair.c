@@ -12,13 +12,13 @@
  * pruned).  Nothing in the state dir is trusted: a file that does not parse gives no row
  * (the placeholder then counts it among the lost). */
 #define _GNU_SOURCE
-#include "tx.h"
+#include "txn/tx.h"
 
 #include <dirent.h>
 #include <jansson.h>
 
-#include "journal.h"
-#include "record.h"
+#include "store/journal.h"
+#include "store/record.h"
 
 #define MARKER_MAX 64
 

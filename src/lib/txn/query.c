@@ -4,7 +4,7 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-#include "tx.h"
+#include "txn/tx.h"
 
 extern char **environ;
 

@@ -11,8 +11,8 @@
 #include <limits.h>
 #include <sys/xattr.h>
 
-#include "record.h"
-#include "tx.h"
+#include "store/record.h"
+#include "txn/tx.h"
 
 #define SESSION_MAX_SAVEPOINTS 64
 

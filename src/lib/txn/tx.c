@@ -19,7 +19,7 @@
  *                       workspace (tx_stamp_changes)
  */
 #define _GNU_SOURCE
-#include "tx.h"
+#include "txn/tx.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -29,8 +29,8 @@
 #include <sys/file.h>
 #include <time.h>
 
-#include "journal.h"
-#include "record.h"
+#include "store/journal.h"
+#include "store/record.h"
 
 /* ---- workspace ---- */
 

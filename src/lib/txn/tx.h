@@ -5,10 +5,10 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "audit.h"
-#include "changeset.h"
-#include "policy.h"
-#include "sandbox.h"
+#include "store/audit.h"
+#include "store/changeset.h"
+#include "policy/policy.h"
+#include "sandbox/sandbox.h"
 
 /* Transactions a server keeps prepared: two, so that a client that asks again as soon as
  * it has an answer finds a sandbox started an answer earlier, whose init is ready. */

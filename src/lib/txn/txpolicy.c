@@ -1,8 +1,8 @@
 /* The policy in a transaction's life: before the run, at every exec, and on the changeset. */
 #define _GNU_SOURCE
-#include "effects.h"
-#include "judge.h"
-#include "tx.h"
+#include "policy/effects.h"
+#include "policy/judge.h"
+#include "txn/tx.h"
 
 int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err)
 {

@@ -4,9 +4,9 @@
 #include <limits.h>
 #include <sys/file.h>
 
-#include "journal.h"
-#include "record.h"
-#include "tx.h"
+#include "store/journal.h"
+#include "store/record.h"
+#include "txn/tx.h"
 
 static int open_subdir(int dirfd, const char *name, bool create)
 {
