@@ -46,10 +46,12 @@ include/txbox               base     the public API: types and declarations, no 
 src/lib/base/util           base
 src/lib/base/syscalls       base
 src/lib/base/sha256         base
+src/lib/base/*              base
 src/lib/store/changeset     store
 src/lib/store/journal       store
 src/lib/store/audit         store
 src/lib/store/record        store
+src/lib/store/*             store
 src/lib/sandbox/sandbox     sandbox
 src/lib/sandbox/guard       sandbox
 src/lib/sandbox/exectarget  sandbox  what an exec will run, for the guard
@@ -57,6 +59,7 @@ src/lib/sandbox/limits      sandbox
 src/lib/sandbox/reslimits   sandbox
 src/lib/sandbox/netproxy    sandbox
 src/lib/sandbox/cgroup      sandbox
+src/lib/sandbox/*           sandbox  the rest of the folder: the parts sandbox.c is split into
 src/lib/policy/policy       policy   policy.h, the engine'"'"'s public header
 src/lib/policy/effects      policy
 src/lib/policy/approve      policy
@@ -70,12 +73,14 @@ src/lib/txn/txpolicy        txn
 src/lib/txn/query           txn
 src/lib/txn/gc              txn
 src/lib/txn/logrepair       txn      rebuilds lost audit rows from the state dir
+src/lib/txn/*               txn
 src/lib/faces/mcp           faces
 src/lib/faces/agent         faces
 src/lib/faces/command       faces
 src/lib/faces/curlapi       faces
 src/lib/faces/report        faces
 src/lib/faces/doctor        faces    txbox doctor: probes through the sandbox and a workspace
+src/lib/faces/*             faces
 src/cli/*                   cli
 '
 
