@@ -9,157 +9,51 @@
  * is judged once for each.  Values that cannot be known (parameters, command output)
  * become UNK so that the matcher treats them as unknown rather than safe.  Parse errors
  * add an @parse-error finding: a guard must fail closed on what it cannot read, since the
- * real shell may read it differently. */
+ * real shell may read it differently.  The parser is split by job into this file and the
+ * parse_*.c beside it; parse_int.h lists them and what they share. */
 #define _GNU_SOURCE
-#include "vars.h"
+#include "policy/parse_int.h"
 
-#include <ctype.h>
 
-/* ---- growable byte buffer ---- */
-
-struct sb {
-        char *s;
-        size_t n, cap;
-};
-
-static void sb_putc(struct sb *b, char c)
-{
-        if (b->n + 2 > b->cap) {
-                b->cap = b->cap ? b->cap * 2 : 32;
-                b->s = xrealloc(b->s, b->cap);
-        }
-        b->s[b->n++] = c;
-        b->s[b->n] = 0;
-}
-
-static void sb_put(struct sb *b, const char *s, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                sb_putc(b, s[i]);
-}
-
-static char *sb_take(struct sb *b)
-{
-        char *s = b->s ? b->s : xstrdup("");
-        b->s = NULL;
-        b->n = b->cap = 0;
-        return s;
-}
-
-/* ---- parser state ---- */
-
-/* Bytes that mark what a word is made of; none can occur in the input (parse_script
- * refuses them), so a word cannot forge one. */
-#define SPLIT '\002' /* a field-splitting point from an unquoted known expansion */
-#define ALT_B '\003' /* ALT_B digits ALT_E: an expansion with several possible values */
-#define ALT_E '\004'
-#define BR_O '\005'  /* unquoted { , } typed in a word: brace expansion */
-#define BR_S '\006'
-#define BR_C '\007'
-
-#define MAX_ALTS 4096    /* words with several possible values, per string */
-#define MAX_VARIANTS 32  /* a command read once per combination of its words' values */
-#define MAX_BRACE 256    /* words one brace expression expands to */
-#define MAX_REPARSE 32   /* loop bodies read again, per decision */
-#define MAX_FRAMES 512   /* nesting of compound commands */
-
-struct alt {
-        struct vals v;
-        char *ifs; /* unquoted: split at these characters; NULL when quoted */
-};
-
-struct psh {
-        struct scan *sc;
-        const char *s;
-        size_t n, i;
-        struct srcpos pos;
-        int depth;      /* nesting of derived strings (sh -c, eval ...) */
-        int nest;       /* nesting of ( ) and $( ) within this string */
-        int pipe_id, stage;
-        int case_depth;
-        bool case_pat;
-        size_t hd_from, hd_to; /* at the newline hd_from, skip to hd_to (here-doc bodies) */
-        bool hd_active;
-        size_t cmd_start;
-        struct vars *vars;
-        size_t fr_base;               /* frames below this one belong to outer strings */
-        struct strvec funcs, fbodies; /* defined functions and their bodies ("" unknown) */
-        struct psh *parent;           /* the string this one was found in */
-        const char *in_func;          /* the function whose body this is */
-        const char *in_args;          /* ... and the arguments it is read with */
-        char *pending_func;           /* name() just read: its body's { comes next */
-        struct alt *alts;
-        size_t nalts, capalts;
-        bool err;
-};
-
-struct word {
-        struct sb b;
-        bool any, quoted, unk, dl, alt;
-};
-
-struct redirs {
-        struct strvec writes, reads, clobbers;
-        char *stdin_text;
-        bool dl; /* it reads a download (sh < <(curl URL)) */
-};
-
-static void parse_list(struct psh *P, char term);
-
-static int cmd_offset(const struct psh *P)
+int parse_cmd_offset(const struct psh *P)
 {
         return P->pos.direct ? P->pos.base + (int)P->cmd_start : P->pos.outer_off;
 }
 
-static void perr(struct psh *P, const char *what)
+void parse_err(struct psh *P, const char *what)
 {
         if (P->err)
                 return;
         P->err = true;
         size_t from = P->cmd_start < P->n ? P->cmd_start : P->n;
         char *text = xasprintf("%.200s", P->s + from);
-        scan_finding(P->sc, "@parse-error", what, text, cmd_offset(P));
+        scan_finding(P->sc, "@parse-error", what, text, parse_cmd_offset(P));
         free(text);
 }
 
 /* A limit was reached: fail closed like a parse error, but say which. */
-static void plimit(struct psh *P, const char *what)
+void parse_limit(struct psh *P, const char *what)
 {
         if (P->err)
                 return;
         P->err = true;
-        scan_finding(P->sc, "@limit-exceeded", what, "", cmd_offset(P));
+        scan_finding(P->sc, "@limit-exceeded", what, "", parse_cmd_offset(P));
 }
 
-static void pfinding(struct psh *P, const char *name, const char *detail)
+void parse_finding(struct psh *P, const char *name, const char *detail)
 {
         size_t from = P->cmd_start < P->n ? P->cmd_start : P->n;
         char *text = xasprintf("%.200s", P->s + from);
         char *nl = strchr(text, '\n');
         if (nl)
                 *nl = 0;
-        scan_finding(P->sc, name, detail, text, cmd_offset(P));
+        scan_finding(P->sc, name, detail, text, parse_cmd_offset(P));
         free(text);
 }
 
-static int cur(const struct psh *P) { return P->i < P->n ? (unsigned char)P->s[P->i] : -1; }
-static int at(const struct psh *P, size_t k)
-{
-        return P->i + k < P->n ? (unsigned char)P->s[P->i + k] : -1;
-}
-
-static bool is_meta(int c)
-{
-        return c == ' ' || c == '\t' || c == '\n' || c == ';' || c == '&' || c == '|' || c == '<' ||
-               c == '>' || c == '(' || c == ')' || c == -1;
-}
-
-static bool is_name_start(int c) { return c == '_' || isalpha(c); }
-static bool is_name_char(int c) { return c == '_' || isalnum(c); }
-
 /* Text the parser copies beyond the input itself (expanded values, function bodies) counts
  * against one budget per decision: x=$x$x doubles a word with each assignment. */
-static bool spend(struct psh *P, size_t n)
+bool parse_spend(struct psh *P, size_t n)
 {
         struct scan *sc = P->sc;
         if (!P->vars->over && n <= POL_MAX_COPIED && sc->copied <= POL_MAX_COPIED - n) {
@@ -174,7 +68,7 @@ static bool spend(struct psh *P, size_t n)
 
 /* ---- variables ---- */
 
-static bool var_get(struct psh *P, const char *name, struct vals *out)
+bool parse_var_get(struct psh *P, const char *name, struct vals *out)
 {
         return vars_get(P->vars, name, out);
 }
@@ -187,15 +81,15 @@ static void var_set1(struct psh *P, const char *name, size_t nlen, const char *v
 }
 
 /* The single known value of name, or NULL. */
-static const char *var_one(struct psh *P, const char *name)
+const char *parse_var_one(struct psh *P, const char *name)
 {
         struct vals v;
-        return var_get(P, name, &v) && v.n == 1 ? v.v[0] : NULL;
+        return parse_var_get(P, name, &v) && v.n == 1 ? v.v[0] : NULL;
 }
 
 /* ---- words ---- */
 
-static void put_unk(struct word *w)
+void parse_put_unk(struct word *w)
 {
         sb_putc(&w->b, UNK);
         w->unk = true;
@@ -203,24 +97,24 @@ static void put_unk(struct word *w)
 
 /* The characters unquoted expansions are split at, or NULL when they cannot be known
  * (IFS set to command output, or to one of several values). */
-static const char *ifs_chars(struct psh *P)
+const char *parse_ifs_chars(struct psh *P)
 {
-        return var_one(P, "IFS");
+        return parse_var_one(P, "IFS");
 }
 
-static void put_value(struct psh *P, struct word *w, const char *v, bool quoted)
+void parse_put_value(struct psh *P, struct word *w, const char *v, bool quoted)
 {
-        if (!spend(P, strlen(v)))
+        if (!parse_spend(P, strlen(v)))
                 return;
         w->unk |= has_unk(v);
         if (quoted) {
                 sb_put(&w->b, v, strlen(v));
                 return;
         }
-        const char *ifs = ifs_chars(P);
+        const char *ifs = parse_ifs_chars(P);
         if (!ifs) { /* split at characters that cannot be known: the fields cannot be */
                 if (*v)
-                        put_unk(w);
+                        parse_put_unk(w);
                 return;
         }
         for (; *v; v++)
@@ -231,16 +125,16 @@ static void put_value(struct psh *P, struct word *w, const char *v, bool quoted)
 static void put_vals(struct psh *P, struct word *w, const struct vals *v, bool quoted)
 {
         if (!v->n)
-                return put_unk(w);
+                return parse_put_unk(w);
         if (v->n == 1)
-                return put_value(P, w, v->v[0], quoted);
-        const char *ifs = quoted ? NULL : ifs_chars(P);
+                return parse_put_value(P, w, v->v[0], quoted);
+        const char *ifs = quoted ? NULL : parse_ifs_chars(P);
         if ((!quoted && !ifs) || P->nalts >= MAX_ALTS)
-                return put_unk(w);
+                return parse_put_unk(w);
         size_t bytes = 0;
         for (unsigned k = 0; k < v->n; k++)
                 bytes += strlen(v->v[k]) + 1;
-        if (!spend(P, bytes))
+        if (!parse_spend(P, bytes))
                 return;
         if (P->nalts == P->capalts) {
                 P->capalts = P->capalts ? P->capalts * 2 : 8;
@@ -253,12 +147,12 @@ static void put_vals(struct psh *P, struct word *w, const struct vals *v, bool q
         w->alt = true;
 }
 
-static bool has_alt(const char *s) { return strchr(s, ALT_B) != NULL; }
+bool parse_has_alt(const char *s) { return strchr(s, ALT_B) != NULL; }
 
 /* Every variant of s with its markers replaced by each of their values (unquoted ones
  * split into fields at SPLIT), appended to out as separate strings (still unsplit);
  * false when there would be more than max. */
-static bool alt_expand(struct psh *P, const char *s, struct strvec *out, size_t max)
+bool parse_alt_expand(struct psh *P, const char *s, struct strvec *out, size_t max)
 {
         struct strvec cur = {0};
         strvec_push(&cur, xstrdup(""));
@@ -323,16 +217,16 @@ static char *alt_unknown(const char *s)
 }
 
 /* The possible values of a word read as one string (an assignment's value). */
-static struct vals vals_of_word(struct psh *P, const char *s)
+struct vals parse_vals_of_word(struct psh *P, const char *s)
 {
         struct vals r = {0};
         /* only unknown: unknown; partly ("/tmp/" UNK from mktemp): what is known of it */
         if (has_unk(s) && strspn(s, UNK_S "\002") == strlen(s))
                 return r;
-        if (!has_alt(s))
+        if (!parse_has_alt(s))
                 return vals_of(s);
         struct strvec out = {0};
-        if (!alt_expand(P, s, &out, VAL_MAX)) {
+        if (!parse_alt_expand(P, s, &out, VAL_MAX)) {
                 strv_free(out.v);
                 return r;
         }
@@ -367,7 +261,7 @@ static bool is_downloader(const char *p)
 /* After a substitution added commands [n0, n): its output is known only for a plain echo
  * of known words (agents write $(echo x) to build names), a fresh temporary name
  * (mktemp), or a listing of a directory (ls, find, git ls-files: names beneath it). */
-static void subst_result(struct psh *P, struct word *w, size_t n0, bool quoted)
+void parse_subst_result(struct psh *P, struct word *w, size_t n0, bool quoted)
 {
         struct scan *sc = P->sc;
         for (size_t k = n0; k < sc->n; k++)
@@ -377,7 +271,7 @@ static void subst_result(struct psh *P, struct word *w, size_t n0, bool quoted)
                 struct scmd *c = &sc->cmds[n0];
                 char *r = render_argv(c->argv.v + 1, SIZE_MAX);
                 if (!has_unk(r) && (c->argv.n < 2 || c->argv.v[1][0] != '-')) {
-                        put_value(P, w, r, quoted);
+                        parse_put_value(P, w, r, quoted);
                         free(r);
                         return;
                 }
@@ -385,28 +279,28 @@ static void subst_result(struct psh *P, struct word *w, size_t n0, bool quoted)
         }
         char *v = sc->n > n0 ? subst_value(sc, n0) : NULL;
         if (v) {
-                if (spend(P, strlen(v)))
+                if (parse_spend(P, strlen(v)))
                         sb_put(&w->b, v, strlen(v));
                 w->unk |= has_unk(v);
                 free(v);
                 return;
         }
-        put_unk(w);
+        parse_put_unk(w);
 }
 
-static void sub_begin(struct psh *P, size_t *depth)
+void parse_sub_begin(struct psh *P, size_t *depth)
 {
         *depth = P->vars->nfr;
         frame_push(P->vars, FR_SUB, P);
 }
 
-static void sub_end(struct psh *P, size_t depth)
+void parse_sub_end(struct psh *P, size_t depth)
 {
         frame_close_to(P->vars, depth + 1);
         frame_close(P->vars);
 }
 
-static void cmd_subst(struct psh *P, struct word *w, bool quoted)
+void parse_cmd_subst(struct psh *P, struct word *w, bool quoted)
 {
         size_t n0 = P->sc->n, fd;
         int pid = P->pipe_id, st = P->stage, cd = P->case_depth;
@@ -414,14 +308,14 @@ static void cmd_subst(struct psh *P, struct word *w, bool quoted)
         size_t cs = P->cmd_start;
         P->case_depth = 0;
         P->case_pat = false;
-        sub_begin(P, &fd);
+        parse_sub_begin(P, &fd);
         parse_list(P, ')');
-        sub_end(P, fd);
+        parse_sub_end(P, fd);
         P->pipe_id = pid, P->stage = st, P->case_depth = cd, P->case_pat = cp, P->cmd_start = cs;
-        subst_result(P, w, n0, quoted);
+        parse_subst_result(P, w, n0, quoted);
 }
 
-static void psh_free(struct psh *C)
+void parse_psh_free(struct psh *C)
 {
         strv_free(C->funcs.v);
         strv_free(C->fbodies.v);
@@ -434,43 +328,43 @@ static void psh_free(struct psh *C)
 }
 
 /* A string found in this one and run in the same shell (its variables are shared). */
-static void parse_derived_fn(struct psh *P, const char *s, size_t n, const char *in_func,
-                             const char *in_args)
+void parse_derived_fn(struct psh *P, const char *s, size_t n, const char *in_func,
+                      const char *in_args)
 {
         struct psh C = {.sc = P->sc, .s = s, .n = n, .depth = P->depth + 1, .vars = P->vars,
                         .parent = P, .in_func = in_func, .in_args = in_args};
-        C.pos = (struct srcpos){.direct = false, .outer_off = cmd_offset(P)};
+        C.pos = (struct srcpos){.direct = false, .outer_off = parse_cmd_offset(P)};
         C.pipe_id = P->sc->next_pipe++;
         C.fr_base = P->vars->nfr;
         if (C.depth > POL_MAX_DEPTH) {
-                scan_finding(P->sc, "@limit-exceeded", "nesting too deep", "", cmd_offset(P));
+                scan_finding(P->sc, "@limit-exceeded", "nesting too deep", "", parse_cmd_offset(P));
                 P->err = true;
                 return;
         }
         if (memchr(s, SPLIT, n) || memchr(s, ALT_B, n) || memchr(s, ALT_E, n) || memchr(s, BR_O, n) ||
             memchr(s, BR_S, n) || memchr(s, BR_C, n))
-                perr(&C, "control character in a command string");
+                parse_err(&C, "control character in a command string");
         else
                 parse_list(&C, 0);
         frame_close_to(P->vars, C.fr_base);
-        psh_free(&C);
+        parse_psh_free(&C);
         if (C.err)
                 P->err = true;
 }
 
-static void parse_derived(struct psh *P, const char *s, size_t n)
+void parse_derived(struct psh *P, const char *s, size_t n)
 {
         parse_derived_fn(P, s, n, NULL, NULL);
 }
 
-static void backtick(struct psh *P, struct word *w, bool quoted)
+void parse_backtick(struct psh *P, struct word *w, bool quoted)
 {
         struct sb body = {0};
         P->i++;
         while (cur(P) != '`') {
                 if (cur(P) == -1) {
                         free(body.s);
-                        return perr(P, "unterminated backquote");
+                        return parse_err(P, "unterminated backquote");
                 }
                 if (cur(P) == '\\' && (at(P, 1) == '`' || at(P, 1) == '\\' || at(P, 1) == '$'))
                         P->i++;
@@ -479,11 +373,11 @@ static void backtick(struct psh *P, struct word *w, bool quoted)
         }
         P->i++;
         size_t n0 = P->sc->n, fd;
-        sub_begin(P, &fd);
+        parse_sub_begin(P, &fd);
         parse_derived(P, body.s ? body.s : "", body.n);
-        sub_end(P, fd);
+        parse_sub_end(P, fd);
         free(body.s);
-        subst_result(P, w, n0, quoted);
+        parse_subst_result(P, w, n0, quoted);
 }
 
 /* Skip balanced parentheses from P->i (at an opening one). */
@@ -493,7 +387,7 @@ static void skip_parens(struct psh *P)
         do {
                 int c = cur(P);
                 if (c == -1)
-                        return perr(P, "unbalanced parentheses");
+                        return parse_err(P, "unbalanced parentheses");
                 if (c == '(')
                         d++;
                 else if (c == ')')
@@ -507,39 +401,37 @@ static void skip_parens(struct psh *P)
         } while (d > 0);
 }
 
-static void dollar(struct psh *P, struct word *w, bool quoted);
 
 /* The substitutions in s run (a string the shell expands later: PS4, a prompt, a value
  * evaluated in arithmetic); their commands are judged, their output is not used. */
-static void substs_in(struct psh *P, const char *s, size_t n)
+void parse_substs_in(struct psh *P, const char *s, size_t n)
 {
         if (P->depth + 1 > POL_MAX_DEPTH) {
-                plimit(P, "nesting too deep");
+                parse_limit(P, "nesting too deep");
                 return;
         }
         struct psh C = {.sc = P->sc, .s = s, .n = n, .depth = P->depth + 1, .vars = P->vars, .parent = P};
-        C.pos = (struct srcpos){.direct = false, .outer_off = cmd_offset(P)};
+        C.pos = (struct srcpos){.direct = false, .outer_off = parse_cmd_offset(P)};
         C.fr_base = P->vars->nfr;
         while (C.i < C.n && !C.err) {
                 struct word w = {0};
                 if (C.s[C.i] == '$')
-                        dollar(&C, &w, true);
+                        parse_dollar(&C, &w, true);
                 else if (C.s[C.i] == '`')
-                        backtick(&C, &w, true);
+                        parse_backtick(&C, &w, true);
                 else
                         C.i++;
                 free(w.b.s);
         }
         frame_close_to(P->vars, C.fr_base);
-        psh_free(&C);
+        parse_psh_free(&C);
         if (C.err)
                 P->err = true;
 }
 
-static void arith_scan(struct psh *P, const char *s, int depth);
 
 /* Names an arithmetic expression assigns (x=1, x+=2, x++, --x): unknown afterwards. */
-static void arith_assigns(struct psh *P, const char *s)
+void parse_arith_assigns(struct psh *P, const char *s)
 {
         for (const char *p = s; *p;) {
                 if (!is_name_start((unsigned char)*p) ||
@@ -581,7 +473,7 @@ static void arith_assigns(struct psh *P, const char *s)
 /* Arithmetic evaluation looks up every name in the expression and evaluates its value as
  * an expression in turn; a value holding an array subscript runs the substitutions in it
  * (x='a[$(rm -rf ~)]'; echo $((x))).  So the values of the names are judged too. */
-static void arith_scan(struct psh *P, const char *s, int depth)
+void parse_arith_scan(struct psh *P, const char *s, int depth)
 {
         if (depth > 8)
                 return;
@@ -598,13 +490,13 @@ static void arith_scan(struct psh *P, const char *s, int depth)
                         memcpy(name, p, (size_t)(e - p));
                         name[e - p] = 0;
                         struct vals v;
-                        if (var_get(P, name, &v)) {
+                        if (parse_var_get(P, name, &v)) {
                                 struct vals c = vals_copy(&v);
                                 for (unsigned k = 0; k < c.n && !P->err; k++) {
                                         if (strstr(c.v[k], "$(") || strchr(c.v[k], '`') ||
                                             strstr(c.v[k], "${"))
-                                                substs_in(P, c.v[k], strlen(c.v[k]));
-                                        arith_scan(P, c.v[k], depth + 1);
+                                                parse_substs_in(P, c.v[k], strlen(c.v[k]));
+                                        parse_arith_scan(P, c.v[k], depth + 1);
                                 }
                                 vals_free(&c);
                         }
@@ -615,20 +507,20 @@ static void arith_scan(struct psh *P, const char *s, int depth)
 
 /* A word used as a variable name (printf -v, read, declare, unset, [[ -v ]], let): an
  * array subscript in it is evaluated, substitutions and all. */
-static void name_scan(struct psh *P, const char *s)
+void parse_name_scan(struct psh *P, const char *s)
 {
         const char *b = strchr(s, '[');
         if (!b)
                 return;
         if (strstr(b, "$(") || strchr(b, '`') || strstr(b, "${"))
-                substs_in(P, b, strlen(b));
-        arith_scan(P, b, 0);
+                parse_substs_in(P, b, strlen(b));
+        parse_arith_scan(P, b, 0);
 }
 
 /* (( ... )), $(( ... )), arr=( ... ): read without their words' meaning, but the
  * substitutions inside still run, and an arithmetic expression evaluates names' values
  * (their subscripts run too) and assigns some. */
-static void skip_arith(struct psh *P, bool arith)
+void parse_skip_arith(struct psh *P, bool arith)
 {
         size_t start = P->i;
         skip_parens(P);
@@ -636,32 +528,32 @@ static void skip_arith(struct psh *P, bool arith)
                 return;
         struct psh C = {.sc = P->sc, .s = P->s + start, .n = P->i - start, .depth = P->depth + 1,
                         .vars = P->vars, .parent = P};
-        C.pos = (struct srcpos){.direct = false, .outer_off = cmd_offset(P)};
+        C.pos = (struct srcpos){.direct = false, .outer_off = parse_cmd_offset(P)};
         C.fr_base = P->vars->nfr;
         while (C.i < C.n && !C.err) {
                 struct word w = {0};
                 if (C.s[C.i] == '$' && C.i + 1 < C.n && C.s[C.i + 1] == '(' &&
                     !(C.i + 2 < C.n && C.s[C.i + 2] == '(')) {
                         C.i += 2;
-                        cmd_subst(&C, &w, true);
+                        parse_cmd_subst(&C, &w, true);
                 } else if (C.s[C.i] == '$' && C.i + 1 < C.n && C.s[C.i + 1] == '{')
-                        dollar(&C, &w, true);
+                        parse_dollar(&C, &w, true);
                 else if (C.s[C.i] == '`')
-                        backtick(&C, &w, true);
+                        parse_backtick(&C, &w, true);
                 else
                         C.i++;
                 free(w.b.s);
         }
         frame_close_to(P->vars, C.fr_base);
-        psh_free(&C);
+        parse_psh_free(&C);
         if (C.err)
                 P->err = true;
         if (arith && !P->err) {
                 char *text = strndup(P->s + start, P->i - start);
                 if (!text)
                         abort();
-                arith_scan(P, text, 0);
-                arith_assigns(P, text);
+                parse_arith_scan(P, text, 0);
+                parse_arith_assigns(P, text);
                 free(text);
         }
 }
@@ -731,7 +623,7 @@ static void ansi_c(struct psh *P, struct word *w)
         P->i += 2;
         while (cur(P) != '\'') {
                 if (cur(P) == -1)
-                        return perr(P, "unterminated $'...'");
+                        return parse_err(P, "unterminated $'...'");
                 if (cur(P) == '\\') {
                         P->i++;
                         P->i += c_escape(P->s + P->i, P->n - P->i, &w->b);
@@ -747,18 +639,18 @@ static void ansi_c(struct psh *P, struct word *w)
 static void braced_op(struct psh *P, struct word *w, const char *name, const char *op, bool quoted)
 {
         struct vals v;
-        bool known = var_get(P, name, &v);
+        bool known = parse_var_get(P, name, &v);
         if (!strncmp(op, "@P", 2)) {
                 if (!known) {
-                        pfinding(P, "@unknown-command",
+                        parse_finding(P, "@unknown-command",
                                  "a prompt expansion (${x@P}) of a value that cannot be known");
-                        return put_unk(w);
+                        return parse_put_unk(w);
                 }
                 struct vals c = vals_copy(&v);
                 for (unsigned k = 0; k < c.n; k++)
-                        substs_in(P, c.v[k], strlen(c.v[k]));
+                        parse_substs_in(P, c.v[k], strlen(c.v[k]));
                 vals_free(&c);
-                return put_unk(w);
+                return parse_put_unk(w);
         }
         if (!strncmp(op, "@E", 2) && known && v.n == 1) {
                 struct sb b = {0};
@@ -770,11 +662,11 @@ static void braced_op(struct psh *P, struct word *w, const char *name, const cha
                                 sb_putc(&b, s[k++]);
                 }
                 char *d = sb_take(&b);
-                put_value(P, w, d, quoted);
+                parse_put_value(P, w, d, quoted);
                 free(d);
                 return;
         }
-        put_unk(w);
+        parse_put_unk(w);
 }
 
 /* ${...}: known for a plain or defaulted lookup of a known variable.  Whatever else is in
@@ -798,7 +690,7 @@ static void braced(struct psh *P, struct word *w, bool quoted)
                 }
         }
         if (d)
-                return perr(P, "unterminated ${...}");
+                return parse_err(P, "unterminated ${...}");
         size_t end = k - 1, nl = 0; /* s[end] == '}' */
         bool indirect = start < end && P->s[start] == '!';
         size_t ns = start + indirect;
@@ -808,55 +700,55 @@ static void braced(struct psh *P, struct word *w, bool quoted)
         char name[128];
         const char *op = P->s + ns + nl;
         if (!nl || nl >= sizeof(name))
-                return put_unk(w);
+                return parse_put_unk(w);
         memcpy(name, P->s + ns, nl);
         name[nl] = 0;
         /* what follows the name: judged for the commands it may run */
         if (op < P->s + end && (memmem(op, (size_t)(P->s + end - op), "$(", 2) ||
                                 memchr(op, '`', (size_t)(P->s + end - op)) ||
                                 memmem(op, (size_t)(P->s + end - op), "${", 2)))
-                substs_in(P, op, (size_t)(P->s + end - op));
+                parse_substs_in(P, op, (size_t)(P->s + end - op));
         if (*op == '[') { /* ${a[i]}: the subscript is arithmetic */
                 char *sub = strndup(op, (size_t)(P->s + end - op));
                 if (!sub)
                         abort();
-                arith_scan(P, sub, 0);
+                parse_arith_scan(P, sub, 0);
                 free(sub);
         }
         struct vals v;
         if (indirect) { /* ${!x}: the variable x names, subscript and all */
-                if (!var_get(P, name, &v)) {
-                        pfinding(P, "@unknown-command",
+                if (!parse_var_get(P, name, &v)) {
+                        parse_finding(P, "@unknown-command",
                                  "an indirect expansion (${!x}) of a name that cannot be known");
-                        return put_unk(w);
+                        return parse_put_unk(w);
                 }
                 struct vals c = vals_copy(&v);
                 for (unsigned j = 0; j < c.n; j++)
-                        name_scan(P, c.v[j]);
+                        parse_name_scan(P, c.v[j]);
                 if (c.n == 1 && op == P->s + end && strlen(c.v[0]) < sizeof(name) && !strchr(c.v[0], '[')) {
                         snprintf(name, sizeof(name), "%s", c.v[0]);
                         vals_free(&c);
-                        if (var_get(P, name, &v))
+                        if (parse_var_get(P, name, &v))
                                 return put_vals(P, w, &v, quoted);
-                        return put_unk(w);
+                        return parse_put_unk(w);
                 }
                 vals_free(&c);
-                return put_unk(w);
+                return parse_put_unk(w);
         }
         if (*op == '@')
                 return braced_op(P, w, name, op, quoted);
         bool plain = op == P->s + end || *op == '-' || (*op == ':' && op[1] == '-');
         if (!plain)
-                return put_unk(w);
-        bool known = var_get(P, name, &v);
+                return parse_put_unk(w);
+        bool known = parse_var_get(P, name, &v);
         bool empty = known && v.n == 1 && !*v.v[0];
         if (known && !(empty && *op == ':'))
                 put_vals(P, w, &v, quoted);
         else
-                put_unk(w);
+                parse_put_unk(w);
 }
 
-static void dollar(struct psh *P, struct word *w, bool quoted)
+void parse_dollar(struct psh *P, struct word *w, bool quoted)
 {
         int c1 = at(P, 1);
         if (c1 == '\'' && !quoted)
@@ -867,14 +759,14 @@ static void dollar(struct psh *P, struct word *w, bool quoted)
         }
         if (c1 == '(' && at(P, 2) == '(') {
                 P->i++;
-                skip_arith(P, true);
-                return put_unk(w);
+                parse_skip_arith(P, true);
+                return parse_put_unk(w);
         }
         if (c1 == '(') {
                 P->i += 2;
                 if (++P->nest > POL_MAX_DEPTH * 4)
-                        return plimit(P, "nesting too deep");
-                cmd_subst(P, w, quoted);
+                        return parse_limit(P, "nesting too deep");
+                parse_cmd_subst(P, w, quoted);
                 P->nest--;
                 return;
         }
@@ -888,10 +780,10 @@ static void dollar(struct psh *P, struct word *w, bool quoted)
                         abort();
                 if (cur(P) == ']')
                         P->i++;
-                substs_in(P, e, strlen(e));
-                arith_scan(P, e, 0);
+                parse_substs_in(P, e, strlen(e));
+                parse_arith_scan(P, e, 0);
                 free(e);
-                return put_unk(w);
+                return parse_put_unk(w);
         }
         if (c1 == '{')
                 return braced(P, w, quoted);
@@ -901,23 +793,23 @@ static void dollar(struct psh *P, struct word *w, bool quoted)
                         P->i++, nl++;
                 char name[128];
                 if (nl >= sizeof(name))
-                        return put_unk(w);
+                        return parse_put_unk(w);
                 memcpy(name, P->s + s, nl);
                 name[nl] = 0;
                 struct vals v;
-                var_get(P, name, &v);
+                parse_var_get(P, name, &v);
                 return put_vals(P, w, &v, quoted);
         }
         if (c1 >= '1' && c1 <= '9') { /* set while a function call is re-read */
                 char name[2] = {(char)c1, 0};
                 struct vals v;
-                var_get(P, name, &v);
+                parse_var_get(P, name, &v);
                 P->i += 2;
                 return put_vals(P, w, &v, quoted);
         }
         if (c1 != -1 && strchr("0@*#?$!-", c1)) {
                 P->i += 2;
-                return put_unk(w);
+                return parse_put_unk(w);
         }
         sb_putc(&w->b, '$');
         P->i++;
@@ -930,7 +822,7 @@ static void dquote(struct psh *P, struct word *w)
         for (;;) {
                 int c = cur(P);
                 if (c == -1)
-                        return perr(P, "unterminated double quote");
+                        return parse_err(P, "unterminated double quote");
                 if (c == '"')
                         break;
                 if (c == '\\' && at(P, 1) != -1 && strchr("$`\"\\\n", at(P, 1))) {
@@ -938,9 +830,9 @@ static void dquote(struct psh *P, struct word *w)
                                 sb_putc(&w->b, P->s[P->i + 1]);
                         P->i += 2;
                 } else if (c == '$')
-                        dollar(P, w, true);
+                        parse_dollar(P, w, true);
                 else if (c == '`')
-                        backtick(P, w, true);
+                        parse_backtick(P, w, true);
                 else
                         sb_putc(&w->b, P->s[P->i++]);
                 if (P->err)
@@ -953,18 +845,18 @@ static void procsubst(struct psh *P, struct word *w)
 {
         P->i += 2;
         if (++P->nest > POL_MAX_DEPTH * 4)
-                return plimit(P, "nesting too deep");
+                return parse_limit(P, "nesting too deep");
         size_t n0 = P->sc->n, fd;
         int pid = P->pipe_id, st = P->stage;
-        sub_begin(P, &fd);
+        parse_sub_begin(P, &fd);
         parse_list(P, ')');
-        sub_end(P, fd);
+        parse_sub_end(P, fd);
         P->pipe_id = pid, P->stage = st;
         P->nest--;
-        subst_result(P, w, n0, true);
+        parse_subst_result(P, w, n0, true);
         /* <(...) is a path to a pipe, never its output as text. */
         w->b.n = 0;
-        put_unk(w);
+        parse_put_unk(w);
 }
 
 /* ~, ~/x, ~user, ~+ and ~-: the home directory is $HOME (which the string may have
@@ -990,9 +882,9 @@ static void tilde(struct psh *P, struct word *w)
         const char *home = P->sc->ctx->home;
         P->i = k;
         if (!ul)
-                var_get(P, "HOME", &v);
+                parse_var_get(P, "HOME", &v);
         else if (!strcmp(user, "+"))
-                var_get(P, "PWD", &v);
+                parse_var_get(P, "PWD", &v);
         else if (!strcmp(user, "-"))
                 ;
         else if (home && !strcmp(user, base_name(home))) {
@@ -1003,7 +895,7 @@ static void tilde(struct psh *P, struct word *w)
                 return;
         } else {
                 char *o = !strcmp(user, "root") ? xstrdup("/root") : xasprintf("/home/%s", user);
-                put_value(P, w, o, true);
+                parse_put_value(P, w, o, true);
                 free(o);
                 free(user);
                 return;
@@ -1032,7 +924,7 @@ static bool tilde_here(const struct psh *P, const struct word *w, size_t start)
 }
 
 /* Read one word (expansions done as far as they can be known).  False at an operator. */
-static bool read_word(struct psh *P, struct word *w)
+bool parse_read_word(struct psh *P, struct word *w)
 {
         memset(w, 0, sizeof(*w));
         size_t start = P->i;
@@ -1046,8 +938,8 @@ static bool read_word(struct psh *P, struct word *w)
                         continue;
                 }
                 if (c == '(' && w->b.n && w->b.s[w->b.n - 1] == '=' && !w->quoted) {
-                        skip_arith(P, false); /* arr=(...) */
-                        put_unk(w);
+                        parse_skip_arith(P, false); /* arr=(...) */
+                        parse_put_unk(w);
                         continue;
                 }
                 if (is_meta(c))
@@ -1068,7 +960,7 @@ static bool read_word(struct psh *P, struct word *w)
                 case '\'': {
                         const char *e = memchr(P->s + P->i + 1, '\'', P->n - P->i - 1);
                         if (!e) {
-                                perr(P, "unterminated single quote");
+                                parse_err(P, "unterminated single quote");
                                 return false;
                         }
                         sb_put(&w->b, P->s + P->i + 1, (size_t)(e - P->s) - P->i - 1);
@@ -1077,8 +969,8 @@ static bool read_word(struct psh *P, struct word *w)
                         break;
                 }
                 case '"': dquote(P, w); break;
-                case '$': dollar(P, w, false); break;
-                case '`': backtick(P, w, false); break;
+                case '$': parse_dollar(P, w, false); break;
+                case '`': parse_backtick(P, w, false); break;
                 case '~':
                         if (tilde_here(P, w, start))
                                 tilde(P, w);
@@ -1204,9 +1096,9 @@ static char *tilde_word(struct psh *P, char *t)
         const char *home = P->sc->ctx->home, *v = NULL;
         char *own = NULL;
         if (!ul)
-                v = var_one(P, "HOME");
+                v = parse_var_one(P, "HOME");
         else if (!strcmp(user, "+"))
-                v = var_one(P, "PWD");
+                v = parse_var_one(P, "PWD");
         else if (!strcmp(user, "-"))
                 v = NULL;
         else if (home && !strcmp(user, base_name(home)))
@@ -1222,7 +1114,7 @@ static char *tilde_word(struct psh *P, char *t)
 
 /* Push a word's fields (brace-expanded, split at unquoted known expansions) onto v.  An
  * unquoted expansion that comes to nothing is no word at all: x=; $x rm -rf ~ runs rm. */
-static void push_fields(struct psh *P, struct strvec *v, struct word *w)
+void parse_push_fields(struct psh *P, struct strvec *v, struct word *w)
 {
         char *s = sb_take(&w->b);
         struct strvec words = {0};
@@ -1254,7 +1146,7 @@ static void push_fields(struct psh *P, struct strvec *v, struct word *w)
         free(words.v);
 }
 
-static char *word_str(struct word *w)
+char *parse_word_str(struct word *w)
 {
         char *s = sb_take(&w->b);
         for (char *p = s; *p; p++)
@@ -1266,7 +1158,7 @@ static char *word_str(struct word *w)
 
 /* ---- blanks, comments, here-documents ---- */
 
-static void skip_blanks(struct psh *P)
+void parse_skip_blanks(struct psh *P)
 {
         for (;;) {
                 int c = cur(P);
@@ -1286,7 +1178,7 @@ static void skip_comment(struct psh *P)
 }
 
 /* Consume a newline, jumping over the here-document bodies that follow it. */
-static void take_newline(struct psh *P)
+void parse_take_newline(struct psh *P)
 {
         if (P->hd_active && P->i == P->hd_from) {
                 P->i = P->hd_to;
@@ -1295,14 +1187,14 @@ static void take_newline(struct psh *P)
                 P->i++;
 }
 
-static void skip_space(struct psh *P) /* blanks, newlines, comments */
+void parse_skip_space(struct psh *P) /* blanks, newlines, comments */
 {
         for (;;) {
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 if (cur(P) == '#')
                         skip_comment(P);
                 else if (cur(P) == '\n')
-                        take_newline(P);
+                        parse_take_newline(P);
                 else
                         return;
         }
@@ -1376,25 +1268,25 @@ static void parse_redir(struct psh *P, struct redirs *r)
                         break;
                 op[k++] = (char)P->s[P->i++];
         }
-        skip_blanks(P);
+        parse_skip_blanks(P);
         struct word w;
-        if (!read_word(P, &w)) {
+        if (!parse_read_word(P, &w)) {
                 free(w.b.s);
-                return perr(P, "redirection without a target");
+                return parse_err(P, "redirection without a target");
         }
         bool in = op[0] == '<';
         if (!strcmp(op, "<<") || !strcmp(op, "<<-")) {
-                char *d = word_str(&w);
+                char *d = parse_word_str(&w);
                 free(r->stdin_text);
                 r->stdin_text = heredoc_body(P, d, op[2] == '-');
                 free(d);
                 return;
         }
-        char *t = word_str(&w);
+        char *t = parse_word_str(&w);
         r->dl |= in && w.dl;
         if (!strcmp(op, "<<<")) {
                 free(r->stdin_text);
-                r->stdin_text = has_unk(t) || has_alt(t) ? NULL : xasprintf("%s\n", t);
+                r->stdin_text = has_unk(t) || parse_has_alt(t) ? NULL : xasprintf("%s\n", t);
                 free(t);
                 return;
         }
@@ -1423,7 +1315,6 @@ static bool is_assignment(const char *raw, size_t n)
         return k < n && (raw[k] == '=' || (raw[k] == '+' && k + 1 < n && raw[k + 1] == '='));
 }
 
-static char *cwd_of(struct psh *P);
 
 /* Variables whose value a program runs as a command (PAGER=..., LESSOPEN='|cmd %s'). */
 static bool command_var(const char *name, size_t nl)
@@ -1459,11 +1350,11 @@ static bool library_var(const char *name, size_t nl)
 
 /* What an assignment NAME=VALUE means besides the value: a command some program will run,
  * a prompt that will be expanded, a library that will be loaded. */
-static void assign_meaning(struct psh *P, const char *name, size_t nl, const struct vals *v, const char *raw)
+void parse_assign_meaning(struct psh *P, const char *name, size_t nl, const struct vals *v, const char *raw)
 {
         if (command_var(name, nl)) {
                 if (!v->n && strchr(raw, '=')[1])
-                        pfinding(P, "@unknown-command",
+                        parse_finding(P, "@unknown-command",
                                  "a command variable set to a value that cannot be known");
                 for (unsigned k = 0; k < v->n && !P->err; k++) {
                         const char *cmd = v->v[k] + strspn(v->v[k], "|");
@@ -1474,22 +1365,22 @@ static void assign_meaning(struct psh *P, const char *name, size_t nl, const str
         }
         if (prompt_var(name, nl)) {
                 if (!v->n && strchr(raw, '=')[1])
-                        pfinding(P, "@unknown-command",
+                        parse_finding(P, "@unknown-command",
                                  "a prompt string set to a value that cannot be known");
                 for (unsigned k = 0; k < v->n && !P->err; k++)
-                        substs_in(P, v->v[k], strlen(v->v[k]));
+                        parse_substs_in(P, v->v[k], strlen(v->v[k]));
         }
         if (library_var(name, nl)) { /* judged as the loader given the library */
                 struct strvec a = {0};
                 strvec_push(&a, xstrdup("ld.so"));
                 strvec_push(&a, xstrdup("--preload"));
                 strvec_push(&a, xstrdup(v->n == 1 ? v->v[0] : UNK_S));
-                struct scmd *c = scan_add(P->sc, &a, raw, cmd_offset(P));
+                struct scmd *c = scan_add(P->sc, &a, raw, parse_cmd_offset(P));
                 if (!c)
                         strv_free(a.v);
                 else {
                         c->pipe_id = -1;
-                        c->cwd = cwd_of(P);
+                        c->cwd = parse_cwd_of(P);
                         unwrap_argv(P->sc, P->sc->n - 1, P->depth);
                 }
         }
@@ -1511,17 +1402,17 @@ static void assign(struct psh *P, const char *raw, struct word *w, struct strvec
         size_t nl = 0;
         while (is_name_char((unsigned char)raw[nl]))
                 nl++;
-        char *v = word_str(w);
+        char *v = parse_word_str(w);
         char *eq = strchr(v, '=');
         const char *val = eq ? eq + 1 : "";
         bool plain = raw[nl] == '=' || raw[nl] == '+';
-        struct vals nv = plain ? vals_of_word(P, val) : (struct vals){0};
+        struct vals nv = plain ? parse_vals_of_word(P, val) : (struct vals){0};
         if (raw[nl] == '+' && nv.n) { /* x+=y */
                 struct vals old;
-                if (var_get(P, (char[128]){0}, &old) || true) {
+                if (parse_var_get(P, (char[128]){0}, &old) || true) {
                         char name[128];
                         snprintf(name, sizeof(name), "%.*s", (int)(nl < 127 ? nl : 127), raw);
-                        if (var_get(P, name, &old) && old.n == 1 && nv.n == 1) {
+                        if (parse_var_get(P, name, &old) && old.n == 1 && nv.n == 1) {
                                 char *j = xasprintf("%s%s", old.v[0], nv.v[0]);
                                 vals_free(&nv);
                                 nv = vals_of(j);
@@ -1535,18 +1426,18 @@ static void assign(struct psh *P, const char *raw, struct word *w, struct strvec
                         raw + nl, (size_t)(strchr(raw + nl, ']') ? strchr(raw + nl, ']') - raw - nl + 1 : 1));
                 if (!sub)
                         abort();
-                name_scan(P, sub);
+                parse_name_scan(P, sub);
                 free(sub);
                 vals_free(&nv);
         }
-        assign_meaning(P, raw, nl, &nv, v);
+        parse_assign_meaning(P, raw, nl, &nv, v);
         struct pending *p = xcalloc(1, sizeof(*p));
         p->name = strndup(raw, nl);
         if (!p->name)
                 abort();
         p->nl = nl;
         struct vals old;
-        var_get(P, p->name, &old);
+        parse_var_get(P, p->name, &old);
         p->old = vals_copy(&old);
         p->val = nv;
         /* Meanwhile both values: the command's words are expanded before it runs. */
@@ -1569,12 +1460,11 @@ static bool special_builtin(const char *p)
         return false;
 }
 
-static bool is_func(struct psh *P, const char *name);
 
 static void assignments_done(struct psh *P, struct strvec *pend, const struct strvec *argv)
 {
         bool cmd = argv->n > 0;
-        bool keep_both = cmd && (special_builtin(argv->v[0]) || is_func(P, argv->v[0]));
+        bool keep_both = cmd && (special_builtin(argv->v[0]) || parse_is_func(P, argv->v[0]));
         for (size_t k = 0; k < pend->n; k++) {
                 struct pending *p = (struct pending *)pend->v[k];
                 if (!cmd)
@@ -1600,7 +1490,7 @@ static const char *func_body(struct psh *P, const char *name)
         return NULL;
 }
 
-static bool is_func(struct psh *P, const char *name) { return func_body(P, name) != NULL; }
+bool parse_is_func(struct psh *P, const char *name) { return func_body(P, name) != NULL; }
 
 /* Is name already being read with these arguments?  A recursive call with other
  * arguments is read again (f x inside f a), one with the same ones would only repeat what
@@ -1644,14 +1534,14 @@ static char *capture_body(struct psh *P)
         return b;
 }
 
-static void add_func(struct psh *P, char *name)
+void parse_add_func(struct psh *P, char *name)
 {
         if (P->funcs.n >= POL_MAX_FUNCS) {
                 free(name);
-                return plimit(P, "too many functions");
+                return parse_limit(P, "too many functions");
         }
         char *body = capture_body(P);
-        if (!spend(P, strlen(body))) {
+        if (!parse_spend(P, strlen(body))) {
                 free(name);
                 free(body);
                 return;
@@ -1664,7 +1554,7 @@ static void add_func(struct psh *P, char *name)
 
 /* A call of a known function: read its body again with $1..$9 bound to the arguments,
  * so that f() { rm -rf "$1"; }; f / is seen as rm -rf /. */
-static void inline_call(struct psh *P, char **argv, size_t argc)
+void parse_inline_call(struct psh *P, char **argv, size_t argc)
 {
         const char *body = func_body(P, argv[0]);
         if (!body || !*body)
@@ -1678,7 +1568,7 @@ static void inline_call(struct psh *P, char **argv, size_t argc)
          * definition, with $1 unknown: cat "$1" is harmless there, not with ~/.ssh/id_rsa. */
         if (P->sc->inlines >= POL_MAX_INLINES) {
                 free(args);
-                return plimit(P, "too many function calls");
+                return parse_limit(P, "too many function calls");
         }
         P->sc->inlines++;
         size_t mark = P->vars->n;
@@ -1701,7 +1591,7 @@ static void inline_call(struct psh *P, char **argv, size_t argc)
 /* The single known value of a word (markers expanded), or NULL. */
 static char *word_one(struct psh *P, const char *s)
 {
-        struct vals v = vals_of_word(P, s);
+        struct vals v = parse_vals_of_word(P, s);
         char *r = v.n == 1 ? xstrdup(v.v[0]) : NULL;
         vals_free(&v);
         return r;
@@ -1727,7 +1617,7 @@ static void b_declare(struct psh *P, char **argv, size_t argc)
                         return;
                 const char *eq = strchr(a, '=');
                 size_t nl = eq ? (size_t)(eq - a) : strlen(a);
-                name_scan(P, a);
+                parse_name_scan(P, a);
                 size_t pure = 0;
                 while (pure < nl && is_name_char((unsigned char)a[pure]))
                         pure++;
@@ -1736,19 +1626,19 @@ static void b_declare(struct psh *P, char **argv, size_t argc)
                 if (ref) {
                         char *t = eq ? word_one(P, eq + 1) : NULL;
                         if (t)
-                                name_scan(P, t);
+                                parse_name_scan(P, t);
                         vars_set_ref(P->vars, a, pure, t && !strchr(t, '[') ? t : NULL, scoped && !global);
                         free(t);
                         continue;
                 }
-                struct vals v = eq && pure == nl ? vals_of_word(P, eq + 1) : (struct vals){0};
+                struct vals v = eq && pure == nl ? parse_vals_of_word(P, eq + 1) : (struct vals){0};
                 if (integer && eq) {
                         for (unsigned j = 0; j < v.n; j++)
-                                arith_scan(P, v.v[j], 0);
+                                parse_arith_scan(P, v.v[j], 0);
                         vals_free(&v);
                 }
                 if (eq)
-                        assign_meaning(P, a, pure, &v, a);
+                        parse_assign_meaning(P, a, pure, &v, a);
                 if (!eq && !scoped) {
                         vals_free(&v);
                         continue; /* export x: keeps its value */
@@ -1769,18 +1659,18 @@ static void b_cd(struct psh *P, char **argv, size_t argc)
                 k++;
         bool popd = !strcmp(argv[0], "popd");
         if (popd || (k < argc && (!strcmp(argv[k], "-") || argv[k][0] == '+' || argv[k][0] == '-')) ||
-            (!strcmp(argv[0], "pushd") && k >= argc) || var_one(P, "CDPATH")) {
+            (!strcmp(argv[0], "pushd") && k >= argc) || parse_var_one(P, "CDPATH")) {
                 var_set1(P, "PWD", 3, NULL);
                 return;
         }
-        struct vals dirs = k < argc ? vals_of_word(P, argv[k]) : (struct vals){0};
+        struct vals dirs = k < argc ? parse_vals_of_word(P, argv[k]) : (struct vals){0};
         if (k >= argc) {
                 struct vals h;
-                var_get(P, "HOME", &h);
+                parse_var_get(P, "HOME", &h);
                 dirs = vals_copy(&h);
         }
         struct vals pwd;
-        const char *base = var_get(P, "PWD", &pwd) && pwd.n == 1 ? pwd.v[0] : NULL;
+        const char *base = parse_var_get(P, "PWD", &pwd) && pwd.n == 1 ? pwd.v[0] : NULL;
         struct vals out = {0};
         for (unsigned j = 0; j < dirs.n; j++) {
                 if (dirs.v[j][0] != '/' && !base) {
@@ -1812,22 +1702,23 @@ static void b_assigns(struct psh *P, char **argv, size_t argc)
         const char *p = argv[0];
         if (!strcmp(p, "let")) {
                 for (size_t k = 1; k < argc; k++) {
-                        substs_in(P, argv[k], strlen(argv[k]));
-                        arith_scan(P, argv[k], 0);
-                        arith_assigns(P, argv[k]);
+                        parse_substs_in(P, argv[k], strlen(argv[k]));
+                        parse_arith_scan(P, argv[k], 0);
+                        parse_arith_assigns(P, argv[k]);
                 }
                 return;
         }
         if (!strcmp(p, "printf")) {
                 for (size_t k = 1; k + 1 < argc && argv[k][0] == '-'; k++)
                         if (!strcmp(argv[k], "-v")) {
-                                name_scan(P, argv[k + 1]);
+                                parse_name_scan(P, argv[k + 1]);
                                 size_t nl = 0;
                                 while (is_name_char((unsigned char)argv[k + 1][nl]))
                                         nl++;
                                 char *text = nl ? printf_text(argv + k + 2, argc - k - 2) : NULL;
                                 if (nl)
-                                        var_set1(P, argv[k + 1], nl, text && !has_alt(text) ? text : NULL);
+                                        var_set1(P, argv[k + 1], nl,
+                                                 text && !parse_has_alt(text) ? text : NULL);
                                 free(text);
                                 return;
                         }
@@ -1837,7 +1728,7 @@ static void b_assigns(struct psh *P, char **argv, size_t argc)
                 for (size_t k = 1; k < argc; k++) {
                         if (!strcmp(argv[k], "-C") && k + 1 < argc) { /* a callback run per line */
                                 if (has_unk(argv[k + 1]))
-                                        pfinding(P, "@unknown-command",
+                                        parse_finding(P, "@unknown-command",
                                                  "mapfile -C runs a callback that cannot be known");
                                 else
                                         parse_derived(P, argv[k + 1], strlen(argv[k + 1]));
@@ -1845,7 +1736,7 @@ static void b_assigns(struct psh *P, char **argv, size_t argc)
                         if (argv[k][0] == '-' && strchr("dnOsucC", argv[k][1]) && !argv[k][2])
                                 k++;
                         else if (argv[k][0] != '-') {
-                                name_scan(P, argv[k]);
+                                parse_name_scan(P, argv[k]);
                                 var_set1(P, argv[k], strcspn(argv[k], "["), NULL);
                         }
                 }
@@ -1855,7 +1746,7 @@ static void b_assigns(struct psh *P, char **argv, size_t argc)
                 for (size_t k = !strcmp(p, "getopts") ? 2 : 1; k < argc; k++) {
                         if (argv[k][0] == '-')
                                 continue;
-                        name_scan(P, argv[k]);
+                        parse_name_scan(P, argv[k]);
                         if (is_name_start((unsigned char)argv[k][0]))
                                 var_set1(P, argv[k], strcspn(argv[k], "["), NULL);
                 }
@@ -1864,7 +1755,7 @@ static void b_assigns(struct psh *P, char **argv, size_t argc)
         if (!strcmp(p, "test") || !strcmp(p, "[")) {
                 for (size_t k = 1; k + 1 < argc; k++)
                         if (!strcmp(argv[k], "-v"))
-                                name_scan(P, argv[k + 1]);
+                                parse_name_scan(P, argv[k + 1]);
                 return;
         }
         if (!strcmp(p, "shift") ||
@@ -1890,11 +1781,11 @@ static void b_read(struct psh *P, size_t idx)
         }
         char *text = c->stdin_text ? xstrdup(c->stdin_text) : NULL;
         char *listing = !text ? stdin_listing(P->sc, idx) : NULL;
-        const char *ifs = ifs_chars(P);
+        const char *ifs = parse_ifs_chars(P);
         char *save = NULL, *line = text ? strtok_r(text, "\n", &save) : NULL;
         char *rest = line;
         for (; k < n; k++) {
-                name_scan(P, a[k]);
+                parse_name_scan(P, a[k]);
                 size_t nl = strcspn(a[k], "[");
                 if (!nl || array) {
                         if (nl)
@@ -1928,7 +1819,7 @@ static bool b_eval(struct psh *P, size_t idx)
         char *s = render_argv(c->argv.v + 1, SIZE_MAX);
         bool unknown = has_unk(s) && strspn(s, UNK_S " \t\n\"';") == strlen(s);
         if (unknown || c->dl_word)
-                pfinding(P, c->dl_word ? "@download-exec" : "@unknown-command",
+                parse_finding(P, c->dl_word ? "@download-exec" : "@unknown-command",
                          c->dl_word ? "eval of downloaded code" : "eval of a string that cannot be known");
         else
                 parse_derived(P, s, strlen(s));
@@ -1939,7 +1830,7 @@ static bool b_eval(struct psh *P, size_t idx)
 /* Spawn loops and recursive background calls: a loop that never ends and starts a job in
  * the background each time, or a function that calls itself in the background, fill the
  * process table like a fork bomb. */
-static struct frame *innermost_loop(struct psh *P)
+struct frame *parse_innermost_loop(struct psh *P)
 {
         for (size_t k = P->vars->nfr; k-- > 0;)
                 if (P->vars->fr[k].kind == FR_LOOP)
@@ -1949,7 +1840,7 @@ static struct frame *innermost_loop(struct psh *P)
 
 static void note_control(struct psh *P, const char *prog)
 {
-        struct frame *l = innermost_loop(P);
+        struct frame *l = parse_innermost_loop(P);
         if (l && !strcmp(prog, "wait"))
                 l->waits = true;
         if (l && (!strcmp(prog, "break") || !strcmp(prog, "exit") || !strcmp(prog, "return") ||
@@ -2006,10 +1897,10 @@ static void builtins(struct psh *P, struct strvec *argv)
 
 /* ---- emitting a simple command ---- */
 
-static char *cwd_of(struct psh *P)
+char *parse_cwd_of(struct psh *P)
 {
         struct vals v;
-        if (!var_get(P, "PWD", &v) || v.n != 1)
+        if (!parse_var_get(P, "PWD", &v) || v.n != 1)
                 return xstrdup(UNK_S);
         const char *c = P->sc->ctx->cwd;
         return c && !strcmp(c, v.v[0]) ? NULL : xstrdup(v.v[0]);
@@ -2023,7 +1914,7 @@ static void variants(struct psh *P, struct strvec *argv, struct strvec **outv, s
         size_t n = 1;
         for (size_t k = 0; k < argv->n; k++) {
                 const char *a = argv->v[k];
-                if (!has_alt(a)) {
+                if (!parse_has_alt(a)) {
                         for (size_t j = 0; j < n; j++)
                                 strvec_push(&out[j], xstrdup(a));
                         continue;
@@ -2040,7 +1931,7 @@ static void variants(struct psh *P, struct strvec *argv, struct strvec **outv, s
                         c += *c == ALT_E;
                 }
                 struct strvec vs = {0};
-                if (!alt_expand(P, a, &vs, MAX_VARIANTS) || n * vs.n > MAX_VARIANTS) {
+                if (!parse_alt_expand(P, a, &vs, MAX_VARIANTS) || n * vs.n > MAX_VARIANTS) {
                         strv_free(vs.v);
                         char *u = alt_unknown(a);
                         for (size_t j = 0; j < n; j++)
@@ -2084,12 +1975,12 @@ static void expand_targets(struct psh *P, struct strvec *t)
 {
         struct strvec out = {0};
         for (size_t k = 0; k < t->n; k++) {
-                if (!has_alt(t->v[k])) {
+                if (!parse_has_alt(t->v[k])) {
                         strvec_push(&out, t->v[k]);
                         continue;
                 }
                 struct strvec vs = {0};
-                if (alt_expand(P, t->v[k], &vs, MAX_VARIANTS)) {
+                if (parse_alt_expand(P, t->v[k], &vs, MAX_VARIANTS)) {
                         for (size_t j = 0; j < vs.n; j++) {
                                 for (char *c = vs.v[j]; *c; c++)
                                         *c = *c == SPLIT ? ' ' : *c;
@@ -2110,9 +2001,9 @@ static void emit_one(struct psh *P, struct strvec *argv, struct redirs *r, bool 
 {
         struct scan *sc = P->sc;
         const char *p0 = argv->v[0];
-        if (P->stage > 0 && is_func(P, p0))
-                scan_finding(sc, "@fork-bomb", p0, text, cmd_offset(P));
-        char **call = is_func(P, p0) ? strv_dup(argv->v) : NULL;
+        if (P->stage > 0 && parse_is_func(P, p0))
+                scan_finding(sc, "@fork-bomb", p0, text, parse_cmd_offset(P));
+        char **call = parse_is_func(P, p0) ? strv_dup(argv->v) : NULL;
         size_t callc = argv->n;
         const char *alias = vars_alias(P->vars, base_name(p0));
         char *alias_text = alias && *alias ? xasprintf("%s %s", alias, argv->n > 1 ? "" : "") : NULL;
@@ -2123,7 +2014,7 @@ static void emit_one(struct psh *P, struct strvec *argv, struct redirs *r, bool 
                 free(rest);
         }
         note_control(P, base_name(p0));
-        struct scmd *c = scan_add(sc, argv, text, cmd_offset(P));
+        struct scmd *c = scan_add(sc, argv, text, parse_cmd_offset(P));
         if (!c) {
                 strv_free(call);
                 free(alias_text);
@@ -2136,7 +2027,7 @@ static void emit_one(struct psh *P, struct strvec *argv, struct redirs *r, bool 
         c->clobbers = r->clobbers;
         c->stdin_text = r->stdin_text;
         c->dl_word = dl || r->dl;
-        c->cwd = cwd_of(P);
+        c->cwd = parse_cwd_of(P);
         memset(r, 0, sizeof(*r));
         size_t idx = sc->n - 1;
         bool direct_eval = !strcmp(c->argv.v[0], "eval");
@@ -2156,7 +2047,7 @@ static void emit_one(struct psh *P, struct strvec *argv, struct redirs *r, bool 
         if (alias_text)
                 parse_derived(P, alias_text, strlen(alias_text));
         if (call)
-                inline_call(P, call, callc);
+                parse_inline_call(P, call, callc);
 out:
         strv_free(call);
         free(alias_text);
@@ -2176,7 +2067,7 @@ static struct redirs redirs_copy(const struct redirs *r)
         return c;
 }
 
-static void redirs_free(struct redirs *r)
+void parse_redirs_free(struct redirs *r)
 {
         strv_free(r->writes.v);
         strv_free(r->reads.v);
@@ -2185,7 +2076,7 @@ static void redirs_free(struct redirs *r)
         memset(r, 0, sizeof(*r));
 }
 
-static void emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, size_t end)
+void parse_emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, size_t end)
 {
         if (!argv->n) {
                 if (!r->writes.n && !r->reads.n)
@@ -2198,7 +2089,7 @@ static void emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, 
         char *text = strndup(P->s + s, end - s);
         if (!text)
                 abort();
-        if (!has_alt(argv->v[0]))
+        if (!parse_has_alt(argv->v[0]))
                 builtins(P, argv);
         expand_targets(P, &r->writes);
         expand_targets(P, &r->reads);
@@ -2219,10 +2110,10 @@ static void emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, 
                         if (!vs[k].n)
                                 continue;
                         struct redirs rc = redirs_copy(r);
-                        if (has_alt(argv->v[0]))
+                        if (parse_has_alt(argv->v[0]))
                                 builtins(P, &vs[k]);
                         emit_one(P, &vs[k], &rc, dl, text);
-                        redirs_free(&rc);
+                        parse_redirs_free(&rc);
                 }
                 frame_close(P->vars);
         }
@@ -2236,15 +2127,15 @@ static void emit(struct psh *P, struct strvec *argv, struct redirs *r, bool dl, 
 static bool func_def(struct psh *P, struct strvec *argv)
 {
         size_t save = P->i;
-        skip_blanks(P);
+        parse_skip_blanks(P);
         if (argv->n != 1 || cur(P) != '(')
                 goto no;
         P->i++;
-        skip_blanks(P);
+        parse_skip_blanks(P);
         if (cur(P) != ')')
                 goto no;
         P->i++;
-        add_func(P, xstrdup(argv->v[0]));
+        parse_add_func(P, xstrdup(argv->v[0]));
         strv_free(argv->v);
         memset(argv, 0, sizeof(*argv));
         return true;
@@ -2253,13 +2144,13 @@ no:
         return false;
 }
 
-static void parse_simple(struct psh *P)
+void parse_simple(struct psh *P)
 {
         struct strvec argv = {0}, pend = {0};
         struct redirs r = {0};
         bool dl = false;
         for (;;) {
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 int c = cur(P);
                 if (P->err)
                         break;
@@ -2275,7 +2166,7 @@ static void parse_simple(struct psh *P)
                         break;
                 size_t ws = P->i;
                 struct word w;
-                if (!read_word(P, &w)) {
+                if (!parse_read_word(P, &w)) {
                         free(w.b.s);
                         break;
                 }
@@ -2288,20 +2179,20 @@ static void parse_simple(struct psh *P)
                 }
                 if (argv.n >= POL_MAX_WORDS) {
                         free(w.b.s);
-                        scan_finding(P->sc, "@limit-exceeded", "too many words", "", cmd_offset(P));
+                        scan_finding(P->sc, "@limit-exceeded", "too many words", "", parse_cmd_offset(P));
                         P->err = true;
                         break;
                 }
-                push_fields(P, &argv, &w);
+                parse_push_fields(P, &argv, &w);
                 if (func_def(P, &argv))
                         break;
         }
         size_t end = P->i;
         if (!P->err)
-                emit(P, &argv, &r, dl, end);
+                parse_emit(P, &argv, &r, dl, end);
         assignments_done(P, &pend, &argv);
         strv_free(argv.v);
-        redirs_free(&r);
+        parse_redirs_free(&r);
 }
 
 /* ---- compound commands ---- */
@@ -2330,7 +2221,7 @@ static struct vals for_words(struct psh *P)
         struct strvec words = {0};
         bool unknown = false;
         for (;;) {
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 int c = cur(P);
                 if (c == -1 || c == ';' || c == '\n' || c == '&' || c == ')')
                         break;
@@ -2340,7 +2231,7 @@ static struct vals for_words(struct psh *P)
                         continue;
                 }
                 struct word w;
-                bool got = read_word(P, &w);
+                bool got = parse_read_word(P, &w);
                 if (!got) {
                         free(w.b.s);
                         if (!P->err)
@@ -2349,11 +2240,11 @@ static struct vals for_words(struct psh *P)
                                 break;
                         continue;
                 }
-                push_fields(P, &words, &w);
+                parse_push_fields(P, &words, &w);
         }
         struct vals v = {0};
         for (size_t k = 0; k < words.n && !unknown; k++) {
-                struct vals one = vals_of_word(P, words.v[k]);
+                struct vals one = parse_vals_of_word(P, words.v[k]);
                 if (!k)
                         v = one;
                 else {
@@ -2425,11 +2316,11 @@ static struct frame *push_loop(struct psh *P)
 
 static void for_loop(struct psh *P)
 {
-        skip_blanks(P);
+        parse_skip_blanks(P);
         struct frame *f = push_loop(P);
         if (cur(P) == '(' && at(P, 1) == '(') {
                 size_t s = P->i;
-                skip_arith(P, true);
+                parse_skip_arith(P, true);
                 f = frame_top(P->vars);
                 f->infinite = arith_for_endless(P->s + s, P->i - s);
                 f->start = P->i;
@@ -2437,9 +2328,9 @@ static void for_loop(struct psh *P)
                 return;
         }
         struct word w;
-        read_word(P, &w);
-        char *name = word_str(&w);
-        skip_blanks(P);
+        parse_read_word(P, &w);
+        char *name = parse_word_str(&w);
+        parse_skip_blanks(P);
         struct vals v = {0};
         if (peek_reserved(P) && !strcmp(peek_reserved(P), "in")) {
                 P->i += 2;
@@ -2459,9 +2350,9 @@ static void for_loop(struct psh *P)
 static void case_header(struct psh *P)
 {
         for (int k = 0; k < 2 && !P->err; k++) {
-                skip_space(P);
+                parse_skip_space(P);
                 struct word w;
-                bool got = read_word(P, &w);
+                bool got = parse_read_word(P, &w);
                 bool in = got && !w.quoted && w.b.s && !strcmp(w.b.s, "in");
                 free(w.b.s);
                 if (!got || in)
@@ -2473,7 +2364,7 @@ static void case_header(struct psh *P)
 static void skip_words(struct psh *P, bool stop_at_paren)
 {
         for (;;) {
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 int c = cur(P);
                 if (c == -1 || c == ';' || c == '\n' || c == '&' || (stop_at_paren && c == ')'))
                         return;
@@ -2482,7 +2373,7 @@ static void skip_words(struct psh *P, bool stop_at_paren)
                         continue;
                 }
                 struct word w;
-                bool got = read_word(P, &w);
+                bool got = parse_read_word(P, &w);
                 free(w.b.s);
                 if (!got) {
                         if (!P->err)
@@ -2495,7 +2386,7 @@ static void skip_words(struct psh *P, bool stop_at_paren)
 
 static void case_pattern(struct psh *P)
 {
-        skip_space(P);
+        parse_skip_space(P);
         const char *rw = peek_reserved(P);
         if (rw && !strcmp(rw, "esac"))
                 return; /* parse_command closes it */
@@ -2515,7 +2406,7 @@ static void double_bracket(struct psh *P)
         char *prev = NULL;
         bool arith_next = false;
         for (;;) {
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 const char *rw = peek_reserved(P);
                 if (rw && !strcmp(rw, "]]")) {
                         P->i += 2;
@@ -2523,7 +2414,7 @@ static void double_bracket(struct psh *P)
                 }
                 int c = cur(P);
                 if (c == -1 || c == '\n' || c == ';') {
-                        perr(P, "unterminated [[");
+                        parse_err(P, "unterminated [[");
                         break;
                 }
                 if (is_meta(c)) {
@@ -2531,8 +2422,8 @@ static void double_bracket(struct psh *P)
                         continue;
                 }
                 struct word w;
-                read_word(P, &w);
-                char *s = word_str(&w);
+                parse_read_word(P, &w);
+                char *s = parse_word_str(&w);
                 if (P->err) {
                         free(s);
                         break;
@@ -2541,9 +2432,9 @@ static void double_bracket(struct psh *P)
                 for (size_t k = 0; k < ARRAY_SIZE(arith_ops); k++)
                         op |= !strcmp(s, arith_ops[k]);
                 if (op || arith_next || (prev && !strcmp(prev, "-v")))
-                        name_scan(P, s), arith_scan(P, s, 0);
+                        parse_name_scan(P, s), parse_arith_scan(P, s, 0);
                 if (op && prev)
-                        name_scan(P, prev), arith_scan(P, prev, 0);
+                        parse_name_scan(P, prev), parse_arith_scan(P, prev, 0);
                 arith_next = op;
                 free(prev);
                 prev = s;
@@ -2649,7 +2540,7 @@ static bool loop_done(struct psh *P)
                 return false;
         if (frame_loop_again(P->vars)) {
                 if (++P->sc->reparses > MAX_REPARSE) {
-                        plimit(P, "too many loops that change variables");
+                        parse_limit(P, "too many loops that change variables");
                         return false;
                 }
                 P->i = f->start;
@@ -2659,7 +2550,8 @@ static bool loop_done(struct psh *P)
                 return true;
         }
         if (f->infinite && f->bg && !f->waits && !f->breaks)
-                pfinding(P, "@fork-bomb", "a loop without end that starts a job in the background each time");
+                parse_finding(P, "@fork-bomb",
+                              "a loop without end that starts a job in the background each time");
         f->ended = true;
         return false;
 }
@@ -2674,7 +2566,7 @@ static bool reserved(struct psh *P, const char *rw)
         if (V->nfr - P->fr_base > MAX_FRAMES &&
             (!strcmp(rw, "if") || !strcmp(rw, "while") || !strcmp(rw, "until") || !strcmp(rw, "for") ||
              !strcmp(rw, "case") || !strcmp(rw, "{"))) {
-                plimit(P, "compound commands nested too deep");
+                parse_limit(P, "compound commands nested too deep");
                 return false;
         }
         if (!strcmp(rw, "for") || !strcmp(rw, "select"))
@@ -2721,15 +2613,15 @@ static bool reserved(struct psh *P, const char *rw)
                         f->ended = true;
         }
         else if (!strcmp(rw, "function")) {
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 struct word w;
-                char *name = read_word(P, &w) ? word_str(&w) : NULL;
+                char *name = parse_read_word(P, &w) ? parse_word_str(&w) : NULL;
                 free(w.b.s);
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 if (cur(P) == '(' && at(P, 1) == ')')
                         P->i += 2;
                 if (name)
-                        add_func(P, name);
+                        parse_add_func(P, name);
         } else if (!strcmp(rw, "[["))
                 double_bracket(P);
         return false;
@@ -2751,7 +2643,7 @@ static bool time_command(const struct psh *P, const char *rw)
 static void parse_command(struct psh *P)
 {
         for (;;) {
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 if (P->err || scan_over_time(P->sc)) {
                         if (!P->err && P->sc->failed)
                                 P->err = true;
@@ -2764,19 +2656,19 @@ static void parse_command(struct psh *P)
                                 continue;
                 }
                 if (cur(P) == '(' && at(P, 1) == '(') {
-                        skip_arith(P, true); /* (( arithmetic )) */
+                        parse_skip_arith(P, true); /* (( arithmetic )) */
                         break;
                 }
                 if (cur(P) == '(') {
                         P->i++;
                         if (++P->nest > POL_MAX_DEPTH * 4)
-                                return plimit(P, "nesting too deep");
+                                return parse_limit(P, "nesting too deep");
                         free(P->pending_func);
                         P->pending_func = NULL;
                         size_t fd;
-                        sub_begin(P, &fd);
+                        parse_sub_begin(P, &fd);
                         parse_list(P, ')');
-                        sub_end(P, fd);
+                        parse_sub_end(P, fd);
                         P->nest--;
                         break;
                 }
@@ -2810,13 +2702,13 @@ static void parse_pipeline(struct psh *P)
         unsigned id = fpush(P, FR_GROUP);
         for (;;) {
                 parse_command(P);
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 if (P->err || cur(P) != '|' || at(P, 1) == '|')
                         break;
                 P->i += at(P, 1) == '&' ? 2 : 1;
-                skip_space(P);
+                parse_skip_space(P);
                 if (cur(P) == -1 || strchr(";&|)", cur(P))) {
-                        perr(P, "missing command after |");
+                        parse_err(P, "missing command after |");
                         break;
                 }
                 /* Stages run in subshells (the last one, in some shells, in this one): what
@@ -2836,7 +2728,7 @@ static void parse_pipeline(struct psh *P)
 /* A function being defined that this and-or list calls in the background: a fork bomb. */
 static void background(struct psh *P, size_t n0)
 {
-        struct frame *l = innermost_loop(P);
+        struct frame *l = parse_innermost_loop(P);
         if (l)
                 l->bg = true;
         struct vars *V = P->vars;
@@ -2846,22 +2738,22 @@ static void background(struct psh *P, size_t n0)
                         continue;
                 for (size_t d = V->nfr; d-- > 0;)
                         if (V->fr[d].func && !strcmp(V->fr[d].func, c->argv.v[0])) {
-                                pfinding(P, "@fork-bomb", c->argv.v[0]);
+                                parse_finding(P, "@fork-bomb", c->argv.v[0]);
                                 return;
                         }
         }
 }
 
-static void parse_list(struct psh *P, char term)
+void parse_list(struct psh *P, char term)
 {
         for (;;) {
-                skip_space(P);
+                parse_skip_space(P);
                 if (P->err)
                         return;
                 int c = cur(P);
                 if (c == -1) {
                         if (term)
-                                perr(P, "missing ')'");
+                                parse_err(P, "missing ')'");
                         return;
                 }
                 if (term && c == term) {
@@ -2869,25 +2761,25 @@ static void parse_list(struct psh *P, char term)
                         return;
                 }
                 if (c == ')')
-                        return perr(P, "unexpected ')'");
+                        return parse_err(P, "unexpected ')'");
                 if (c == ';' || c == '&' || c == '|')
-                        return perr(P, "unexpected operator");
+                        return parse_err(P, "unexpected operator");
                 size_t before = P->i, n0 = P->sc->n;
                 unsigned lid = fpush(P, FR_GROUP); /* the and-or list: undone if it runs in the background */
                 parse_pipeline(P);
                 while (!P->err) { /* && || chains */
-                        skip_blanks(P);
+                        parse_skip_blanks(P);
                         if (!((cur(P) == '&' && at(P, 1) == '&') || (cur(P) == '|' && at(P, 1) == '|')))
                                 break;
                         P->i += 2;
-                        skip_space(P);
+                        parse_skip_space(P);
                         if (cur(P) == -1 || strchr(";&|)", cur(P)))
-                                return perr(P, "missing command after && or ||");
+                                return parse_err(P, "missing command after && or ||");
                         unsigned mid = fpush(P, FR_MAYBE);
                         parse_pipeline(P);
                         fend(P, mid);
                 }
-                skip_blanks(P);
+                parse_skip_blanks(P);
                 c = cur(P);
                 bool bg = c == '&' && at(P, 1) != '&' && at(P, 1) != '>';
                 struct frame *lf = fby_id(P, lid);
@@ -2907,9 +2799,9 @@ static void parse_list(struct psh *P, char term)
                 } else if (c == ';' || c == '&')
                         P->i++;
                 else if (c == '\n')
-                        take_newline(P);
+                        parse_take_newline(P);
                 else if (P->i == before && c != -1 && c != term && !P->err)
-                        return perr(P, "unexpected character");
+                        return parse_err(P, "unexpected character");
         }
 }
 
@@ -2945,5 +2837,5 @@ void parse_script(struct scan *sc, const char *s, size_t n, struct srcpos pos, i
         if (vars->over && !sc->failed)
                 scan_finding(sc, "@limit-exceeded", "expansions too large", "", -1);
         vars_free(vars);
-        psh_free(&P);
+        parse_psh_free(&P);
 }
