@@ -100,6 +100,8 @@ struct redirs {
         bool dl; /* it reads a download (sh < <(curl URL)) */
 };
 
+/* The lexer's one-line tests of the input, like the byte buffer above inline in every part
+ * (they run for each character read). */
 static inline int cur(const struct psh *P) { return P->i < P->n ? (unsigned char)P->s[P->i] : -1; }
 static inline int at(const struct psh *P, size_t k)
 {
