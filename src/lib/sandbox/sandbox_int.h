@@ -3,15 +3,17 @@
  * functions one part of the sandbox calls in another.  Private to src/lib/sandbox/.
  *
  * The parts, each a job: sandbox.c starts the sandbox and runs a command in it (the process
- * layout is at its top); probes.c is txbox doctor's. */
+ * layout is at its top); idmap.c plans and writes the id maps; probes.c is txbox doctor's. */
 #ifndef TXBOX_SANDBOX_INT_H
 #define TXBOX_SANDBOX_INT_H
 
 #include "sandbox/sandbox.h"
 
-/* ---- sandbox.c ---- */
+/* ---- idmap.c ---- */
 
 /* Write data to /proc/PID/file (uid_map, gid_map, setgroups): 0 or -errno. */
 int sandbox_write_proc(pid_t pid, const char *file, const char *data);
+/* Write m into the user namespace of pid (setgroups denied first when unprivileged). */
+int sandbox_write_idmaps(pid_t pid, const struct idmap *m, struct txbox_error *err);
 
 #endif
