@@ -3,11 +3,47 @@
  * functions one part of the sandbox calls in another.  Private to src/lib/sandbox/.
  *
  * The parts, each a job: sandbox.c starts the sandbox and runs a command in it (the process
- * layout is at its top); idmap.c plans and writes the id maps; probes.c is txbox doctor's. */
+ * layout is at its top); supervise.c watches the program while it runs; idmap.c plans and
+ * writes the id maps; probes.c is txbox doctor's. */
 #ifndef TXBOX_SANDBOX_INT_H
 #define TXBOX_SANDBOX_INT_H
 
 #include "sandbox/sandbox.h"
+#include "sandbox/reslimits.h"
+
+struct cgroup_tx;
+struct netproxy;
+struct netproxy_rule;
+
+/* What init measures and the supervisor reads while the program runs: one shared page,
+ * mapped before clone (init is the supervisor's fork-like child). */
+struct sandbox_meter {
+        uint64_t held_disk, held_disk_files; /* deleted files on the workspace's fs still open */
+};
+
+/* What the supervisor prepares before clone for the children (they share its memory copy). */
+struct sandbox_prep {
+        struct txbox_limits limits; /* resolved */
+        char **envp;                /* filtered environment of the program */
+        unsigned guard;             /* seccomp filter variant (GUARD_*) */
+        int notify_sock;            /* children's end: the program sends its listener here */
+        long last_cap;              /* /proc/sys/kernel/cap_last_cap, read by the supervisor */
+        struct cgroup_tx *cg;       /* the transaction's cgroup, or NULL (accounting) */
+        int cg_sync;                /* init's end: one byte once it is in the cgroup (or none is had) */
+        char tmpfs_opts[128];       /* /tmp and /dev/shm */
+        dev_t upper_dev;            /* the upper layer's file system */
+        struct sandbox_meter *meter;
+        struct netproxy_rule *rules; /* --net=allow */
+        size_t nrules;
+        struct netproxy *proxy;      /* the supervisor's: its proxy process, forked before clone */
+};
+
+/* What init reports when the program ends. */
+struct init_status {
+        int status;
+        int limit; /* LIMIT_* that made init kill the program */
+        char detail[200];
+};
 
 /* ---- idmap.c ---- */
 
@@ -15,5 +51,26 @@
 int sandbox_write_proc(pid_t pid, const char *file, const char *data);
 /* Write m into the user namespace of pid (setgroups denied first when unprivileged). */
 int sandbox_write_idmaps(pid_t pid, const struct idmap *m, struct txbox_error *err);
+
+/* ---- supervise.c ---- */
+
+/* The supervisor's view of one run, from the command's start to the program's status. */
+struct supervise {
+        pid_t pid;
+        int statusfd, errfd, sigfd;
+        int notify_sock; /* receives the program's seccomp listener */
+        int listener;    /* -1 until received */
+        bool proxy_given; /* --net=allow: the sandbox's port went to the proxy */
+        double timeout_s;
+        const struct sandbox_spec *spec;
+        struct sandbox_prep *prep;
+        struct disk_meter disk;
+        int limit;
+        char detail[256];
+};
+
+/* Wait for the program's status (forwarding signals, answering exec checks, enforcing the
+ * timeout and the limits) and fill res from it. */
+void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res);
 
 #endif
