@@ -3,8 +3,9 @@
  * functions one part of the sandbox calls in another.  Private to src/lib/sandbox/.
  *
  * The parts, each a job: sandbox.c starts the sandbox and runs a command in it (the process
- * layout is at its top); supervise.c watches the program while it runs; idmap.c plans and
- * writes the id maps; probes.c is txbox doctor's. */
+ * layout is at its top); mounts.c makes its view of the file system; supervise.c watches
+ * the program while it runs; idmap.c plans and writes the id maps; probes.c is txbox
+ * doctor's. */
 #ifndef TXBOX_SANDBOX_INT_H
 #define TXBOX_SANDBOX_INT_H
 
@@ -44,6 +45,29 @@ struct init_status {
         int limit; /* LIMIT_* that made init kill the program */
         char detail[200];
 };
+
+/* ---- the setup-error channel: inside the sandbox, errors travel to the supervisor ---- */
+
+enum { CHILD_SETUP_FAILED = 1, CHILD_EXEC_FAILED = 2 };
+
+struct child_msg {
+        int kind;
+        int err;
+        char msg[900];
+};
+
+/* Report an error of kind CHILD_* to the supervisor (over the children's error pipe);
+ * returns -e. */
+__attribute__((format(printf, 3, 4))) int sandbox_child_fail(int kind, int e, const char *fmt, ...);
+#define SETUP_FAIL(...) sandbox_child_fail(CHILD_SETUP_FAILED, errno ? errno : EIO, __VA_ARGS__)
+
+/* ---- mounts.c ---- */
+
+/* In init: the overlay, the read-only root, /tmp, /dev, /proc, the masks; -1 on failure
+ * (reported with SETUP_FAIL). */
+int sandbox_setup_mounts(const struct sandbox_spec *s, const struct sandbox_prep *p);
+/* In init: /proc/sys and the other kernel knobs under /proc made read-only. */
+int sandbox_protect_proc(void);
 
 /* ---- idmap.c ---- */
 
