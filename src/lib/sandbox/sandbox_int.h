@@ -3,7 +3,8 @@
  * functions one part of the sandbox calls in another.  Private to src/lib/sandbox/.
  *
  * The parts, each a job: sandbox.c starts the sandbox and runs a command in it (the process
- * layout is at its top); mounts.c makes its view of the file system; supervise.c watches
+ * layout is at its top); mounts.c makes its view of the file system; program.c is the
+ * program's process up to its exec; supervise.c watches
  * the program while it runs; idmap.c plans and writes the id maps; probes.c is txbox
  * doctor's. */
 #ifndef TXBOX_SANDBOX_INT_H
@@ -60,6 +61,19 @@ struct child_msg {
  * returns -e. */
 __attribute__((format(printf, 3, 4))) int sandbox_child_fail(int kind, int e, const char *fmt, ...);
 #define SETUP_FAIL(...) sandbox_child_fail(CHILD_SETUP_FAILED, errno ? errno : EIO, __VA_ARGS__)
+
+/* Hand fd to the supervisor over sock, tagged by one byte ('n': the exec listener, 'p': the
+ * proxy port). */
+int sandbox_send_fd(int sock, char tag, int fd);
+
+/* ---- program.c ---- */
+
+/* In init: start the program's process, which locks itself down and waits for the command;
+ * its pid, or -1. */
+pid_t sandbox_spawn_program(const struct sandbox_spec *s, const struct sandbox_prep *p, int statusfd);
+/* In the supervisor: send the command (cwd, argv, and stdio when not NULL) to the program's
+ * process; 0 or -errno. */
+int sandbox_send_go(int sock, char *const argv[], const char *cwd, const int *stdio);
 
 /* ---- mounts.c ---- */
 
