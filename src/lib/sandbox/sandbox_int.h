@@ -1,12 +1,12 @@
 /* What the files of the sandbox share among themselves (sandbox.h is what the layers above
- * see): the supervisor's preparation, init's reports, the setup-error channel, and the few
+ * see): the supervisor's preparation, init's report, the setup-error channel, and the few
  * functions one part of the sandbox calls in another.  Private to src/lib/sandbox/.
  *
- * The parts, each a job: sandbox.c starts the sandbox and runs a command in it (the process
- * layout is at its top); mounts.c makes its view of the file system; program.c is the
- * program's process up to its exec; supervise.c watches
- * the program while it runs; idmap.c plans and writes the id maps; probes.c is txbox
- * doctor's. */
+ * The parts, each a job: sandbox.c starts the sandbox and hands it a command (the process
+ * layout is at its top); init.c is pid 1 inside it; mounts.c makes its view of the file
+ * system; program.c is the program's process up to its exec; supervise.c watches the
+ * program while it runs; idmap.c plans and writes the id maps; probes.c is txbox doctor's.
+ */
 #ifndef TXBOX_SANDBOX_INT_H
 #define TXBOX_SANDBOX_INT_H
 
@@ -47,7 +47,16 @@ struct init_status {
         char detail[200];
 };
 
-/* ---- the setup-error channel: inside the sandbox, errors travel to the supervisor ---- */
+/* ---- init.c ---- */
+
+/* init, pid 1 of the sandbox: never returns.  syncfd < 0: born in shared namespaces, mapped
+ * and without network. */
+__attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec,
+                                                 const struct sandbox_prep *p, int syncfd, int statusfd);
+
+/* The setup-error channel: inside the sandbox, errors travel to the supervisor over a pipe.
+ * A child of the supervisor names its end once, before any SETUP_FAIL. */
+void sandbox_child_errfd_set(int fd);
 
 enum { CHILD_SETUP_FAILED = 1, CHILD_EXEC_FAILED = 2 };
 
