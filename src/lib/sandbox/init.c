@@ -1,0 +1,287 @@
+/* The sandbox's init, pid 1 of its pid namespace, and what the children of the supervisor
+ * report to it.  init makes its network namespace, waits for its id maps, sets up the mounts
+ * (mounts.c), the loopback and the --net=allow port, waits to be in its cgroup, starts the
+ * program's process (program.c), then reaps, measures what the sandbox holds, and reports
+ * the program's status; its exit then ends every process left in the namespace.  Setup
+ * errors of every child travel to the supervisor over one pipe (sandbox_child_fail).  Apart
+ * from sandbox.c: all of this runs inside the sandbox, none of it in the supervisor.
+ */
+#define _GNU_SOURCE
+#include "sandbox/sandbox.h"
+
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sys/ioctl.h>
+
+#include "sandbox/netproxy.h"
+#include "sandbox/reslimits.h"
+#include "sandbox/sandbox_int.h"
+
+/* ---- inside the sandbox: errors travel to the supervisor over a pipe ---- */
+
+static int child_errfd = -1;
+
+void sandbox_child_errfd_set(int fd)
+{
+        child_errfd = fd;
+}
+
+__attribute__((format(printf, 3, 4))) int sandbox_child_fail(int kind, int e, const char *fmt, ...)
+{
+        struct child_msg m = {.kind = kind, .err = e};
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(m.msg, sizeof(m.msg), fmt, ap);
+        va_end(ap);
+        if (child_errfd >= 0 && write(child_errfd, &m, sizeof(m)) < 0) {
+                /* nothing more we can do: the supervisor sees the pipe close */
+        }
+        return -e;
+}
+
+/* Hand fd to the supervisor over sock, tagged by one byte ('n': the exec listener, 'p': the
+ * proxy port). */
+int sandbox_send_fd(int sock, char tag, int fd)
+{
+        char cbuf[CMSG_SPACE(sizeof(int))] = {0};
+        struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -1;
+}
+
+static int loopback_up(void)
+{
+        struct ifreq ifr = {0};
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+        strcpy(ifr.ifr_name, "lo");
+        if (fd < 0 || ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
+                return SETUP_FAIL("cannot find the sandbox's loopback: %s", strerror(errno));
+        ifr.ifr_flags |= IFF_UP | IFF_RUNNING;
+        if (ioctl(fd, SIOCSIFFLAGS, &ifr) < 0)
+                return SETUP_FAIL("cannot bring the sandbox's loopback up: %s", strerror(errno));
+        return 0;
+}
+
+/* --net=allow: listen on the sandbox's loopback and hand the socket to the supervisor, whose
+ * proxy (in the host's network) serves it.  Sent before the program exists, so it is the
+ * first message on the socket; its tag byte 'p' tells it from the exec listener ('n'). */
+static int send_proxy_socket(const struct sandbox_prep *p)
+{
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(NETPROXY_PORT),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        int one = 1;
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+            bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(fd, 64) < 0)
+                return SETUP_FAIL("cannot set up the sandbox's proxy port: %s", strerror(errno));
+        if (sandbox_send_fd(p->notify_sock, 'p', fd) < 0)
+                return SETUP_FAIL("cannot hand the proxy port to the supervisor: %s", strerror(errno));
+        return 0;
+}
+
+/* ---- init (pid 1 of the sandbox) ---- */
+
+static volatile sig_atomic_t init_child_pid;
+
+static void init_forward(int sig)
+{
+        if (init_child_pid > 0)
+                kill(init_child_pid, sig);
+}
+
+static void init_tick(int sig)
+{
+        (void)sig; /* interrupts waitpid so that init can measure memory */
+}
+
+/* What init knows between its looks at the sandbox. */
+struct init_meter {
+        struct limits_devs devs;
+        uint64_t base_avail, base_shmem; /* when the program started */
+        int64_t last_fd_scan;
+        struct limits_usage held; /* deleted files held open, as of the last descriptor scan */
+};
+
+/* Looking at every descriptor costs microseconds each (a build holds thousands): done when
+ * the file system lost over half the disk limit since the start, or the machine's shared
+ * memory grew by over half the memory limit (accounting only), and else once a second.
+ * What a scan would find sooner is bounded meanwhile by the supervisor's free-space rule. */
+#define FD_SCAN_MAX_GAP_US 1000000
+
+static bool fd_scan_due(const struct sandbox_spec *s, const struct sandbox_prep *p,
+                        const struct init_meter *im, bool accounting)
+{
+        uint64_t avail, shmem = 0;
+
+        if (mono_us() - im->last_fd_scan >= FD_SCAN_MAX_GAP_US)
+                return true;
+        limits_hints(s->workspace, &avail, accounting ? &shmem : NULL);
+        return (im->base_avail > avail && im->base_avail - avail > p->limits.disk / 2) ||
+               (accounting && shmem > im->base_shmem && shmem - im->base_shmem > p->limits.memory / 2);
+}
+
+/* One tick: publish the deleted files the sandbox holds open (the supervisor adds them to
+ * its disk count); without a cgroup, also sum the sandbox's memory and kill everything but
+ * init past the limit. */
+static void init_measure(const struct sandbox_spec *s, const struct sandbox_prep *p, struct init_meter *im,
+                         struct init_status *out)
+{
+        struct limits_usage u;
+        struct stat st;
+        uint64_t total;
+        bool accounting = !p->cg, fds = fd_scan_due(s, p, im, accounting);
+
+        /* At the first scan, not before the program starts (most end before it): files of
+         * the overlay report its device, or the upper layer's (which the supervisor gave
+         * us); memfds that of the kernel's shared-memory mount. */
+        if (fds && !im->devs.disk[1] && stat(s->workspace, &st) == 0) {
+                im->devs.disk[1] = st.st_dev;
+                limits_probe_shm_dev(&im->devs);
+        }
+        limits_scan(&im->devs, fds, accounting, &u);
+        if (fds) {
+                im->held = u;
+                im->last_fd_scan = mono_us();
+        }
+        u.held_disk = im->held.held_disk;
+        u.held_disk_files = im->held.held_disk_files;
+        u.held_shm = im->held.held_shm;
+        __atomic_store_n(&p->meter->held_disk, u.held_disk, __ATOMIC_RELAXED);
+        __atomic_store_n(&p->meter->held_disk_files, u.held_disk_files, __ATOMIC_RELAXED);
+        if (accounting && out->limit == LIMIT_NONE && limits_memory_exceeded(&u, p->limits.memory, &total)) {
+                out->limit = LIMIT_MEMORY;
+                snprintf(out->detail, sizeof(out->detail),
+                         "%.1f MiB in use (processes, /tmp, /dev/shm, memfds), over the limit of %.1f MiB "
+                         "(--max-memory; measured by txbox, no cgroup here)",
+                         (double)total / (1 << 20), (double)p->limits.memory / (1 << 20));
+                kill(-1, SIGKILL); /* pid 1 is spared */
+        }
+}
+
+/* Reap until the program exits, measuring every 100 ms. */
+static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sandbox_prep *p,
+                      struct init_meter *im, struct init_status *out)
+{
+        struct sigaction sa = {.sa_handler = init_tick};
+        struct itimerval it = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
+
+        /* The program runs now: what it takes is measured from here. */
+        limits_hints(s->workspace, &im->base_avail, p->cg ? NULL : &im->base_shmem);
+        im->last_fd_scan = mono_us();
+        sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid returns EINTR */
+        setitimer(ITIMER_REAL, &it, NULL);
+        for (;;) {
+                int st;
+                pid_t w = waitpid(-1, &st, 0);
+                if (w < 0 && errno == EINTR) {
+                        init_measure(s, p, im, out);
+                        continue;
+                }
+                if (w < 0)
+                        break;
+                if (w == pid) {
+                        out->status = st;
+                        break;
+                }
+        }
+}
+
+/* The supervisor makes the transaction's cgroup and moves us into it while we set up the
+ * mounts; nothing starts the program before that is done, so whatever it starts is in it. */
+static void wait_cgroup(const struct sandbox_prep *p)
+{
+        char c;
+        ssize_t n;
+
+        while ((n = read(p->cg_sync, &c, 1)) < 0 && errno == EINTR)
+                ;
+        if (n != 1) /* the supervisor gave up on us */
+                _exit(TXBOX_EXIT_TXBOX);
+        close(p->cg_sync);
+}
+
+__attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec,
+                                                 const struct sandbox_prep *p, int syncfd, int statusfd)
+{
+        char c;
+        struct init_status status = {0};
+        const struct sandbox_spec *s = spec;
+        struct init_meter im = {.devs = {.disk = {p->upper_dev}}};
+
+        /* Our own empty network namespace (owned by the sandbox's user namespace, whose
+         * capabilities we hold from the start), made while the supervisor maps our ids.
+         * (syncfd < 0: we were born in shared namespaces, mapped and without network.) */
+        if (syncfd >= 0) {
+                if (s->net != TXBOX_NET_HOST && unshare(CLONE_NEWNET) < 0) {
+                        SETUP_FAIL("cannot create the sandbox's network namespace: %s", strerror(errno));
+                        _exit(TXBOX_EXIT_TXBOX);
+                }
+                if (read(syncfd, &c, 1) != 1) /* the supervisor died before writing our id maps */
+                        _exit(TXBOX_EXIT_TXBOX);
+                close(syncfd);
+        }
+        trace_mark("init: mapped");
+        if (sandbox_setup_mounts(s, p) < 0 ||
+            (s->net != TXBOX_NET_NONE && s->net != TXBOX_NET_HOST && loopback_up() < 0) ||
+            (s->net == TXBOX_NET_ALLOW && send_proxy_socket(p) < 0))
+                _exit(TXBOX_EXIT_TXBOX);
+        if (sethostname("txbox", 5) < 0) {
+                /* cosmetic: the uts namespace is still private */
+        }
+        /* Fork bombs end at the pid limit of our own pid namespace (root too); older kernels
+         * keep pid_max global, and RLIMIT_NPROC then binds non-root users only. */
+        if (limits_set_pid_max(p->limits.procs) < 0) {
+                /* reported by txbox doctor */
+        }
+        trace_mark("init: mounted");
+        if (sandbox_protect_proc() < 0)
+                _exit(TXBOX_EXIT_TXBOX);
+        trace_mark("init: proc protected");
+        /* The program runs as our uid: make init unreachable by ptrace from it. */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        wait_cgroup(p);
+        trace_mark("init: in its cgroup");
+        pid_t pid = sandbox_spawn_program(s, p, statusfd);
+        if (pid < 0) {
+                SETUP_FAIL("cannot fork the program: %s", strerror(errno));
+                _exit(TXBOX_EXIT_TXBOX);
+        }
+        close(child_errfd);
+        close(p->notify_sock);
+        init_child_pid = pid;
+        struct sigaction sa = {.sa_handler = init_forward};
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+        sigaction(SIGQUIT, &sa, NULL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        init_reap(pid, s, p, &im, &status);
+        trace_mark("init: program reaped");
+        /* Nothing may write the upper layer once the supervisor has the status: end every
+         * process left (daemons, background jobs) and reap them all first.  Then the
+         * supervisor can evaluate and commit while the namespaces are torn down. */
+        setitimer(ITIMER_REAL, &(struct itimerval){0}, NULL);
+        kill(-1, SIGKILL);
+        while (waitpid(-1, NULL, 0) > 0 || errno == EINTR)
+                ;
+        trace_mark("init: all reaped");
+        if (write(statusfd, &status, sizeof(status)) < 0) {
+                /* the supervisor is gone; our exit kills the namespace all the same */
+        }
+        _exit(0);
+}
