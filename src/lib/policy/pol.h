@@ -105,7 +105,7 @@ char *printf_text(char *const *argv, size_t argc);
 /* p (absolute) with . and .. resolved lexically; malloc'd. */
 char *lexical_path(const char *p);
 
-/* ---- shared by unwrap.c, listing.c and tools.c ---- */
+/* ---- shared by unwrap.c, feeds.c, listing.c and tools.c ---- */
 
 typedef void handler_fn(struct scan *sc, size_t idx, int depth);
 /* A child command of command idx (the same text, pipeline position and stdin): its index,
