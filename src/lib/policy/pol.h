@@ -105,7 +105,7 @@ char *printf_text(char *const *argv, size_t argc);
 /* p (absolute) with . and .. resolved lexically; malloc'd. */
 char *lexical_path(const char *p);
 
-/* ---- shared by unwrap.c, listing.c and tools.c ---- */
+/* ---- shared by unwrap.c, feeds.c, listing.c and tools.c ---- */
 
 typedef void handler_fn(struct scan *sc, size_t idx, int depth);
 /* A child command of command idx (the same text, pipeline position and stdin): its index,
@@ -152,7 +152,7 @@ void tool_lib_load(struct scan *sc, size_t idx, const char *lib);
 /* Files a command writes by its own options (sort -o, find -fprint ...): judged as tee. */
 void tool_outputs(struct scan *sc, size_t idx, int depth);
 
-/* unwrap.c: files written earlier in the input and run later */
+/* feeds.c: files written earlier in the input and run later */
 void uw_script_file(struct scan *sc, size_t idx, const char *path, const char *lang, int depth);
 
 /* Strings. */
