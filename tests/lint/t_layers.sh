@@ -44,8 +44,8 @@ planted "a file outside the table" "src/lib/newthing.c has no layer" "touch src/
 planted "pol.h included from outside policy/" "src/lib/txn/tx.c includes src/lib/policy/pol.h, private" \
         "echo '#include \"policy/pol.h\"' >>src/lib/txn/tx.c"
 planted "a split file's NAME_int.h included from outside its folder" \
-        "src/cli/cmd_mcp.c includes src/lib/faces/mcp_int.h, private" \
-        "echo '#include \"faces/mcp_int.h\"' >>src/cli/cmd_mcp.c"
+        "src/cli/cmd_mcp.c includes src/lib/faces/new_int.h, private" \
+        "touch src/lib/faces/new_int.h; echo '#include \"faces/new_int.h\"' >>src/cli/cmd_mcp.c"
 # The same edge with an ALLOW entry for it passes (ALLOW is empty today).
 rm -rf "$T/src" && mkdir "$T/src" && cp -r include src scripts "$T/src/" &&
         sed -i 's|^ALLOW=.|&\nsrc/lib/txn/tx.c src/lib/policy/pol.h test|' "$T/src/scripts/layers.sh" &&
