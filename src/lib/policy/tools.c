@@ -337,8 +337,8 @@ static const struct tool tools[] = {
         {"killall", h_kill}, {"run-parts", h_run_parts}, {"man", h_man}, {NULL, NULL},
 };
 
-/* The tables of toolgit.c, tooledit.c, this file's and toolrun.c's, in the order of the
- * one table they were. */
+/* The tables of toolgit.c, tooledit.c, this file and toolrun.c: no program is named in
+ * two of them, so the order of the look-up decides nothing. */
 static const struct tool *const models[] = {tool_git_models, tool_edit_models, tools, tool_run_models};
 
 handler_fn *tool_handler(const char *prog)
