@@ -142,8 +142,8 @@ void audit_checkpoint(struct audit *a)
         /* Fully checkpointed: the next write starts the WAL over, and syncs its new header.
          * Make that write here, not in the next commit (a changed value: SQLite writes no
          * page for an update that changes nothing). */
-        sqlite3_exec(a->db, "INSERT OR REPLACE INTO meta(key, value) VALUES('wal_restarted', random())", NULL, NULL,
-                     NULL);
+        sqlite3_exec(a->db, "INSERT OR REPLACE INTO meta(key, value) VALUES('wal_restarted', random())",
+                     NULL, NULL, NULL);
 }
 
 /* ---- errors ---- */
@@ -215,7 +215,9 @@ audit_db_fail(struct audit *a, int rc, struct txbox_error *err, const char *fmt,
                 hint = rc_errors[0].hint;
         }
         return tx_err(err, errnum, "audit database '%s': cannot %s: %s: %s", a->path, what,
-                      prim == SQLITE_FULL ? strerror(errnum) : a->db ? sqlite3_errmsg(a->db) : sqlite3_errstr(rc),
+                      prim == SQLITE_FULL ? strerror(errnum)
+                      : a->db             ? sqlite3_errmsg(a->db)
+                                          : sqlite3_errstr(rc),
                       hint);
 }
 
@@ -461,8 +463,8 @@ static int db_open(struct audit *a, struct txbox_error *err)
         close(fd);
 
         /* FULLMUTEX: audit_checkpoint runs in another thread. */
-        int rc = sqlite3_open_v2(a->path, &a->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
-                                 NULL);
+        int rc = sqlite3_open_v2(a->path, &a->db,
+                                 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX, NULL);
         if (rc != SQLITE_OK)
                 return audit_db_fail(a, rc, err, "open it");
         sqlite3_extended_result_codes(a->db, 1);
@@ -483,7 +485,8 @@ static int db_open(struct audit *a, struct txbox_error *err)
         int64_t deadline = mono_us() + (int64_t)busy_timeout_ms() * 1000;
         for (useconds_t pause = 1000;; pause = pause < 50000 ? pause * 2 : pause) {
                 rc = sqlite3_exec(a->db, "PRAGMA schema_version; PRAGMA journal_mode = WAL;"
-                                         " PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;", NULL, NULL, NULL);
+                                         " PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;",
+                                  NULL, NULL, NULL);
                 if ((rc & 0xff) != SQLITE_BUSY || mono_us() >= deadline)
                         break;
                 usleep(pause);

@@ -511,7 +511,8 @@ static int find_overlaps(struct audit *a, int64_t after, const struct txbox_path
         for (size_t i = 0; r >= 0 && i < npaths; i++)
                 if (paths[i].path)
                         /* "" is the workspace root: everything lies beneath it. */
-                        r = overlaps_of(a, (enum st)(plan + (*paths[i].path ? ST_OVERLAP_SUBTREE : ST_OVERLAP_ALL)),
+                        r = overlaps_of(a, (enum st)(plan + (*paths[i].path ? ST_OVERLAP_SUBTREE
+                                                                            : ST_OVERLAP_ALL)),
                                         after, paths[i].path, found, err);
         for (size_t i = 0; r >= 0 && i < up.n; i++)
                 r = overlaps_of(a, (enum st)(plan + ST_OVERLAP_EQ), after, up.v[i], found, err);
@@ -543,8 +544,8 @@ int audit_later_overlaps(struct audit *a, int64_t after_commit_seq, const struct
         "SELECT " TX_COLS ", cseq FROM tx JOIN (SELECT seq AS cseq, tx_seq FROM tx_change" \
         " WHERE seq > ?1 ORDER BY seq LIMIT ?2) ON tx_seq = seq ORDER BY cseq"
 
-int audit_changes(struct audit *a, int64_t since, int limit, struct txbox_record **out, int64_t **seqs, size_t *n,
-                  struct txbox_error *err)
+int audit_changes(struct audit *a, int64_t since, int limit, struct txbox_record **out, int64_t **seqs,
+                  size_t *n, struct txbox_error *err)
 {
         CONNECT(a, err);
         _cleanup_finalize_ sqlite3_stmt *st = NULL;
