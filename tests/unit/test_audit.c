@@ -1,4 +1,5 @@
-/* Unit tests for the audit store (src/lib/store/audit.c) and records (src/lib/store/record.c). */
+/* Unit tests for the audit store (src/lib/store/audit.c, auditwrite.c, auditread.c) and records
+ * (src/lib/store/record.c). */
 #define _GNU_SOURCE
 /* tests/run.sh runs this as root and as an unprivileged user (as-user). */
 #include <dirent.h>
