@@ -91,6 +91,7 @@ src/lib/policy/vars.h
 src/lib/policy/feeds.h
 src/lib/policy/pathclass.h
 src/lib/policy/parse_int.h
+src/lib/policy/tools.h
 src/lib/sandbox/sandbox_int.h
 src/lib/faces/mcp_int.h
 src/lib/faces/agent_int.h
