@@ -1,4 +1,6 @@
-/* Internal view of workspaces and transactions, shared by tx.c, undo.c and recover.c. */
+/* Internal view of workspaces and transactions, shared by the txn folder: ws.c (workspace,
+ * state dir), sweep.c (the sweeper), tx.c (transactions), commit.c (commit, rollback,
+ * decision), session.c, undo.c (undo, recovery), gc.c, logrepair.c, txpolicy.c, query.c. */
 #ifndef TXBOX_TX_H
 #define TXBOX_TX_H
 
@@ -120,8 +122,14 @@ int tx_begin_record(const char *begin, struct txbox_record *rec);
 bool ws_is_settle_of_other_boot(const char *name, const char **id);
 void ws_sweep_wait(struct txbox_ws *ws);
 /* Is trash entry NAME (ID.upper, ID.work) the layer of a commit not settled yet?  It stays
- * until it is (see tx.c). */
+ * until it is (see commit.c). */
 bool ws_unsettled_layer(struct txbox_ws *ws, const char *name);
+/* Wait until the sweeper is done with the audit log (its row written); it may still be
+ * emptying the trash (sweep.c). */
+void ws_sweep_db_wait(struct txbox_ws *ws);
+/* The user's home directory (absolute), or NULL: the default state dir's root and the
+ * sandbox's HOME (ws.c). */
+const char *ws_home_dir(void);
 
 /* Retention (gc.c): one automatic pass when a commit happened since the last one (or an
  * hour went by), run by the sweeper beside a program; skipped while the workspace lock is
@@ -153,6 +161,10 @@ void tx_set_command(struct txbox_tx *tx, char *const argv[]);
 int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error *err);
 /* Release a claim once the transaction is in a final state. */
 void tx_unclaim(struct txbox_ws *ws, const char *id, int fd);
+/* The same for tx's own claim (tx->lock_fd), which it no longer holds after. */
+void tx_release(struct txbox_tx *tx);
+/* Make sure a deferred row (tx->log_copy) is in the log: the sweeper's insert, or one now. */
+int tx_log_flush(struct txbox_tx *tx, struct txbox_error *err);
 
 /* Policy (txpolicy.c). */
 int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error *err);
