@@ -1,5 +1,6 @@
-/* The changeset: compare a transaction's upper layer with the live workspace, and make the
- * upper layer fit to be renamed into the workspace.
+/* The changeset: compare a transaction's upper layer with the live workspace (changeset_build).
+ * Making the layer fit to be renamed into the workspace is in changeset_prepare.c (split off
+ * for issue 24); the walk and the helpers both use are declared in changeset_int.h.
  *
  * Nothing here follows a symlink: directories are opened with O_NOFOLLOW, entries are
  * examined with AT_SYMLINK_NOFOLLOW, and xattrs are reached as /proc/self/fd/<dir>/<name>
@@ -8,31 +9,17 @@
  * listing xattrs needs no permission on the entry. */
 #define _GNU_SOURCE
 #include "store/changeset.h"
-#include "store/journal.h"
+#include "store/changeset_int.h"
 
 #include <dirent.h>
 #include <limits.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 
-#define OVL_PREFIX "user.overlay."
-/* What a program set as user.overlay.X through the mount (kernel >= 6.7 escapes it). */
-#define OVL_ESCAPED_PREFIX "user.overlay.overlay."
-#define OVL_OPAQUE OVL_PREFIX "opaque"
-#define OVL_WHITEOUT OVL_PREFIX "whiteout"
-
-enum side { UPPER, LIVE };
 static const char *const side_name[] = { [UPPER] = "the upper layer", [LIVE] = "the workspace" };
 
 /* What an upper entry is to the changeset. */
 enum kind { K_WHITEOUT = 1, K_SPECIAL, K_DIR, K_FILE };
-
-struct walk {
-        struct changeset *cs; /* NULL while preparing */
-        struct cs_manifest *mf; /* while preparing: what moves in whole */
-        struct txbox_error *err;
-        size_t entries;
-};
 
 /* One name in an upper directory and in the matching live directory. */
 struct pair {
@@ -48,18 +35,16 @@ static int report_tree(struct walk *w, int parentfd, const char *name, const cha
                        unsigned depth, enum side s, mode_t mode);
 static int compare_dirs(struct walk *w, const struct pair *p);
 static int walk_dir(struct walk *w, int ufd, int lfd, const char *path, unsigned depth);
-static int prepare_entry(struct walk *w, int dirfd, const char *name, const char *path,
-                         const struct stat *st, unsigned depth);
 
 /* ---- small helpers ---- */
 
-static int fail(struct walk *w, int code, const char *what, const char *path, enum side s)
+int cs_fail(struct walk *w, int code, const char *what, const char *path, enum side s)
 {
         return tx_err(w->err, code, "%s \"%s\" in %s: %s", what, *path ? path : ".",
                       side_name[s], strerror(code));
 }
 
-static void strvec_clearp(struct strvec *sv) { strvec_clear(sv); }
+void cs_strvec_clearp(struct strvec *sv) { strvec_clear(sv); }
 
 static void closedirp(DIR **d)
 {
@@ -72,21 +57,17 @@ static int cmp_str(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-struct proc_path {
-        char s[sizeof("/proc/self/fd//") + 3 * sizeof(int) + NAME_MAX + 1];
-};
-
 /* /proc/self/fd/<dirfd>/<name>: the magic link leads to the directory we hold, and the
  * l*xattr calls never follow the last component.  NULL when name cannot be an entry name. */
-static const char *proc_at(struct proc_path *pp, int dirfd, const char *name)
+const char *cs_proc_at(struct proc_path *pp, int dirfd, const char *name)
 {
         int n = snprintf(pp->s, sizeof(pp->s), "/proc/self/fd/%d/%s", dirfd, name);
         return n > 0 && (size_t)n < sizeof(pp->s) && !strchr(name, '/') ? pp->s : NULL;
 }
 
 /* Child path of parent, within the depth and length limits. */
-static int child_path(struct walk *w, const char *parent, const char *name, unsigned depth,
-                      char **out)
+int cs_child_path(struct walk *w, const char *parent, const char *name, unsigned depth,
+                  char **out)
 {
         if (depth > CS_MAX_DEPTH)
                 return tx_err(w->err, ELOOP, "\"%s\" is nested more than %d directories deep",
@@ -100,17 +81,17 @@ static int child_path(struct walk *w, const char *parent, const char *name, unsi
 
 /* Names in directory dirfd, sorted so that the changeset comes out the same every time.
  * Opens "." anew: a dup would share (and move) the caller's file offset. */
-static int list_dir(struct walk *w, int dirfd, const char *path, enum side s,
-                    struct strvec *out)
+int cs_list_dir(struct walk *w, int dirfd, const char *path, enum side s,
+                struct strvec *out)
 {
         int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
-                return fail(w, errno, "open directory", path, s);
+                return cs_fail(w, errno, "open directory", path, s);
         _cleanup_(closedirp) DIR *d = fdopendir(fd);
         if (!d) {
                 int e = errno;
                 close(fd);
-                return fail(w, e, "read directory", path, s);
+                return cs_fail(w, e, "read directory", path, s);
         }
         for (struct dirent *de; (errno = 0, de = readdir(d));) {
                 if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
@@ -121,16 +102,16 @@ static int list_dir(struct walk *w, int dirfd, const char *path, enum side s,
                 strvec_push(out, xstrdup(de->d_name));
         }
         if (errno)
-                return fail(w, errno, "read directory", path, s);
+                return cs_fail(w, errno, "read directory", path, s);
         if (out->n > 1)
                 qsort(out->v, out->n, sizeof(*out->v), cmp_str);
         return 0;
 }
 
-static int open_dir(struct walk *w, int dirfd, const char *name, const char *path, enum side s)
+int cs_open_dir(struct walk *w, int dirfd, const char *name, const char *path, enum side s)
 {
         int fd = openat(dirfd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        return fd >= 0 ? fd : fail(w, errno, "open directory", path, s);
+        return fd >= 0 ? fd : cs_fail(w, errno, "open directory", path, s);
 }
 
 /* A directory of the upper layer that the program closed (no read, write or search for its
@@ -165,8 +146,8 @@ static void lend_back(struct lent *l)
 }
 
 /* lstat of name in dirfd; a missing entry (or dirfd < 0: no directory) is not an error. */
-static int stat_at(struct walk *w, int dirfd, const char *name, const char *path, enum side s,
-                   struct stat *st, bool *exists)
+int cs_stat_at(struct walk *w, int dirfd, const char *name, const char *path, enum side s,
+               struct stat *st, bool *exists)
 {
         *exists = false;
         if (dirfd < 0)
@@ -175,16 +156,16 @@ static int stat_at(struct walk *w, int dirfd, const char *name, const char *path
                 *exists = true;
                 return 0;
         }
-        return errno == ENOENT ? 0 : fail(w, errno, "stat", path, s);
+        return errno == ENOENT ? 0 : cs_fail(w, errno, "stat", path, s);
 }
 
 /* ---- xattrs ---- */
 
 /* NUL-separated xattr names of dirfd/name (*out NULL when there are none). */
-static int list_xattrs(int dirfd, const char *name, char **out, size_t *len)
+int cs_list_xattrs(int dirfd, const char *name, char **out, size_t *len)
 {
         struct proc_path pp;
-        const char *p = proc_at(&pp, dirfd, name);
+        const char *p = cs_proc_at(&pp, dirfd, name);
 
         *out = NULL;
         *len = 0;
@@ -212,7 +193,7 @@ static int has_xattr(int dirfd, const char *name, const char *xname)
 {
         _cleanup_free_ char *list = NULL;
         size_t len;
-        int r = list_xattrs(dirfd, name, &list, &len);
+        int r = cs_list_xattrs(dirfd, name, &list, &len);
 
         for (size_t i = 0; r >= 0 && i < len; i += strlen(list + i) + 1)
                 if (!strcmp(list + i, xname))
@@ -241,28 +222,9 @@ bool changeset_deletes(const struct changeset *cs)
         return false;
 }
 
-/* Value of xattr xname of p (a proc_at path), malloc'd; its length or -errno. */
-static ssize_t read_xattr(const char *p, const char *xname, char **out)
-{
-        for (;;) {
-                ssize_t n = lgetxattr(p, xname, NULL, 0);
-                if (n < 0)
-                        return -errno;
-                char *buf = xmalloc(n ? (size_t)n : 1);
-                ssize_t m = lgetxattr(p, xname, buf, (size_t)n);
-                if (m >= 0) {
-                        *out = buf;
-                        return m;
-                }
-                free(buf);
-                if (errno != ERANGE)
-                        return -errno;
-        }
-}
-
 /* Overlay's markers: a char device 0/0, or an empty file with user.overlay.whiteout
  * (checked by listing, which needs no permission on the file). */
-static int is_whiteout(int dirfd, const char *name, const struct stat *st)
+int cs_is_whiteout(int dirfd, const char *name, const struct stat *st)
 {
         if (S_ISCHR(st->st_mode))
                 return st->st_rdev == makedev(0, 0);
@@ -276,7 +238,7 @@ static int is_whiteout(int dirfd, const char *name, const struct stat *st)
 static int is_opaque(int dirfd, const char *name)
 {
         struct proc_path pp;
-        const char *p = proc_at(&pp, dirfd, name);
+        const char *p = cs_proc_at(&pp, dirfd, name);
         char v[2];
 
         if (!p)
@@ -288,14 +250,6 @@ static int is_opaque(int dirfd, const char *name)
 }
 
 /* ---- the changeset's arrays ---- */
-
-#define GROW(arr, n, cap)                                                    \
-        do {                                                                 \
-                if ((n) == (cap)) {                                          \
-                        (cap) = (cap) ? 2 * (cap) : 16;                      \
-                        (arr) = xrealloc((arr), (cap) * sizeof(*(arr)));     \
-                }                                                            \
-        } while (0)
 
 static void add_path(struct changeset *cs, const char *path, enum txbox_change c)
 {
@@ -371,9 +325,9 @@ static void sort_paths(struct changeset *cs)
 static int classify_upper(struct walk *w, int dirfd, const char *name, const char *path,
                           const struct stat *st)
 {
-        int r = is_whiteout(dirfd, name, st);
+        int r = cs_is_whiteout(dirfd, name, st);
         if (r < 0)
-                return fail(w, -r, "read the xattrs of", path, UPPER);
+                return cs_fail(w, -r, "read the xattrs of", path, UPPER);
         if (r)
                 return K_WHITEOUT;
         if (S_ISDIR(st->st_mode))
@@ -387,8 +341,8 @@ static int classify_upper(struct walk *w, int dirfd, const char *name, const cha
 
 static int stat_pair(struct walk *w, struct pair *p)
 {
-        int r = stat_at(w, p->ufd, p->name, p->path, UPPER, &p->ust, &p->has_upper);
-        return r < 0 ? r : stat_at(w, p->lfd, p->name, p->path, LIVE, &p->lst, &p->has_live);
+        int r = cs_stat_at(w, p->ufd, p->name, p->path, UPPER, &p->ust, &p->has_upper);
+        return r < 0 ? r : cs_stat_at(w, p->lfd, p->name, p->path, LIVE, &p->lst, &p->has_live);
 }
 
 static int links_equal(const struct pair *p)
@@ -420,7 +374,7 @@ static int same_entry(struct walk *w, const struct pair *p)
          * conflict check then speaks). */
         if (r == -EACCES || r == -ENOENT)
                 return 0;
-        return r < 0 ? fail(w, -r, "compare", p->path, UPPER) : r;
+        return r < 0 ? cs_fail(w, -r, "compare", p->path, UPPER) : r;
 }
 
 static void add_swap(struct walk *w, const struct pair *p)
@@ -464,10 +418,10 @@ static int report_tree_entry(struct walk *w, int dirfd, const char *name, const 
         _cleanup_free_ char *path = NULL;
         struct stat st;
         bool exists;
-        int r = child_path(w, parent, name, depth, &path);
+        int r = cs_child_path(w, parent, name, depth, &path);
 
         if (r >= 0)
-                r = stat_at(w, dirfd, name, path, s, &st, &exists);
+                r = cs_stat_at(w, dirfd, name, path, s, &st, &exists);
         if (r < 0 || !exists)
                 return r;
         if (s == UPPER) {
@@ -482,11 +436,11 @@ static int report_tree_entry(struct walk *w, int dirfd, const char *name, const 
 static int report_tree(struct walk *w, int parentfd, const char *name, const char *path,
                        unsigned depth, enum side s, mode_t mode)
 {
-        _cleanup_(strvec_clearp) struct strvec names = { 0 };
+        _cleanup_(cs_strvec_clearp) struct strvec names = { 0 };
         _cleanup_(lend_back) __attribute__((unused)) struct lent l =
                 s == UPPER ? lend_dir(parentfd, name, mode) : (struct lent){0};
-        _cleanup_close_ int fd = open_dir(w, parentfd, name, path, s);
-        int r = fd < 0 ? fd : list_dir(w, fd, path, s, &names);
+        _cleanup_close_ int fd = cs_open_dir(w, parentfd, name, path, s);
+        int r = fd < 0 ? fd : cs_list_dir(w, fd, path, s, &names);
 
         for (size_t i = 0; r >= 0 && i < names.n; i++)
                 r = report_tree_entry(w, fd, names.v[i], path, depth + 1, s);
@@ -509,7 +463,7 @@ static int compare_entry(struct walk *w, int ufd, int lfd, const char *name, con
 {
         _cleanup_free_ char *path = NULL;
         struct pair p = { .ufd = ufd, .lfd = lfd, .name = name, .depth = depth };
-        int r = child_path(w, parent, name, depth, &path);
+        int r = cs_child_path(w, parent, name, depth, &path);
 
         p.path = path;
         if (r >= 0)
@@ -530,16 +484,16 @@ static int compare_entry(struct walk *w, int ufd, int lfd, const char *name, con
 /* Merge the sorted listings of both directories. */
 static int compare_dirs(struct walk *w, const struct pair *p)
 {
-        _cleanup_(strvec_clearp) struct strvec un = { 0 }, ln = { 0 };
+        _cleanup_(cs_strvec_clearp) struct strvec un = { 0 }, ln = { 0 };
         _cleanup_(lend_back) __attribute__((unused)) struct lent l =
                 lend_dir(p->ufd, p->name, p->ust.st_mode);
-        _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
-        _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
-        int r = ufd < 0 ? ufd : lfd < 0 ? lfd : list_dir(w, ufd, p->path, UPPER, &un);
+        _cleanup_close_ int ufd = cs_open_dir(w, p->ufd, p->name, p->path, UPPER);
+        _cleanup_close_ int lfd = ufd < 0 ? -1 : cs_open_dir(w, p->lfd, p->name, p->path, LIVE);
+        int r = ufd < 0 ? ufd : lfd < 0 ? lfd : cs_list_dir(w, ufd, p->path, UPPER, &un);
         size_t i = 0, j = 0;
 
         if (r >= 0)
-                r = list_dir(w, lfd, p->path, LIVE, &ln);
+                r = cs_list_dir(w, lfd, p->path, LIVE, &ln);
         while (r >= 0 && (i < un.n || j < ln.n)) {
                 int c = i == un.n ? 1 : j == ln.n ? -1 : strcmp(un.v[i], ln.v[j]);
                 r = compare_entry(w, ufd, lfd, c <= 0 ? un.v[i] : ln.v[j], p->path, p->depth + 1);
@@ -584,8 +538,8 @@ static int on_merged_dir(struct walk *w, const struct pair *p)
                 op->new_mode = nm;
                 add_path(w->cs, p->path, TXBOX_MODIFIED);
         }
-        _cleanup_close_ int ufd = open_dir(w, p->ufd, p->name, p->path, UPPER);
-        _cleanup_close_ int lfd = ufd < 0 ? -1 : open_dir(w, p->lfd, p->name, p->path, LIVE);
+        _cleanup_close_ int ufd = cs_open_dir(w, p->ufd, p->name, p->path, UPPER);
+        _cleanup_close_ int lfd = ufd < 0 ? -1 : cs_open_dir(w, p->lfd, p->name, p->path, LIVE);
         size_t before = w->cs->nops;
         if (ufd < 0 || lfd < 0)
                 return ufd < 0 ? ufd : lfd;
@@ -609,7 +563,7 @@ static int on_dir(struct walk *w, const struct pair *p)
         if (both) {
                 int r = is_opaque(p->ufd, p->name);
                 if (r < 0)
-                        return fail(w, -r, "read the xattrs of", p->path, UPPER);
+                        return cs_fail(w, -r, "read the xattrs of", p->path, UPPER);
                 if (!r)
                         return on_merged_dir(w, p);
         }
@@ -622,7 +576,7 @@ static int walk_entry(struct walk *w, int ufd, int lfd, const char *name, const 
 {
         _cleanup_free_ char *path = NULL;
         struct pair p = { .ufd = ufd, .lfd = lfd, .name = name, .depth = depth };
-        int r = child_path(w, parent, name, depth, &path);
+        int r = cs_child_path(w, parent, name, depth, &path);
 
         p.path = path;
         if (r >= 0)
@@ -643,8 +597,8 @@ static int walk_entry(struct walk *w, int ufd, int lfd, const char *name, const 
 
 static int walk_dir(struct walk *w, int ufd, int lfd, const char *path, unsigned depth)
 {
-        _cleanup_(strvec_clearp) struct strvec names = { 0 };
-        int r = list_dir(w, ufd, path, UPPER, &names);
+        _cleanup_(cs_strvec_clearp) struct strvec names = { 0 };
+        int r = cs_list_dir(w, ufd, path, UPPER, &names);
 
         for (size_t i = 0; r >= 0 && i < names.n; i++)
                 r = walk_entry(w, ufd, lfd, names.v[i], path, depth + 1);
@@ -652,7 +606,7 @@ static int walk_dir(struct walk *w, int ufd, int lfd, const char *path, unsigned
 }
 
 /* Without /proc every xattr lookup would fail with a puzzling ENOENT: say why up front. */
-static int need_proc(struct txbox_error *err)
+int cs_need_proc(struct txbox_error *err)
 {
         if (access("/proc/self/fd", X_OK) < 0)
                 return tx_err(err, errno, "reading overlay xattrs needs /proc (\"/proc/self/fd\": %s)",
@@ -664,7 +618,7 @@ int changeset_build(int upper_fd, int live_fd, struct changeset *cs, struct txbo
 {
         struct changeset out = { 0 };
         struct walk w = { .cs = &out, .err = err };
-        int r = need_proc(err);
+        int r = cs_need_proc(err);
 
         if (r >= 0)
                 r = walk_dir(&w, upper_fd, live_fd, "", 0);
@@ -676,276 +630,4 @@ int changeset_build(int upper_fd, int live_fd, struct changeset *cs, struct txbo
         sort_paths(&out);
         *cs = out;
         return 0;
-}
-
-/* ---- preparing the upper layer for commit ---- */
-
-static bool is_own_xattr(const char *xname)
-{
-        return str_has_prefix(xname, OVL_PREFIX) && !str_has_prefix(xname, OVL_ESCAPED_PREFIX);
-}
-
-static int cmp_len(const void *a, const void *b)
-{
-        const char *x = *(const char *const *)a, *y = *(const char *const *)b;
-        size_t lx = strlen(x), ly = strlen(y);
-        return lx != ly ? (lx < ly ? -1 : 1) : strcmp(x, y);
-}
-
-/* user.overlay.overlay.X becomes user.overlay.X: what the program set. */
-static int unescape_xattr(struct walk *w, const char *p, const char *xname, const char *path)
-{
-        _cleanup_free_ char *val = NULL;
-        _cleanup_free_ char *plain = xasprintf(OVL_PREFIX "%s", xname + strlen(OVL_ESCAPED_PREFIX));
-        ssize_t n = read_xattr(p, xname, &val);
-
-        if (n < 0)
-                return tx_err(w->err, (int)-n, "read xattr %s of \"%s\" in the upper layer: %s",
-                              xname, path, strerror((int)-n));
-        if (lsetxattr(p, plain, val, (size_t)n, 0) < 0 || lremovexattr(p, xname) < 0)
-                return tx_err(w->err, errno, "rename xattr %s of \"%s\" in the upper layer: %m",
-                              xname, path);
-        return 0;
-}
-
-/* Drop overlay's own xattrs, then unescape the program's.  Escaped names go shortest first:
- * unescaping user.overlay.overlay.overlay.X writes user.overlay.overlay.X, which must have
- * been moved out of the way already. */
-static int fix_xattrs(struct walk *w, int dirfd, const char *name, const char *path)
-{
-        _cleanup_free_ char *list = NULL;
-        _cleanup_free_ const char **esc = NULL;
-        struct proc_path pp;
-        const char *p = proc_at(&pp, dirfd, name);
-        size_t len, nesc = 0;
-        int r = p ? list_xattrs(dirfd, name, &list, &len) : -ENAMETOOLONG;
-
-        if (r < 0)
-                return fail(w, -r, "list the xattrs of", path, UPPER);
-        esc = xcalloc(len / sizeof(OVL_ESCAPED_PREFIX) + 1, sizeof(*esc));
-        for (size_t i = 0; i < len; i += strlen(list + i) + 1) {
-                if (str_has_prefix(list + i, OVL_ESCAPED_PREFIX))
-                        esc[nesc++] = list + i;
-                else if (is_own_xattr(list + i) && lremovexattr(p, list + i) < 0 && errno != ENODATA)
-                        return tx_err(w->err, errno, "remove xattr %s of \"%s\" in the upper layer: %m",
-                                      list + i, path);
-        }
-        if (nesc > 1)
-                qsort(esc, nesc, sizeof(*esc), cmp_len);
-        for (size_t i = 0; r >= 0 && i < nesc; i++)
-                r = unescape_xattr(w, p, esc[i], path);
-        return r;
-}
-
-/* One entry inside a directory that moves whole: overlay's whiteouts there mean nothing
- * once the directory replaces the live one, so they go. */
-static int prepare_child(struct walk *w, int dirfd, const char *name, const char *parent,
-                         unsigned depth)
-{
-        _cleanup_free_ char *path = NULL;
-        struct stat st;
-        bool exists;
-        int r = child_path(w, parent, name, depth, &path);
-
-        if (r >= 0)
-                r = stat_at(w, dirfd, name, path, UPPER, &st, &exists);
-        if (r < 0 || !exists)
-                return r;
-        r = is_whiteout(dirfd, name, &st);
-        if (r < 0)
-                return fail(w, -r, "read the xattrs of", path, UPPER);
-        if (r)
-                return unlinkat(dirfd, name, 0) < 0 ? fail(w, errno, "remove whiteout", path, UPPER) : 0;
-        if ((r = prepare_entry(w, dirfd, name, path, &st, depth)) < 0)
-                return r;
-        /* As it will be live: prepare_entry gave it its final mode. */
-        if (w->mf && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return fail(w, errno, "stat", path, UPPER);
-        if (w->mf)
-                cs_manifest_add(w->mf, path, &st);
-        return 0;
-}
-
-static int prepare_dir(struct walk *w, int dirfd, const char *name, const char *path,
-                       unsigned depth)
-{
-        _cleanup_(strvec_clearp) struct strvec names = { 0 };
-        _cleanup_close_ int fd = open_dir(w, dirfd, name, path, UPPER);
-        int r = fd < 0 ? fd : list_dir(w, fd, path, UPPER, &names);
-
-        for (size_t i = 0; r >= 0 && i < names.n; i++)
-                r = prepare_child(w, fd, names.v[i], path, depth + 1);
-        return r;
-}
-
-static int chmod_at(struct walk *w, int dirfd, const char *name, const char *path, mode_t mode)
-{
-        return fchmodat(dirfd, name, mode, 0) < 0 ? fail(w, errno, "chmod", path, UPPER) : 0;
-}
-
-static int prepare_entry(struct walk *w, int dirfd, const char *name, const char *path,
-                         const struct stat *st, unsigned depth)
-{
-        /* Symlinks carry neither user xattrs nor a mode; fifos, sockets and devices are
-         * violations, and commit refuses those. */
-        if (!S_ISREG(st->st_mode) && !S_ISDIR(st->st_mode))
-                return 0;
-        /* A transaction never brings setuid/setgid into the workspace: an agent must not be
-         * able to mint privileged programs there. */
-        mode_t want = st->st_mode & 07777 & ~(mode_t)(S_ISUID | S_ISGID);
-        /* Changing user xattrs needs read and write permission (a directory also search, to
-         * clear its subtree).  Unprivileged we have only the owner's rights: lend them to
-         * ourselves meanwhile (the sandbox made the entry, so it is ours). */
-        mode_t need = S_ISDIR(st->st_mode) ? S_IRWXU : S_IRUSR | S_IWUSR;
-        mode_t cur = st->st_mode & 07777;
-        int r = 0;
-
-        if ((cur & need) != need && (r = chmod_at(w, dirfd, name, path, want | need)) >= 0)
-                cur = want | need;
-        if (r >= 0)
-                r = fix_xattrs(w, dirfd, name, path);
-        if (r >= 0 && S_ISDIR(st->st_mode))
-                r = prepare_dir(w, dirfd, name, path, depth);
-        if (cur != want) {
-                int r2 = chmod_at(w, dirfd, name, path, want);
-                r = r < 0 ? r : r2;
-        }
-        return r;
-}
-
-static int prepare_op(struct walk *w, int upper_fd, const char *path)
-{
-        const char *base;
-        struct stat st;
-        unsigned depth = 1;
-        _cleanup_close_ int pfd = open_parent_beneath(upper_fd, path, &base);
-
-        if (pfd < 0)
-                return fail(w, -pfd, "open the directory of", path, UPPER);
-        if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                return fail(w, errno, "stat", path, UPPER);
-        for (const char *s = path; *s; s++)
-                depth += *s == '/';
-        return prepare_entry(w, pfd, base, path, &st, depth);
-}
-
-/* Prepare must run once: after it, an unescaped user.overlay.X (the program's own) looks
- * exactly like overlay's marker and a second run would strip it.  A commit that fails after
- * prepare and is retried would do that, so the upper root (never committed) remembers. */
-#define PREPARED_XATTR "user.txbox.prepared"
-
-static int prepared_mark(int upper_fd, bool set)
-{
-        char p[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
-        char v;
-
-        snprintf(p, sizeof(p), "/proc/self/fd/%d", upper_fd);
-        if (set)
-                return setxattr(p, PREPARED_XATTR, "1", 1, 0) < 0 ? -errno : 0;
-        return getxattr(p, PREPARED_XATTR, &v, 1) >= 0;
-}
-
-/* Merged directories stay in the layer: their modes go live by the plan's mode steps, not
- * from the layer.  Those the program closed there are opened to us, parents first, so that
- * prepare and the commit's moves can reach what lies beneath them. */
-static int open_merged_dirs(struct walk *w, int upper_fd, const struct changeset *cs)
-{
-        char proc[sizeof("/proc/self/fd/") + 3 * sizeof(int)];
-
-        for (unsigned depth = 0, more = 1; more; depth++) {
-                more = 0;
-                for (size_t i = 0; i < cs->nops; i++) {
-                        const struct cs_op *op = &cs->ops[i];
-                        unsigned d = 0;
-                        for (const char *s = op->path; *s; s++)
-                                d += *s == '/';
-                        if (op->kind != CS_OP_CHMOD || d < depth)
-                                continue;
-                        if (d > depth) {
-                                more = 1;
-                                continue;
-                        }
-                        struct stat st;
-                        _cleanup_close_ int fd = open_beneath(upper_fd, op->path, O_PATH | O_DIRECTORY, 0);
-                        if (fd == -ENOENT)
-                                continue;
-                        if (fd < 0 || fstat(fd, &st) < 0)
-                                return fail(w, fd < 0 ? -fd : errno, "open the directory", op->path, UPPER);
-                        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
-                        if ((st.st_mode & S_IRWXU) != S_IRWXU &&
-                            chmod(proc, (st.st_mode | S_IRWXU) & 07777) < 0)
-                                return fail(w, errno, "chmod", op->path, UPPER);
-                }
-        }
-        return 0;
-}
-
-int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struct txbox_error *err)
-{
-        struct cs_manifest mf = { 0 };
-        struct walk w = { .err = err, .mf = &mf };
-        bool dirs = false;
-        int r = need_proc(err);
-
-        if (r < 0 || prepared_mark(upper_fd, false) > 0)
-                return r;
-        r = open_merged_dirs(&w, upper_fd, cs);
-        for (size_t i = 0; r >= 0 && i < cs->nops; i++) {
-                const struct cs_op *op = &cs->ops[i];
-                if (op->kind != CS_OP_SWAP || !op->has_new)
-                        continue;
-                dirs = dirs || S_ISDIR(op->new_mode);
-                r = prepare_op(&w, upper_fd, op->path);
-        }
-        /* Written before the mark: a retried commit finds both or neither. */
-        if (r >= 0 && dirs) {
-                cs_manifest_sort(&mf);
-                r = journal_manifest_write(dirfd, "manifest", &mf, err);
-        }
-        cs_manifest_free(&mf);
-        if (r >= 0 && (r = prepared_mark(upper_fd, true)) < 0)
-                return tx_err(err, -r, "mark the upper layer prepared: %s", strerror(-r));
-        return r;
-}
-
-/* ---- the manifest ---- */
-
-void cs_manifest_add(struct cs_manifest *m, const char *path, const struct stat *st)
-{
-        GROW(m->e, m->n, m->cap);
-        m->e[m->n++] = (struct cs_manifest_entry){
-                .path = xstrdup(path),
-                .ino = st->st_ino,
-                .mode = st->st_mode & (S_IFMT | 07777),
-                .size = st->st_size,
-                .mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec,
-        };
-}
-
-static int cmp_entry(const void *a, const void *b)
-{
-        return strcmp(((const struct cs_manifest_entry *)a)->path,
-                      ((const struct cs_manifest_entry *)b)->path);
-}
-
-void cs_manifest_sort(struct cs_manifest *m)
-{
-        if (m->n > 1)
-                qsort(m->e, m->n, sizeof(*m->e), cmp_entry);
-}
-
-const struct cs_manifest_entry *cs_manifest_find(const struct cs_manifest *m, const char *path)
-{
-        struct cs_manifest_entry key = { .path = (char *)path };
-        return m->n ? bsearch(&key, m->e, m->n, sizeof(*m->e), cmp_entry) : NULL;
-}
-
-void cs_manifest_free(struct cs_manifest *m)
-{
-        for (size_t i = 0; m && i < m->n; i++)
-                free(m->e[i].path);
-        if (m)
-                free(m->e);
-        if (m)
-                memset(m, 0, sizeof(*m));
 }
