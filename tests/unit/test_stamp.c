@@ -1,4 +1,4 @@
-/* Conflict stamps (tx_stamp_changes, tx_begin_stamp in tx.c): a transaction that begins
+/* Conflict stamps (tx_stamp_changes, tx_begin_stamp in ws.c): a transaction that begins
  * right after a commit never takes the commit's own changes for later ones, however quickly
  * it follows; a change made after it began is always later, even one in the same clock tick
  * as its begin: a write, a chmod, a rename over the path of an entry made long before, a

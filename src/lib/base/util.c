@@ -285,7 +285,7 @@ int rm_rf_at(int dirfd, const char *name)
 
 /* Depth first without recursion, reading with getdents64 into a buffer on the stack: no
  * allocation and a bounded stack, so a thread may run it while another clone()s (the trash
- * sweeper, tx.c), and a program that nested directories a million deep cannot make it
+ * sweeper, txn/sweep.c), and a program that nested directories a million deep cannot make it
  * overflow.  The first RM_KEEP levels keep their descriptor and the position to read on
  * from (the directory just emptied, which then goes); deeper ones are reopened through ".."
  * and read again from the start. */

@@ -99,8 +99,8 @@ static const char *const st_sql[ST__MAX] = {
  * (deleted by hand, left behind by a copy of audit.db) takes rows with it: it should hold
  * little more than the last transaction's.  But a checkpoint syncs twice (WAL, then
  * database), which is more than a transaction's own commit costs: audit_checkpoint does it
- * from the workspace's background thread while a program runs (tx.c), once the WAL holds
- * WAL_CHECKPOINT_FRAMES, or holds anything and the last checkpoint is WAL_CHECKPOINT_AGE_MS
+ * from the workspace's background thread while a program runs (txn/sweep.c), once the WAL
+ * holds WAL_CHECKPOINT_FRAMES, or holds anything and the last checkpoint is WAL_CHECKPOINT_AGE_MS
  * old (the database file's mtime: in WAL mode only checkpoints write it).  So the WAL holds
  * the rows of the runs of the last second and those of the newest run; a checkpoint at
  * every run cost 8 to 10 % of a one-shot run (two syncs), one a second costs nothing

@@ -591,7 +591,7 @@ TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, uns
         return e;
 }
 
-/* ---- the automatic pass (tx.c's sweeper, beside a program) ---- */
+/* ---- the automatic pass (sweep.c's sweeper, beside a program) ---- */
 
 /* The newest commit seq the last pass saw (first lines of state/gc), -1 when unknown. */
 static int64_t cache_seq(struct txbox_ws *ws)

@@ -1,7 +1,7 @@
 /* The audit log cannot silently shrink: the state dir knows which commits there were.
  *
  * state/seq holds the newest commit's sequence number, written by every commit after its
- * row, and never ahead of the log (tx.c): a log whose newest commit_seq is below it has lost
+ * row, and never ahead of the log (ws.c): a log whose newest commit_seq is below it has lost
  * rows (its -wal deleted, audit.db truncated or deleted and made anew).  Each commit that
  * changed something keeps tx/ID/ (until txbox gc prunes it) with what its row said:
  *   begin       line 2: the record as the run began (command line, cwd, decision, start)
