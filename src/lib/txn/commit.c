@@ -271,7 +271,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         }
         (void)failpoint("commit"); /* past the marker: only a crash is of interest */
         trace_mark("commit: marked");
-        tx_stamp_changes(tx->ws->state_fd); /* before the row: see write_snapshot */
+        tx_stamp_changes(tx->ws->state_fd); /* before the row: see write_snapshot in tx.c */
         if (before == TXBOX_PENDING)
                 set_message(tx, NULL); /* "is pending: txbox commit ..." no longer holds */
         if ((r = finish_record(tx, TXBOX_COMMITTED, err)) < 0)

@@ -146,7 +146,7 @@ int tx_begin_record(const char *begin, struct txbox_record *rec)
 }
 
 /* What the workspace looked like when the transaction began, for first-committer-wins:
- * the last commit it could see, and the filesystem's clock (fs_now_ns).
+ * the last commit it could see, and the filesystem's clock (fs_now_ns in ws.c).
  * The order matters.  Every commit stamps state/changed after its renames and before its row
  * (tx_stamp_changes), so reading the newest commit first and the stamp second, a commit
  * counted as seen has all its changes strictly before begin_ns, and one not seen is a
