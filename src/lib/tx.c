@@ -811,6 +811,11 @@ int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx **out, st
                            ws->state, strerror(errno));
                 goto fail;
         }
+        /* A session's process may have died mid-step: only whole savepoints may count. */
+        if ((r = tx_session_tidy(tx->dir_fd, "tidy")) < 0) {
+                r = tx_err(err, -r, "cannot tidy the savepoints of session %s: %s", tx->rec.id, strerror(-r));
+                goto fail;
+        }
         if ((r = read_snapshot(tx, err)) < 0)
                 goto fail;
         tx->in_log = true;
@@ -1092,9 +1097,10 @@ int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
 
         /* A savepoint is judged on its own layer; a session about to commit, on all of them
          * folded into one. */
-        if (tx->sp)
-                snprintf(layer, sizeof(layer), "sp/%d/upper", tx->sp);
-        else if (tx_is_session(tx) && (r = tx_session_fold(tx, err)) < 0)
+        if (tx->sp) {
+                tx_session_dir(tx, layer, sizeof(layer) - 8);
+                strcat(layer, "/upper");
+        } else if (tx_is_session(tx) && (r = tx_session_fold(tx, err)) < 0)
                 return r;
         _cleanup_close_ int upper = openat(tx->dir_fd, layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (upper < 0)
@@ -1336,8 +1342,16 @@ int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_err
 {
         sandbox_abort(TAKE_PTR(tx->sb)); /* its init may still be mounting the layers */
         /* Removed at once, not trashed: what a failed program wrote can be big, and its
-         * space is the user's again when the command returns. */
-        int r = rm_rf_at(tx->ws->tx_fd, tx->rec.id);
+         * space is the user's again when the command returns.  A pending one (a session,
+         * run --commit=keep) leaves tx/ in one rename first: a removal cut short must not
+         * leave part of it to commit (recovery rolls back a pending tx without layers). */
+        char gone[64];
+        snprintf(gone, sizeof(gone), "%s.rollback", tx->rec.id);
+        bool out = tx->rec.outcome == TXBOX_PENDING && tx->ws->trash_fd >= 0 &&
+                   renameat2(tx->ws->tx_fd, tx->rec.id, tx->ws->trash_fd, gone, RENAME_NOREPLACE) == 0;
+        if (out)
+                (void)failpoint("abort"); /* out of tx/: only a crash is of interest */
+        int r = out ? rm_rf_at(tx->ws->trash_fd, gone) : rm_rf_at(tx->ws->tx_fd, tx->rec.id);
         if (r < 0)
                 return tx_err(err, -r, "cannot remove the layers of tx %s in '%s/tx': %s", tx->rec.id,
                               tx->ws->state, strerror(-r));
