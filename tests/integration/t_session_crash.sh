@@ -105,6 +105,20 @@ done
 ok "a crash at each of $steps steps of rollback --to leaves before or after" test "$bad" -eq 0 -a "$steps" -ge 5
 is "$dropped" $((steps - 1)) "every crash past the marker completes the rollback"
 
+# A crash in the recovery that finishes a decided rollback --to, and in the tidy of a load
+# that removes a half-run step: the next one finishes each.
+id=$(session "$S1" "$S2" "$S3")
+TXBOX_FAILPOINT=rollback:1 "$TXBOX" -C "$WS" rollback "$id" --to 1 >/dev/null 2>&1
+TXBOX_FAILPOINT=recover:1 "$TXBOX" -C "$WS" recover >/dev/null 2>&1
+is "$?" 137 "a crash in the recovery of a decided rollback --to"
+tx recover >/dev/null
+is "$(ls -A "$(state_dir)tx/$id/sp" | tr '\n' ' ')" "1 " "the next recovery finished it"
+mkdir -p "$(state_dir)tx/$id/sp/2.new/upper" && echo half >"$(state_dir)tx/$id/sp/2.new/upper/half.txt"
+TXBOX_FAILPOINT=tidy:0 "$TXBOX" -C "$WS" run --tx "$id" -- true >/dev/null 2>&1
+is "$?" 137 "a crash in the tidy of a session as it is loaded"
+tx commit "$id" >/dev/null
+is "$(tree_hash "$WS")" "$h1" "the commit after it has savepoint 1 only"
+
 # The fold at commit: each savepoint retired once folded; recovery resumes the fold and
 # the session stays pending; committing it then applies every savepoint.
 steps=0 bad=0
