@@ -12,7 +12,7 @@
  *                    savepoints above K are retired, from the top down, by whoever finds it
  * tx/ID/merging      marker while commit folds the layers into tx/ID/upper, oldest first,
  *                    each retired once folded: a fold cut short is resumed, and a layer
- *                    half folded folds again to the same result (session_tidy)
+ *                    half folded folds again to the same result (tx_session_tidy)
  *
  * A crash at any step leaves one of these whole states.  Every load of a pending
  * transaction, and recovery, tidies it first (tx_session_tidy): a decided fold or rollback --to
@@ -362,11 +362,13 @@ static int merge_layer(int top, int base, int depth)
 static int fold_dir(int dir_fd)
 {
         _cleanup_close_ int base = openat(dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        _cleanup_close_ int sp = openat(dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int sp = -1;
         char name[16];
         int r = 0;
 
-        if (base < 0 || (sp < 0 && errno != ENOENT))
+        if (base < 0)
+                return -errno;
+        if ((sp = openat(dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 && errno != ENOENT)
                 return -errno;
         for (int k = 1; sp >= 0 && k <= SESSION_MAX_SAVEPOINTS && r == 0; k++) {
                 snprintf(name, sizeof(name), "%d", k);
