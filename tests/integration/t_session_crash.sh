@@ -161,10 +161,17 @@ trials=4 N=100
 [ -n "${TXBOX_STRESS:-}" ] && trials=200 N=1000
 BIG='for i in $(seq 1 '$N'); do echo "$i" >"g$i"; done; echo big >>README; rm docs/a.txt'
 ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-kill_in() { # MS PID
+late=0
+kill_in() { # MS PID: SIGKILL after MS ms; late counts the runs that had ended before it
         sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"
         kill -9 "$2" 2>/dev/null
         wait "$2" 2>/dev/null
+        [ $? -eq 137 ] && ended=0 || ended=1
+        late=$((late + ended))
+}
+wait_for() { # FILE PID: until FILE is there (or about 10 s went by)
+        local n=0
+        while [ ! -e "$1" ] && [ $n -lt 5000 ]; do sleep 0.002; n=$((n + 1)); done
 }
 # check ID ALLOWED...: recover, commit the session when it is pending, and find the
 # workspace among the allowed trees; prints the index of the one found.
@@ -183,22 +190,36 @@ check() {
 }
 h1big=$(ref "$S1" "$BIG")
 
-# run --tx of a 1,000-file step (N files): killed while it runs or while its savepoint is kept (odd
-# trials), or while a failed step's savepoint is dropped (even trials).
+# run --tx of an N-file step, kept (trials 1 and 2 mod 4) or failing (3 and 0): killed at a
+# random moment of the whole run (odd trials), or once the program wrote its last file (even
+# trials): while the step is judged and its savepoint kept or dropped.
 id=$(session "$S1")
-t0=$(date +%s%N); tx run --tx "$id" -- sh -c "$BIG" >/dev/null 2>&1; run_ms=$(ms "$t0")
-bad=0 n0=0 n1=0
+t0=$(date +%s%N)
+"$TXBOX" -C "$WS" run --tx "$id" -- sh -c "$BIG" >/dev/null 2>&1 &
+pid=$!
+wait_for "$(state_dir)tx/$id/sp/2.new/upper/README" $pid
+t1=$(date +%s%N)
+wait $pid
+run_ms=$(ms "$t0") tail_ms=$(ms "$t1")
+bad=0 n0=0 n1=0 late=0
 for i in $(seq 1 $trials); do
         id=$(session "$S1")
-        if [ $((i % 2)) -eq 1 ]; then step=$BIG; else step="$BIG; exit 3"; fi
+        case $((i % 4)) in 1 | 2) step=$BIG ;; *) step="$BIG; exit 3" ;; esac
         "$TXBOX" -C "$WS" run --tx "$id" -- sh -c "$step" >/dev/null 2>&1 &
-        delay=$((RANDOM % (run_ms + 20)))
-        kill_in "$delay" $!
-        if [ $((i % 2)) -eq 1 ]; then c=$(check "$id" "$h1" "$h1big"); else c=$(check "$id" "$h1"); fi
+        pid=$!
+        if [ $((i % 2)) -eq 1 ]; then
+                delay=$((RANDOM % (run_ms * 3 / 2 + 20)))
+        else
+                wait_for "$(state_dir)tx/$id/sp/2.new/upper/README" $pid
+                delay=$((RANDOM % (tail_ms * 3 / 2 + 10)))
+        fi
+        kill_in "$delay" $pid
+        case $((i % 4)) in 1 | 2) c=$(check "$id" "$h1" "$h1big") ;; *) c=$(check "$id" "$h1") ;; esac
         case "$c" in 0) n0=$((n0 + 1)) ;; 1) n1=$((n1 + 1)) ;;
         *) echo "# run --tx trial $i (kill at $delay ms): not whole"; bad=$((bad + 1)) ;; esac
 done
-echo "# run --tx: $trials kills in ${run_ms} ms: $n0 without the step, $n1 with it"
+echo "# run --tx: $trials kills (run ${run_ms} ms, ${tail_ms} ms after its last write): $n0 without the step," \
+     "$n1 with it, $late ended before the kill"
 ok "SIGKILL in run --tx and in a failed step's drop: whole savepoints only ($trials trials)" test "$bad" -eq 0
 
 # rollback --to 1 of three savepoints of N files each.
@@ -209,16 +230,16 @@ hb1=$(ref "$B1")
 hb123=$(ref "$B1" "$B2" "$B3")
 id=$(session "$B1" "$B2" "$B3")
 t0=$(date +%s%N); tx rollback "$id" --to 1 >/dev/null; rb_ms=$(ms "$t0")
-bad=0 n0=0 n1=0
+bad=0 n0=0 n1=0 late=0
 for i in $(seq 1 $trials); do
         id=$(session "$B1" "$B2" "$B3")
         "$TXBOX" -C "$WS" rollback "$id" --to 1 >/dev/null 2>&1 &
-        delay=$((RANDOM % (rb_ms + 10)))
+        delay=$((RANDOM % (rb_ms * 3 / 2 + 10)))
         kill_in "$delay" $!
         case "$(check "$id" "$hb123" "$hb1")" in 0) n0=$((n0 + 1)) ;; 1) n1=$((n1 + 1)) ;;
         *) echo "# rollback --to trial $i (kill at $delay ms): not whole"; bad=$((bad + 1)) ;; esac
 done
-echo "# rollback --to: $trials kills in ${rb_ms} ms: $n0 before, $n1 after"
+echo "# rollback --to: $trials kills (${rb_ms} ms): $n0 before, $n1 after, $late ended before the kill"
 ok "SIGKILL in rollback --to of 3 x $N files: before or after, never a mix ($trials trials)" test "$bad" -eq 0
 
 # The commit of a session (fold, then the journal) and its rollback.
@@ -227,12 +248,13 @@ id=$(session "$BIG" "$S1" "$S2")
 t0=$(date +%s%N); tx commit "$id" >/dev/null; commit_ms=$(ms "$t0")
 id=$(session "$BIG" "$S1" "$S2")
 t0=$(date +%s%N); tx rollback "$id" >/dev/null; abort_ms=$(ms "$t0")
-bad=0 n0=0 n1=0 nr=0 na=0
+bad=0 n0=0 n1=0 nr=0 na=0 late_c=0 late_a=0
 for i in $(seq 1 $trials); do
         id=$(session "$BIG" "$S1" "$S2")
         "$TXBOX" -C "$WS" commit "$id" >/dev/null 2>&1 &
-        delay=$((RANDOM % (commit_ms + 10)))
+        delay=$((RANDOM % (commit_ms * 3 / 2 + 10)))
         kill_in "$delay" $!
+        late_c=$((late_c + ended))
         tx recover >/dev/null
         was=$(outcome "$id")
         # Killed after its layer was prepared for the commit (overlay's markers stripped) and
@@ -242,8 +264,9 @@ for i in $(seq 1 $trials); do
         *) echo "# commit trial $i (kill at $delay ms): not whole"; bad=$((bad + 1)) ;; esac
         id=$(session "$BIG" "$S1" "$S2")
         "$TXBOX" -C "$WS" rollback "$id" >/dev/null 2>&1 &
-        delay=$((RANDOM % (abort_ms + 10)))
+        delay=$((RANDOM % (abort_ms * 3 / 2 + 10)))
         kill_in "$delay" $!
+        late_a=$((late_a + ended))
         tx recover >/dev/null
         o=$(outcome "$id")
         if [ "$o" = rolled_back ]; then
@@ -253,8 +276,9 @@ for i in $(seq 1 $trials); do
                 echo "# rollback trial $i (kill at $delay ms): the session left is not whole"; bad=$((bad + 1))
         fi
 done
-echo "# commit: $trials kills in ${commit_ms} ms: $n0 still pending (then committed whole), $n1 committed," \
-     "$nr rolled back; rollback: $trials kills in ${abort_ms} ms, $na rolled back, the rest pending and whole"
+echo "# commit: $trials kills (${commit_ms} ms): $n0 still pending (then committed whole), $n1 committed," \
+     "$nr rolled back, $late_c ended before the kill; rollback: $trials kills (${abort_ms} ms): $na rolled back," \
+     "the rest pending and whole; $late_a ended before the kill"
 ok "SIGKILL in a session's commit and rollback: whole every time ($trials trials each)" test "$bad" -eq 0
 
 done_testing
