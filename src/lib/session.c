@@ -192,7 +192,10 @@ fail:
 }
 
 /* Savepoint tx->sp while it runs: its staging directory, which does not count. */
-void tx_session_dir(const struct txbox_tx *tx, char *buf, size_t size) { snprintf(buf, size, "sp/%d.new", tx->sp); }
+void tx_session_dir(const struct txbox_tx *tx, char *buf, size_t size)
+{
+        snprintf(buf, size, "sp/%d.new", tx->sp);
+}
 
 /* The overlay's layers for savepoint tx->sp: its own upper/work and the lowers beneath. */
 void tx_session_layers(const struct txbox_tx *tx, char **upper, char **work, struct strvec *lowers)
@@ -218,13 +221,15 @@ int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error 
         rm_rf_at(tx->dir_fd, join(sub, sizeof(sub), dir, "/work"));
         if (!keep) {
                 if ((r = failpoint("savepoint")) < 0 || (r = rm_rf_at(tx->dir_fd, dir)) < 0)
-                        return tx_err(err, -r, "cannot drop savepoint %d of session %s: %s", tx->sp, tx->rec.id,
-                                      strerror(-r));
+                        return tx_err(err, -r, "cannot drop savepoint %d of session %s: %s", tx->sp,
+                                      tx->rec.id, strerror(-r));
         } else if ((r = failpoint("savepoint")) < 0 || (syncfs(tx->dir_fd) < 0 && (r = -errno)) ||
-                   (r = failpoint("savepoint")) < 0 || (renameat(tx->dir_fd, dir, tx->dir_fd, final) < 0 && (r = -errno))) {
+                   (r = failpoint("savepoint")) < 0 ||
+                   (renameat(tx->dir_fd, dir, tx->dir_fd, final) < 0 && (r = -errno))) {
                 /* Not kept: the session stays as it was before the command. */
                 struct txbox_error e2;
-                tx_err(err, -r, "cannot keep savepoint %d of session %s: %s", tx->sp, tx->rec.id, strerror(-r));
+                tx_err(err, -r, "cannot keep savepoint %d of session %s: %s", tx->sp, tx->rec.id,
+                       strerror(-r));
                 rm_rf_at(tx->dir_fd, dir);
                 tx_session_keep(tx, &e2);
                 return r;
@@ -255,9 +260,11 @@ int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct
         /* Decided once drop-to is durable: from there every savepoint above n goes, here or,
          * after a crash, in the next tidy; before it, none went. */
         snprintf(k, sizeof(k), "%d", n);
-        if (n < have && ((r = failpoint("rollback")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "drop-to", k, strlen(k), true)) < 0 ||
+        if (n < have && ((r = failpoint("rollback")) < 0 ||
+                         (r = write_file_atomic_at(tx->dir_fd, "drop-to", k, strlen(k), true)) < 0 ||
                          (r = tx_session_tidy(tx->dir_fd, "rollback")) < 0))
-                r = tx_err(err, -r, "cannot drop the savepoints above %d of session %s: %s", n, tx->rec.id, strerror(-r));
+                r = tx_err(err, -r, "cannot drop the savepoints above %d of session %s: %s", n, tx->rec.id,
+                           strerror(-r));
         if (r == 0) {
                 tx->sp = n;
                 r = tx_session_keep(tx, err);
@@ -269,8 +276,8 @@ int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct
 char *tx_session_message(const char *id, int dir_fd)
 {
         if (!has_at(dir_fd, "session"))
-                return xasprintf("tx %s is pending (a session whose savepoints were folded for commit): txbox commit %s "
-                                 "or txbox rollback %s", id, id, id);
+                return xasprintf("tx %s is pending (a session whose savepoints were folded for commit): "
+                                 "txbox commit %s or txbox rollback %s", id, id, id);
         int n = count_savepoints(dir_fd);
         if (n == 0)
                 return xasprintf("session with no savepoint yet: txbox run --tx %s -- COMMAND", id);
@@ -368,7 +375,8 @@ static int fold_dir(int dir_fd)
 
         if (base < 0)
                 return -errno;
-        if ((sp = openat(dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 && errno != ENOENT)
+        sp = openat(dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sp < 0 && errno != ENOENT)
                 return -errno;
         for (int k = 1; sp >= 0 && k <= SESSION_MAX_SAVEPOINTS && r == 0; k++) {
                 snprintf(name, sizeof(name), "%d", k);
@@ -405,8 +413,8 @@ int tx_session_fold(struct txbox_tx *tx, struct txbox_error *err)
         if ((r = failpoint("fold")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "merging", "", 0, true)) < 0)
                 return tx_err(err, -r, "cannot start folding session %s: %s", tx->rec.id, strerror(-r));
         if ((r = fold_dir(tx->dir_fd)) < 0)
-                return tx_err(err, -r, "cannot fold the savepoints of session %s: %s (txbox recover finishes it)",
-                              tx->rec.id, strerror(-r));
+                return tx_err(err, -r, "cannot fold the savepoints of session %s: %s (txbox recover "
+                              "finishes it)", tx->rec.id, strerror(-r));
         return 0;
 }
 

@@ -497,11 +497,14 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
                 return recover_unlogged(ws, id, dir, err);
         if (r < 0)
                 return r;
-        if (rec.outcome == TXBOX_PENDING && dir >= 0 && !has_file(dir, "journal") && !has_file(dir, "committed"))
+        bool pending = rec.outcome == TXBOX_PENDING;
+        if (pending && dir >= 0 && !has_file(dir, "journal") && !has_file(dir, "committed"))
                 r = recover_pending(ws, &rec, dir, err);
-        else if (rec.outcome == TXBOX_PENDING && dir == -ENOENT) {
+        else if (pending && dir == -ENOENT) {
+                /* Its layers left tx/ in one rename: only a rollback does that. */
                 r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
-                                "a rollback was interrupted after its layers had gone: recovery finished it", err) ?: 1;
+                                "a rollback was interrupted after its layers had gone: recovery finished it",
+                                err) ?: 1;
         } else if (dir >= 0 && has_file(dir, "undoing") && !has_file(dir, "undone"))
                 r = recover_undo(ws, &rec, err) ?: 1;
         else if (dir >= 0 && has_file(dir, "undone"))

@@ -325,7 +325,8 @@ like "$out" '\\x1b\]52;c;cGFzdGU=\\x07\\x1b\[2J\\rok' "... its controls are show
 KBIG='for i in $(seq 1 300); do echo $i >g$i; done; echo big >>README; rm docs/a.txt'
 {
         turn "$(call k1 run_command "$(jstr '{"command": "echo one >one.txt"}')")"
-        turn "$(call k2 run_command "$(jstr "$(python3 -c 'import json,sys; print(json.dumps({"command": sys.argv[1]}))' "$KBIG")")")"
+        turn "$(call k2 run_command "$(jstr "$(python3 -c 'import json,sys; print(json.dumps({"command": sys.argv[1]}))' \
+                "$KBIG")")")"
         final "done"
 } >"$T/script12"
 new_ws
@@ -343,7 +344,8 @@ for mode in --atomic --no-atomic; do
         agent --endpoint "$URL" $([ "$mode" = --atomic ] && echo --atomic) "k" >/dev/null 2>&1
         agent_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
         stop_server
-        [ "$(tree_hash "$WS")" = "$k1big" ] || { echo "# agent $mode: the uninterrupted run did not commit it all"; bad=$((bad + 1)); }
+        [ "$(tree_hash "$WS")" = "$k1big" ] ||
+                { echo "# agent $mode: the uninterrupted run did not commit it all"; bad=$((bad + 1)); }
         for i in $(seq 1 $ktrials); do
                 new_ws
                 start_server "$T/script12"
@@ -360,7 +362,8 @@ for mode in --atomic --no-atomic; do
                 settled || { echo "# agent $mode trial $i: a row is not settled"; bad=$((bad + 1)); }
                 for id in $(tx log --json -n 50 | grep -o '"tx": *"[0-9a-f]*"[^}]*"outcome": *"pending"' |
                             grep -o '^"tx": *"[0-9a-f]*"' | grep -o '[0-9a-f]\{10\}'); do
-                        e=$(tx commit "$id" 2>&1) || { echo "# agent $mode trial $i: $id does not commit: $e"; bad=$((bad + 1)); }
+                        e=$(tx commit "$id" 2>&1) ||
+                                { echo "# agent $mode trial $i: $id does not commit: $e"; bad=$((bad + 1)); }
                 done
                 h=$(tree_hash "$WS")
                 case "$h" in "$korig") seen="$seen 0" ;; "$k1") seen="$seen 1" ;; "$k1big") seen="$seen 2" ;;

@@ -142,13 +142,18 @@ mcp_start() {
         exec 7>"$T/in"
         printf '%s\n%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&7
 }
-mcp_call() { printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$@" >&7; }
+mcp_call() { # ID TOOL ARGUMENTS
+        printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$@" >&7
+}
 mcp_wait() { # ID: until its answer is out
         for _ in $(seq 600); do grep -q "\"id\": $1," "$T/kill.out" 2>/dev/null && return 0; sleep 0.05; done
         echo "# no answer to request $1"; return 1
 }
 mcp_kill() { # MS (0: let it finish)
-        [ "$1" -gt 0 ] && sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))" && kill -9 "$MPID" 2>/dev/null
+        if [ "$1" -gt 0 ]; then
+                sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"
+                kill -9 "$MPID" 2>/dev/null
+        fi
         exec 7>&-
         wait "$MPID" 2>/dev/null
 }
@@ -174,7 +179,8 @@ for i in $(seq 1 $ktrials); do
         mcp_kill $((RANDOM % (run_ms + 20) + 1))
         ktx recover >/dev/null
         h=$(tree_hash "$WS")
-        { [ "$h" = "$korig" ] || [ "$h" = "$kafter" ]; } || { echo "# mcp run trial $i: a mixed tree"; bad=$((bad + 1)); }
+        { [ "$h" = "$korig" ] || [ "$h" = "$kafter" ]; } ||
+                { echo "# mcp run trial $i: a mixed tree"; bad=$((bad + 1)); }
         settled || { echo "# mcp run trial $i: a row is not settled"; bad=$((bad + 1)); }
         seen="$seen $([ "$h" = "$korig" ] && echo b || echo a)"
         # A session: a step killed while it runs or is kept, then its commit killed.
@@ -189,7 +195,8 @@ for i in $(seq 1 $ktrials); do
         mcp_kill $((RANDOM % (run_ms + 20) + 1))
         ktx recover >/dev/null
         settled || { echo "# mcp session trial $i: a row is not settled"; bad=$((bad + 1)); }
-        [ "$(tree_hash "$WS")" = "$korig" ] || { echo "# mcp session trial $i: the workspace changed"; bad=$((bad + 1)); }
+        [ "$(tree_hash "$WS")" = "$korig" ] ||
+                { echo "# mcp session trial $i: the workspace changed"; bad=$((bad + 1)); }
         mcp_start
         mcp_call 1 commit_transaction "{\"tx\": \"$id\"}"
         mcp_kill $((RANDOM % 150 + 1))
