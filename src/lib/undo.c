@@ -498,7 +498,15 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         if (r < 0)
                 return r;
         bool pending = rec.outcome == TXBOX_PENDING;
-        if (pending && dir >= 0 && !has_file(dir, "journal") && !has_file(dir, "committed"))
+        if (pending && dir >= 0 && !has_file(dir, "journal") && !has_file(dir, "committed") &&
+            has_file(dir, "prepared")) {
+                /* Cut short after its layer was (partly) prepared for a commit: that layer can
+                 * never be judged again (changeset_prepare), and nothing was applied. */
+                rm_rf_at(ws->tx_fd, id);
+                r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
+                                "a commit of it was cut short after its layer was prepared, before its journal "
+                                "was written; nothing of it was applied and recovery rolled it back", err) ?: 1;
+        } else if (pending && dir >= 0 && !has_file(dir, "journal") && !has_file(dir, "committed"))
                 r = recover_pending(ws, &rec, dir, err);
         else if (pending && dir == -ENOENT) {
                 /* Its layers left tx/ in one rename: only a rollback does that. */

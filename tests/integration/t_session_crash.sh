@@ -138,6 +138,24 @@ for k in $(seq 0 30); do
 done
 ok "a crash at each of $steps steps of the fold: resumed, and the commit applies it all" test "$bad" -eq 0 -a "$steps" -ge 10
 
+# A crash while the folded layer is prepared for the commit (overlay's markers stripped),
+# before the journal: that layer can never be judged again, so recovery rolls the session
+# back, nothing applied; so does a commit that failed there (its claim is left for recovery).
+for k in 0 1; do
+        id=$(session "$S1" "$S2" "$S3")
+        TXBOX_FAILPOINT=prepare:$k "$TXBOX" -C "$WS" commit "$id" >/dev/null 2>&1
+        is "$?" 137 "a crash at step $k of preparing the folded layer"
+        tx recover >/dev/null
+        is "$(outcome "$id"):$(tree_hash "$WS")" "rolled_back:$orig" "recovery rolls it back, nothing applied"
+done
+id=$(session "$S1" "$S2" "$S3")
+TXBOX_FAILPOINT=prepare:1:enospc "$TXBOX" -C "$WS" commit "$id" >/dev/null 2>&1
+is "$?" 1 "a commit that fails while its layer is prepared"
+tx recover >/dev/null
+like "$(tx show --json "$id")" '"outcome": "rolled_back".*cut short after its layer was prepared' \
+        "is rolled back by the next recovery, saying why"
+is "$(tree_hash "$WS")" "$orig" "nothing was applied"
+
 # A crash in the recovery that resumes a fold cut short: the next one finishes it.
 id=$(session "$S1" "$S2" "$S3")
 TXBOX_FAILPOINT=fold:5 "$TXBOX" -C "$WS" commit "$id" >/dev/null 2>&1
