@@ -344,4 +344,59 @@ is "$(jq_ "$T/sum12.json" 'd["committed"], d["rolled_back"], d["tool_calls"]')" 
 is "$(wc -l <"$WS/one.txt")" "$ncalls" "... and the file has all $ncalls lines"
 grep -m1 'conflict' "$T/err12" | sed 's/^/# /'
 
+# ---- 10. kill -9 of txbox agent at a random moment: mid-command, mid-savepoint, mid-commit
+# of the session (--atomic) or of a step (one transaction each).  After txbox recover the
+# workspace is whole, no row is left running or committing, and a session left pending
+# commits whole.  TXBOX_STRESS=1: 30 kills each. ----
+KBIG='for i in $(seq 1 300); do echo $i >g$i; done; echo big >>README; rm docs/a.txt'
+{
+        turn "$(call k1 run_command "$(jstr '{"command": "echo one >one.txt"}')")"
+        turn "$(call k2 run_command "$(jstr "$(python3 -c 'import json,sys; print(json.dumps({"command": sys.argv[1]}))' \
+                "$KBIG")")")"
+        final "done"
+} >"$T/script13"
+new_ws
+korig=$(tree_hash "$WS")
+tx run -- sh -c 'echo one >one.txt' >/dev/null; k1=$(tree_hash "$WS")
+tx run -- sh -c "$KBIG" >/dev/null; k1big=$(tree_hash "$WS")
+ktrials=3
+[ -n "${TXBOX_STRESS:-}" ] && ktrials=30
+settled() { ! tx log --json -n 50 | grep -qE '"outcome": *"(running|committing)"'; }
+bad=0 seen=""
+for mode in --atomic --no-atomic; do
+        new_ws
+        start_server "$T/script13"
+        t0=$(date +%s%N)
+        agent --endpoint "$URL" $([ "$mode" = --atomic ] && echo --atomic) "k" >/dev/null 2>&1
+        agent_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+        stop_server
+        [ "$(tree_hash "$WS")" = "$k1big" ] ||
+                { echo "# agent $mode: the uninterrupted run did not commit it all"; bad=$((bad + 1)); }
+        for i in $(seq 1 $ktrials); do
+                new_ws
+                start_server "$T/script13"
+                # (txbox itself in the background, not the agent function: $! must be its pid)
+                "$TXBOX" -C "$WS" agent --model test --retry-base-ms 10 --no-baseline --endpoint "$URL" \
+                        $([ "$mode" = --atomic ] && echo --atomic) "k" >/dev/null 2>&1 &
+                pid=$!
+                d=$((RANDOM % (agent_ms + 20) + 1))
+                sleep "$(printf '%d.%03d' $((d / 1000)) $((d % 1000)))"
+                kill -9 "$pid" 2>/dev/null
+                wait "$pid" 2>/dev/null
+                stop_server
+                tx recover >/dev/null
+                settled || { echo "# agent $mode trial $i: a row is not settled"; bad=$((bad + 1)); }
+                for id in $(tx log --json -n 50 | grep -o '"tx": *"[0-9a-f]*"[^}]*"outcome": *"pending"' |
+                            grep -o '^"tx": *"[0-9a-f]*"' | grep -o '[0-9a-f]\{10\}'); do
+                        e=$(tx commit "$id" 2>&1) ||
+                                { echo "# agent $mode trial $i: $id does not commit: $e"; bad=$((bad + 1)); }
+                done
+                h=$(tree_hash "$WS")
+                case "$h" in "$korig") seen="$seen 0" ;; "$k1") seen="$seen 1" ;; "$k1big") seen="$seen 2" ;;
+                *) echo "# agent $mode trial $i (kill at $d ms): a mixed tree"; bad=$((bad + 1)) ;; esac
+        done
+done
+echo "# agent kills ($ktrials trials each, --atomic and not): steps kept:$seen"
+ok "kill -9 of txbox agent mid-command and mid-commit: whole every time, rows settled" test "$bad" -eq 0
+
 done_testing

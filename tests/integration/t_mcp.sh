@@ -150,6 +150,88 @@ like "$(ev Bash 'make' | "$TXBOX" --policy "$T/hook-policy" hook claude-code)" '
 is "$(tree_hash "$WS")" "$hook_before" "the hook ran nothing: the workspace is unchanged"
 is "$(tree_hash "$HOME")" "$home_before" "nor the home"
 
+# ---- kill -9 of the server mid-command and mid-commit (one-shot and session): after
+# txbox recover the workspace is whole, no row is left running or committing, and a session
+# left pending commits whole.  TXBOX_STRESS=1: 30 kills each. ----
+KS="$T/state-kill"
+ktx() { "$TXBOX" -C "$WS" --state "$KS" "$@"; }
+mcp_start() {
+        rm -f "$T/in" "$T/kill.out" && mkfifo "$T/in"
+        "$TXBOX" -C "$WS" --state "$KS" mcp <"$T/in" >"$T/kill.out" 2>/dev/null &
+        MPID=$!
+        exec 7>"$T/in"
+        printf '%s\n%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&7
+}
+mcp_call() { # ID TOOL ARGUMENTS
+        printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%s","arguments":%s}}\n' "$@" >&7
+}
+mcp_wait() { # ID: until its answer is out
+        for _ in $(seq 600); do grep -q "\"id\": $1," "$T/kill.out" 2>/dev/null && return 0; sleep 0.05; done
+        echo "# no answer to request $1"; return 1
+}
+mcp_kill() { # MS (0: let it finish)
+        if [ "$1" -gt 0 ]; then
+                sleep "$(printf '%d.%03d' $(($1 / 1000)) $(($1 % 1000)))"
+                kill -9 "$MPID" 2>/dev/null
+        fi
+        exec 7>&-
+        wait "$MPID" 2>/dev/null
+}
+settled() { ! ktx log --json -n 50 | grep -qE '"outcome": *"(running|committing)"'; }
+sid() { grep -o '"tx": *"[0-9a-f]*"' "$T/kill.out" | head -1 | grep -o '[0-9a-f]\{10\}'; }
+KBIG='for i in $(seq 1 300); do echo $i >g$i; done; echo big >>README; rm docs/a.txt'
+Q=$(printf '%s' "$KBIG" | sed 's/"/\\"/g')
+kws() { new_ws; rm -rf "$KS"; }
+kws; korig=$(tree_hash "$WS")
+ktx run -- sh -c "$KBIG" >/dev/null; kafter=$(tree_hash "$WS")
+kws; ktx run -- sh -c 'echo one >one.txt' >/dev/null; k1=$(tree_hash "$WS")
+ktx run -- sh -c "$KBIG" >/dev/null; k1big=$(tree_hash "$WS")
+kws; t0=$(date +%s%N); mcp_start; mcp_call 1 run_command "{\"command\": \"$Q\"}"; mcp_wait 1; mcp_kill 0
+run_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+ktrials=3
+[ -n "${TXBOX_STRESS:-}" ] && ktrials=30
+bad=0 seen=""
+for i in $(seq 1 $ktrials); do
+        # A one-shot command: killed while it runs or commits.
+        kws
+        mcp_start
+        mcp_call 1 run_command "{\"command\": \"$Q\"}"
+        mcp_kill $((RANDOM % (run_ms + 20) + 1))
+        ktx recover >/dev/null
+        h=$(tree_hash "$WS")
+        { [ "$h" = "$korig" ] || [ "$h" = "$kafter" ]; } ||
+                { echo "# mcp run trial $i: a mixed tree"; bad=$((bad + 1)); }
+        settled || { echo "# mcp run trial $i: a row is not settled"; bad=$((bad + 1)); }
+        seen="$seen $([ "$h" = "$korig" ] && echo b || echo a)"
+        # A session: a step killed while it runs or is kept, then its commit killed.
+        kws
+        mcp_start
+        mcp_call 1 begin_transaction '{}'
+        mcp_wait 1
+        id=$(sid)
+        mcp_call 2 run_command "{\"command\": \"echo one >one.txt\", \"tx\": \"$id\"}"
+        mcp_wait 2
+        mcp_call 3 run_command "{\"command\": \"$Q\", \"tx\": \"$id\"}"
+        mcp_kill $((RANDOM % (run_ms + 20) + 1))
+        ktx recover >/dev/null
+        settled || { echo "# mcp session trial $i: a row is not settled"; bad=$((bad + 1)); }
+        [ "$(tree_hash "$WS")" = "$korig" ] ||
+                { echo "# mcp session trial $i: the workspace changed"; bad=$((bad + 1)); }
+        mcp_start
+        mcp_call 1 commit_transaction "{\"tx\": \"$id\"}"
+        mcp_kill $((RANDOM % 150 + 1))
+        ktx recover >/dev/null
+        settled || { echo "# mcp commit trial $i: a row is not settled"; bad=$((bad + 1)); }
+        ktx log --json -n 50 | grep -q '"outcome": *"pending"' && ktx commit "$id" >/dev/null 2>&1
+        h=$(tree_hash "$WS")
+        { [ "$h" = "$korig" ] || [ "$h" = "$k1" ] || [ "$h" = "$k1big" ]; } ||
+                { echo "# mcp commit trial $i: a mixed tree"; bad=$((bad + 1)); }
+        [ "$h" = "$korig" ] && ! ktx show --json "$id" | grep -q '"outcome": *"rolled_back"' &&
+                { echo "# mcp commit trial $i: nothing committed, yet the session is not rolled back"; bad=$((bad + 1)); }
+done
+echo "# mcp kills ($ktrials trials, run ${run_ms} ms): one-shot outcomes:$seen"
+ok "kill -9 of txbox mcp mid-command and mid-commit: whole every time, rows settled ($ktrials trials)" test "$bad" -eq 0
+
 # ---- the official SDK client ----
 if [ ! -f "$SDK/node_modules/@modelcontextprotocol/sdk/package.json" ] || ! command -v node >/dev/null; then
         skip "MCP SDK client scenario" "MCP TypeScript SDK unavailable: $(cat "$SDK.status" 2>/dev/null)"

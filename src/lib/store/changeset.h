@@ -95,7 +95,9 @@ void cs_manifest_free(struct cs_manifest *m);
  * inside directories that move whole, clear setuid/setgid bits.  Only touches entries
  * named by cs->ops (and their subtrees).  Runs once: the first run writes the manifest of
  * the directories that move whole to dirfd/"manifest" (journal_manifest_write) before it
- * marks the layer prepared. */
+ * marks the layer prepared.  Before it changes anything it leaves dirfd/"prepared": a layer
+ * prepared in part or whole no longer says what the program did (opaque markers and
+ * whiteouts are gone), so it can never be judged again (txbox_tx_evaluate refuses it). */
 int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struct txbox_error *err);
 
 void changeset_free(struct changeset *cs);

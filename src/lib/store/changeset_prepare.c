@@ -243,6 +243,12 @@ int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struc
 
         if (r < 0 || prepared_mark(upper_fd, false) > 0)
                 return r;
+        int fd = openat(dirfd, "prepared", O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return tx_err(err, errno, "cannot mark the upper layer as being prepared: %m");
+        close(fd);
+        if ((r = failpoint("prepare")) < 0)
+                return tx_err(err, -r, "prepare the upper layer: %s", strerror(-r));
         r = open_merged_dirs(&w, upper_fd, cs);
         for (size_t i = 0; r >= 0 && i < cs->nops; i++) {
                 const struct cs_op *op = &cs->ops[i];
@@ -257,6 +263,8 @@ int changeset_prepare(int upper_fd, const struct changeset *cs, int dirfd, struc
                 r = journal_manifest_write(dirfd, "manifest", &mf, err);
         }
         cs_manifest_free(&mf);
+        if (r >= 0 && (r = failpoint("prepare")) < 0)
+                return tx_err(err, -r, "prepare the upper layer: %s", strerror(-r));
         if (r >= 0 && (r = prepared_mark(upper_fd, true)) < 0)
                 return tx_err(err, -r, "mark the upper layer prepared: %s", strerror(-r));
         return r;

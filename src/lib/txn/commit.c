@@ -336,8 +336,16 @@ int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_err
         if (tx->stuck) /* a commit recovery finishes: its directory and claim are recovery's */
                 return tx_err(err, EAGAIN, "tx %s is left to 'txbox recover'", tx->rec.id);
         /* Removed at once, not trashed: what a failed program wrote can be big, and its
-         * space is the user's again when the command returns. */
-        int r = rm_rf_at(tx->ws->tx_fd, tx->rec.id);
+         * space is the user's again when the command returns.  A pending one (a session,
+         * run --commit=keep) leaves tx/ in one rename first: a removal cut short must not
+         * leave part of it to commit (recovery rolls back a pending tx without layers). */
+        char gone[64];
+        snprintf(gone, sizeof(gone), "%s.rollback", tx->rec.id);
+        bool out = tx->rec.outcome == TXBOX_PENDING && tx->ws->trash_fd >= 0 &&
+                   renameat2(tx->ws->tx_fd, tx->rec.id, tx->ws->trash_fd, gone, RENAME_NOREPLACE) == 0;
+        if (out)
+                (void)failpoint("abort"); /* out of tx/: only a crash is of interest */
+        int r = out ? rm_rf_at(tx->ws->trash_fd, gone) : rm_rf_at(tx->ws->tx_fd, tx->rec.id);
         if (r < 0)
                 return tx_err(err, -r, "cannot remove the layers of tx %s in '%s/tx': %s", tx->rec.id,
                               tx->ws->state, strerror(-r));

@@ -1,10 +1,23 @@
 /* Session transactions: several commands, one savepoint each, committed at once.
  *
  * tx/ID/session      marker: this pending transaction is a session
- * tx/ID/sp/N/upper   savepoint N's layer; the overlay of command N stacks the layers of
- *                    savepoints N-1 .. 1 over the workspace as read-only lowers
- * tx/ID/merging      marker while commit folds the layers into tx/ID/upper (a crash there
- *                    rolls the session back: half-merged layers are no whole state)
+ * tx/ID/sp/N/upper   savepoint N's layer, for N = 1 .. n without a gap: only these count.
+ *                    The overlay of command N stacks the layers of savepoints N-1 .. 1 over
+ *                    the workspace as read-only lowers
+ * tx/ID/sp/N.new/    savepoint N while its command runs and is judged; it counts only once
+ *                    kept: its layer made durable, then one rename to sp/N
+ * tx/ID/sp/.gone-X   a savepoint retired (dropped, folded, left over): moved out of the
+ *                    numbered range in one rename, then removed; it never counts again
+ * tx/ID/drop-to      rollback --to K decided (durable before the first savepoint goes): the
+ *                    savepoints above K are retired, from the top down, by whoever finds it
+ * tx/ID/merging      marker while commit folds the layers into tx/ID/upper, oldest first,
+ *                    each retired once folded: a fold cut short is resumed, and a layer
+ *                    half folded folds again to the same result (tx_session_tidy)
+ *
+ * A crash at any step leaves one of these whole states.  Every load of a pending
+ * transaction, and recovery, tidies it first (tx_session_tidy): a decided fold or rollback --to
+ * is completed and every name in sp/ that does not count is removed, so that a half-run
+ * command, a half-removed savepoint or a number past a gap can never come to count.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -31,7 +44,7 @@ static bool has_at(int dirfd, const char *name)
 
 bool tx_is_session(const struct txbox_tx *tx) { return tx->dir_fd >= 0 && has_at(tx->dir_fd, "session"); }
 
-/* Savepoints are numbered 1..n without gaps. */
+/* Savepoints are numbered 1..n without gaps; only these count. */
 static int count_savepoints(int dir_fd)
 {
         char name[32];
@@ -43,6 +56,78 @@ static int count_savepoints(int dir_fd)
                 n++;
         }
         return n;
+}
+
+/* name is a savepoint's final name: "1" .. "64", no sign, no leading zero. */
+static bool sp_number(const char *name, int *k)
+{
+        int v = 0;
+
+        if (name[0] < '1' || name[0] > '9')
+                return false;
+        for (const char *p = name; *p; p++) {
+                if (*p < '0' || *p > '9' || (v = v * 10 + (*p - '0')) > SESSION_MAX_SAVEPOINTS)
+                        return false;
+        }
+        *k = v;
+        return true;
+}
+
+/* Retire sp/NAME: one rename out of the numbered range (it no longer counts from here),
+ * then its removal, which a crash may cut short: a dot name is removed by the next tidy. */
+static int retire(int sp_fd, const char *name, const char *fp)
+{
+        char gone[NAME_MAX + 1];
+        int r;
+
+        if (snprintf(gone, sizeof(gone), ".gone-%s", name) >= (int)sizeof(gone))
+                return rm_rf_at(sp_fd, name); /* not ours (a number never is this long) */
+        if ((r = rm_rf_at(sp_fd, gone)) < 0 || (r = failpoint(fp)) < 0)
+                return r;
+        if (renameat(sp_fd, name, sp_fd, gone) < 0 && errno != ENOENT)
+                return -errno;
+        if ((r = failpoint(fp)) < 0)
+                return r;
+        return rm_rf_at(sp_fd, gone);
+}
+
+/* Keep savepoints 1..keep and retire everything else in sp/: numbers above keep from the
+ * top down (a crash leaves a prefix), staging names, leftovers. */
+static int tidy_sp(int dir_fd, int keep, const char *fp)
+{
+        _cleanup_close_ int sp = openat(dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        bool over[SESSION_MAX_SAVEPOINTS + 1] = {false}, any = false;
+        struct strvec names = {0};
+        struct dirent *de;
+        DIR *d;
+        int r = 0, k;
+
+        if (sp < 0)
+                return errno == ENOENT && mkdirat(dir_fd, "sp", 0700) == 0 ? 0 : -errno;
+        if (!(d = dir_stream(sp)))
+                return -errno;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        strvec_push(&names, xstrdup(de->d_name));
+        closedir(d);
+        for (size_t i = 0; i < names.n && r == 0; i++) {
+                const char *name = names.v[i];
+                if (sp_number(name, &k)) {
+                        over[k] = k > keep;
+                        any |= over[k];
+                } else if (name[0] == '.')
+                        r = rm_rf_at(sp, name);
+                else if ((r = retire(sp, name, fp)) == 0)
+                        any = true;
+        }
+        strvec_clear(&names);
+        for (k = SESSION_MAX_SAVEPOINTS; k > keep && r == 0; k--) {
+                char name[16];
+                snprintf(name, sizeof(name), "%d", k);
+                if (over[k])
+                        r = retire(sp, name, fp);
+        }
+        return r < 0 ? r : any && fsync(sp) < 0 ? -errno : 0;
 }
 
 int txbox_session_begin(struct txbox_ws *ws, struct txbox_record *out, struct txbox_error *err)
@@ -62,7 +147,7 @@ int txbox_session_begin(struct txbox_ws *ws, struct txbox_record *out, struct tx
                 txbox_tx_rollback(tx, NULL, &e2);
         } else {
                 free(tx->rec.message);
-                tx->rec.message = xasprintf("session with no savepoint yet: txbox run --tx %s -- COMMAND", tx->rec.id);
+                tx->rec.message = tx_session_message(tx->rec.id, tx->dir_fd);
                 r = txbox_tx_keep(tx, err);
         }
         if (r == 0 && out)
@@ -76,7 +161,7 @@ int txbox_session_savepoint(struct txbox_ws *ws, const char *id, char *const arg
 {
         struct txbox_tx *tx = NULL;
         char dir[32], sub[48];
-        int r = txbox_tx_load(ws, id, &tx, err);
+        int r = txbox_tx_load(ws, id, &tx, err); /* tidied: sp/ holds savepoints 1..n only */
 
         if (r < 0)
                 return r;
@@ -90,7 +175,7 @@ int txbox_session_savepoint(struct txbox_ws *ws, const char *id, char *const arg
                            SESSION_MAX_SAVEPOINTS);
                 goto fail;
         }
-        snprintf(dir, sizeof(dir), "sp/%d", tx->sp);
+        tx_session_dir(tx, dir, sizeof(dir));
         if (mkdirat(tx->dir_fd, dir, 0700) < 0 || mkdirat(tx->dir_fd, join(sub, sizeof(sub), dir, "/upper"), 0755) < 0 ||
             mkdirat(tx->dir_fd, join(sub, sizeof(sub), dir, "/work"), 0700) < 0) {
                 r = tx_err(err, errno, "cannot create savepoint %d of session %s: %s", tx->sp, tx->rec.id, strerror(errno));
@@ -106,37 +191,58 @@ fail:
         return r;
 }
 
+/* Savepoint tx->sp while it runs: its staging directory, which does not count. */
+void tx_session_dir(const struct txbox_tx *tx, char *buf, size_t size)
+{
+        snprintf(buf, size, "sp/%d.new", tx->sp);
+}
+
 /* The overlay's layers for savepoint tx->sp: its own upper/work and the lowers beneath. */
 void tx_session_layers(const struct txbox_tx *tx, char **upper, char **work, struct strvec *lowers)
 {
         const char *base = tx->ws->state;
-        *upper = xasprintf("%s/tx/%s/sp/%d/upper", base, tx->rec.id, tx->sp);
-        *work = xasprintf("%s/tx/%s/sp/%d/work", base, tx->rec.id, tx->sp);
+        *upper = xasprintf("%s/tx/%s/sp/%d.new/upper", base, tx->rec.id, tx->sp);
+        *work = xasprintf("%s/tx/%s/sp/%d.new/work", base, tx->rec.id, tx->sp);
         for (int k = tx->sp - 1; k >= 1; k--)
                 strvec_push(lowers, xasprintf("%s/tx/%s/sp/%d/upper", base, tx->rec.id, k));
 }
 
-static void sp_dir(char *buf, size_t size, int k) { snprintf(buf, size, "sp/%d", k); }
-
-/* Savepoint tx->sp ends: kept when the command succeeded, dropped otherwise. */
+/* Savepoint tx->sp ends: kept when the command succeeded, dropped otherwise.  Kept, its
+ * layer is made durable (the overlay is volatile), then it counts, by one rename; the
+ * row's sync (finish_record) makes the rename durable before the command returns.
+ * Dropped, it never counted: a crash in its removal leaves a name the next tidy removes. */
 int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error *err)
 {
-        char dir[32], sub[48];
+        char dir[32], sub[48], final[32];
+        int r;
 
-        sp_dir(dir, sizeof(dir), tx->sp);
+        tx_session_dir(tx, dir, sizeof(dir));
+        snprintf(final, sizeof(final), "sp/%d", tx->sp);
         rm_rf_at(tx->dir_fd, join(sub, sizeof(sub), dir, "/work"));
         if (!keep) {
-                int r = rm_rf_at(tx->dir_fd, dir);
-                if (r < 0)
-                        return tx_err(err, -r, "cannot drop savepoint %d of session %s: %s", tx->sp, tx->rec.id, strerror(-r));
+                if ((r = failpoint("savepoint")) < 0 || (r = rm_rf_at(tx->dir_fd, dir)) < 0)
+                        return tx_err(err, -r, "cannot drop savepoint %d of session %s: %s", tx->sp,
+                                      tx->rec.id, strerror(-r));
+        } else if ((r = failpoint("savepoint")) < 0 || (syncfs(tx->dir_fd) < 0 && (r = -errno)) ||
+                   (r = failpoint("savepoint")) < 0 ||
+                   (renameat(tx->dir_fd, dir, tx->dir_fd, final) < 0 && (r = -errno))) {
+                /* Not kept: the session stays as it was before the command. */
+                struct txbox_error e2;
+                tx_err(err, -r, "cannot keep savepoint %d of session %s: %s", tx->sp, tx->rec.id,
+                       strerror(-r));
+                rm_rf_at(tx->dir_fd, dir);
+                tx_session_keep(tx, &e2);
+                return r;
         }
+        if (keep)
+                (void)failpoint("savepoint"); /* kept: past the rename only a crash is of interest */
         return tx_session_keep(tx, err);
 }
 
 int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct txbox_error *err)
 {
         struct txbox_tx *tx = NULL;
-        char dir[32];
+        char k[16];
         int r = txbox_tx_load(ws, id, &tx, err);
 
         if (r < 0)
@@ -151,12 +257,14 @@ int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct
                 return tx_err(err, EINVAL, "session %s has savepoints 1 to %d: --to %d is not one of them (0 drops all)",
                               tx->rec.id, have, n);
         }
-        /* Top first, so that the numbering never has a gap, even after a crash here. */
-        for (int k = have; k > n && r == 0; k--) {
-                sp_dir(dir, sizeof(dir), k);
-                if ((r = rm_rf_at(tx->dir_fd, dir)) < 0)
-                        r = tx_err(err, -r, "cannot drop savepoint %d of session %s: %s", k, tx->rec.id, strerror(-r));
-        }
+        /* Decided once drop-to is durable: from there every savepoint above n goes, here or,
+         * after a crash, in the next tidy; before it, none went. */
+        snprintf(k, sizeof(k), "%d", n);
+        if (n < have && ((r = failpoint("rollback")) < 0 ||
+                         (r = write_file_atomic_at(tx->dir_fd, "drop-to", k, strlen(k), true)) < 0 ||
+                         (r = tx_session_tidy(tx->dir_fd, "rollback")) < 0))
+                r = tx_err(err, -r, "cannot drop the savepoints above %d of session %s: %s", n, tx->rec.id,
+                           strerror(-r));
         if (r == 0) {
                 tx->sp = n;
                 r = tx_session_keep(tx, err);
@@ -165,12 +273,22 @@ int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct
         return r;
 }
 
+char *tx_session_message(const char *id, int dir_fd)
+{
+        if (!has_at(dir_fd, "session"))
+                return xasprintf("tx %s is pending (a session whose savepoints were folded for commit): "
+                                 "txbox commit %s or txbox rollback %s", id, id, id);
+        int n = count_savepoints(dir_fd);
+        if (n == 0)
+                return xasprintf("session with no savepoint yet: txbox run --tx %s -- COMMAND", id);
+        return xasprintf("session with %d savepoint%s: txbox commit %s, or txbox rollback %s [--to N]", n,
+                         n == 1 ? "" : "s", id, id);
+}
+
 int tx_session_keep(struct txbox_tx *tx, struct txbox_error *err)
 {
-        int n = count_savepoints(tx->dir_fd);
         free(tx->rec.message);
-        tx->rec.message = xasprintf("session with %d savepoint%s: txbox commit %s, or txbox rollback %s [--to N]", n,
-                                    n == 1 ? "" : "s", tx->rec.id, tx->rec.id);
+        tx->rec.message = tx_session_message(tx->rec.id, tx->dir_fd);
         return txbox_tx_keep(tx, err);
 }
 
@@ -243,28 +361,91 @@ static int merge_layer(int top, int base, int depth)
         return r;
 }
 
-/* Fold savepoints 1..n into tx/ID/upper, oldest first; afterwards the session is an
- * ordinary pending transaction. */
+/* Fold the savepoints into tx/ID/upper, oldest first, each retired once folded; then the
+ * session is an ordinary pending transaction.  Resumable: the layers still in sp/ are
+ * exactly those not wholly folded, and folding a layer again that was cut short gives the
+ * same result (each entry moved is gone from it, a directory merged into stays and merges
+ * again into the same directory; no later layer has touched the base yet). */
+static int fold_dir(int dir_fd)
+{
+        _cleanup_close_ int base = openat(dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int sp = -1;
+        char name[16];
+        int r = 0;
+
+        if (base < 0)
+                return -errno;
+        sp = openat(dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sp < 0 && errno != ENOENT)
+                return -errno;
+        for (int k = 1; sp >= 0 && k <= SESSION_MAX_SAVEPOINTS && r == 0; k++) {
+                snprintf(name, sizeof(name), "%d", k);
+                if (!has_at(sp, name))
+                        continue;
+                if ((r = failpoint("fold")) < 0)
+                        break;
+                snprintf(name, sizeof(name), "%d/upper", k);
+                _cleanup_close_ int top = openat(sp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if ((r = top < 0 ? (errno == ENOENT ? 0 : -errno) : merge_layer(top, base, 0)) == 0) {
+                        snprintf(name, sizeof(name), "%d", k);
+                        r = retire(sp, name, "fold");
+                }
+        }
+        if (r < 0 || (r = rm_rf_at(dir_fd, "sp")) < 0 || (r = failpoint("fold")) < 0)
+                return r;
+        /* The folded layer is durable before the markers go: then it is the transaction. */
+        if (syncfs(dir_fd) < 0)
+                return -errno;
+        if (unlinkat(dir_fd, "session", 0) < 0 && errno != ENOENT)
+                return -errno;
+        if ((r = failpoint("fold")) < 0)
+                return r;
+        if (unlinkat(dir_fd, "merging", 0) < 0 && errno != ENOENT)
+                return -errno;
+        return fsync_dirfd_at(dir_fd, ".");
+}
+
 int tx_session_fold(struct txbox_tx *tx, struct txbox_error *err)
 {
-        int n = count_savepoints(tx->dir_fd), r = 0;
-        char dir[48];
+        int r;
 
-        if ((r = write_file_atomic_at(tx->dir_fd, "merging", "", 0, true)) < 0)
+        /* The load tidied sp/: what is numbered there now is what the commit folds. */
+        if ((r = failpoint("fold")) < 0 || (r = write_file_atomic_at(tx->dir_fd, "merging", "", 0, true)) < 0)
                 return tx_err(err, -r, "cannot start folding session %s: %s", tx->rec.id, strerror(-r));
-        _cleanup_close_ int base = openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (base < 0)
-                return tx_err(err, errno, "cannot open the layer of session %s: %s", tx->rec.id, strerror(errno));
-        for (int k = 1; k <= n && r == 0; k++) {
-                (void)failpoint("fold");
-                snprintf(dir, sizeof(dir), "sp/%d/upper", k);
-                _cleanup_close_ int top = openat(tx->dir_fd, dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                r = top < 0 ? -errno : merge_layer(top, base, 0);
-        }
-        if (r < 0)
-                return tx_err(err, -r, "cannot fold the savepoints of session %s: %s", tx->rec.id, strerror(-r));
-        rm_rf_at(tx->dir_fd, "sp");
-        unlinkat(tx->dir_fd, "session", 0);
-        unlinkat(tx->dir_fd, "merging", 0);
-        return fsync_dirfd_at(tx->dir_fd, ".");
+        if ((r = fold_dir(tx->dir_fd)) < 0)
+                return tx_err(err, -r, "cannot fold the savepoints of session %s: %s (txbox recover "
+                              "finishes it)", tx->rec.id, strerror(-r));
+        return 0;
+}
+
+/* drop-to's savepoint number; garbage drops them all (fail closed: a rollback was asked). */
+static int drop_to(int dir_fd)
+{
+        _cleanup_free_ char *s = NULL;
+        int k;
+
+        if (read_file_at(dir_fd, "drop-to", 16, &s, NULL) < 0 || !sp_number(s, &k))
+                return 0; /* "0" too */
+        return k;
+}
+
+int tx_session_tidy(int dir_fd, const char *fp)
+{
+        int r;
+
+        if (has_at(dir_fd, "merging"))
+                return fold_dir(dir_fd);
+        if (!has_at(dir_fd, "session"))
+                return 0;
+        bool decided = has_at(dir_fd, "drop-to");
+        int keep = count_savepoints(dir_fd);
+        if (decided && drop_to(dir_fd) < keep)
+                keep = drop_to(dir_fd);
+        if ((r = tidy_sp(dir_fd, keep, fp)) < 0 || !decided)
+                return r;
+        if ((r = failpoint(fp)) < 0)
+                return r;
+        if (unlinkat(dir_fd, "drop-to", 0) < 0 && errno != ENOENT)
+                return -errno;
+        return fsync_dirfd_at(dir_fd, ".");
 }

@@ -301,6 +301,11 @@ int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx **out, st
                            ws->state, strerror(errno));
                 goto fail;
         }
+        /* A session's process may have died mid-step: only whole savepoints may count. */
+        if ((r = tx_session_tidy(tx->dir_fd, "tidy")) < 0) {
+                r = tx_err(err, -r, "cannot tidy the savepoints of session %s: %s", tx->rec.id, strerror(-r));
+                goto fail;
+        }
         if ((r = read_snapshot(tx, err)) < 0)
                 goto fail;
         tx->in_log = true;
@@ -581,10 +586,15 @@ int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
 
         /* A savepoint is judged on its own layer; a session about to commit, on all of them
          * folded into one. */
-        if (tx->sp)
-                snprintf(layer, sizeof(layer), "sp/%d/upper", tx->sp);
-        else if (tx_is_session(tx) && (r = tx_session_fold(tx, err)) < 0)
+        if (tx->sp) {
+                tx_session_dir(tx, layer, sizeof(layer) - 8);
+                strcat(layer, "/upper");
+        } else if (tx_is_session(tx) && (r = tx_session_fold(tx, err)) < 0)
                 return r;
+        if (!tx->sp && faccessat(tx->dir_fd, "prepared", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+                return tx_err(err, EINVAL, "tx %s was prepared for a commit that did not complete: its layer no "
+                              "longer says what the program did and cannot be judged again; txbox rollback %s",
+                              tx->rec.id, tx->rec.id);
         _cleanup_close_ int upper = openat(tx->dir_fd, layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (upper < 0)
                 return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));

@@ -180,12 +180,20 @@ int tx_finish_denied(struct txbox_tx *tx, struct txbox_error *err);
 
 /* Sessions (session.c). */
 bool tx_is_session(const struct txbox_tx *tx);
+/* The staging directory of savepoint tx->sp while its command runs ("sp/N.new"). */
+void tx_session_dir(const struct txbox_tx *tx, char *buf, size_t size);
 void tx_session_layers(const struct txbox_tx *tx, char **upper, char **work, struct strvec *lowers);
 /* Savepoint tx->sp ends: kept when keep, else dropped; the session stays pending. */
 int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error *err);
 /* Record the session as pending with a message listing what to do next. */
 int tx_session_keep(struct txbox_tx *tx, struct txbox_error *err);
+/* That message for pending transaction ID in dir_fd (a session, or one whose fold ended). */
+char *tx_session_message(const char *id, int dir_fd);
 /* Fold every savepoint into tx/ID/upper (commit of a session). */
 int tx_session_fold(struct txbox_tx *tx, struct txbox_error *err);
+/* Bring the pending transaction in dir_fd to a whole state (any transaction: a no-op for
+ * one that is no session): finish a decided fold or rollback --to, remove every savepoint
+ * name that does not count.  fp names the failpoint of its steps.  0 or -errno. */
+int tx_session_tidy(int dir_fd, const char *fp);
 
 #endif

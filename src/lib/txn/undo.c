@@ -477,6 +477,22 @@ static int recover_unlogged(struct txbox_ws *ws, const char *id, int dir, struct
         return r;
 }
 
+/* A pending transaction whose process died: a session mid-step is tidied (a decided fold or
+ * rollback --to completed, a savepoint that was not kept dropped) and its row's message
+ * made true again.  It stays pending. */
+static int recover_pending(struct txbox_ws *ws, struct txbox_record *rec, int dir, struct txbox_error *err)
+{
+        bool session = has_file(dir, "session") || has_file(dir, "merging");
+        int r = tx_session_tidy(dir, "recover");
+
+        if (r < 0)
+                return tx_err(err, -r, "cannot recover session %s: %s", rec->id, strerror(-r));
+        if (!session)
+                return 0;
+        _cleanup_free_ char *msg = tx_session_message(rec->id, dir);
+        return rec->message && !strcmp(rec->message, msg) ? 0 : set_outcome(ws, rec, TXBOX_PENDING, msg, err);
+}
+
 /* Bring one abandoned transaction to a whole state.  Returns 1 when the workspace was put
  * back, 2 when a finished commit or undo only needed its audit row, 0 when nothing. */
 static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *err)
@@ -489,11 +505,22 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
                 return recover_unlogged(ws, id, dir, err);
         if (r < 0)
                 return r;
-        if (dir >= 0 && has_file(dir, "merging")) {
-                /* Half-folded savepoints are no whole state: the session is rolled back. */
+        bool pending = rec.outcome == TXBOX_PENDING;
+        if (pending && dir >= 0 && !has_file(dir, "journal") && !has_file(dir, "committed") &&
+            has_file(dir, "prepared")) {
+                /* Cut short after its layer was (partly) prepared for a commit: that layer can
+                 * never be judged again (changeset_prepare), and nothing was applied. */
                 rm_rf_at(ws->tx_fd, id);
                 r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
-                                "a session interrupted while its savepoints were folded for commit was rolled back", err) ?: 1;
+                                "a commit of it was cut short after its layer was prepared, before its journal "
+                                "was written; nothing of it was applied and recovery rolled it back", err) ?: 1;
+        } else if (pending && dir >= 0 && !has_file(dir, "journal") && !has_file(dir, "committed"))
+                r = recover_pending(ws, &rec, dir, err);
+        else if (pending && dir == -ENOENT) {
+                /* Its layers left tx/ in one rename: only a rollback does that. */
+                r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
+                                "a rollback was interrupted after its layers had gone: recovery finished it",
+                                err) ?: 1;
         } else if (dir >= 0 && has_file(dir, "undoing") && !has_file(dir, "undone"))
                 r = recover_undo(ws, &rec, err) ?: 1;
         else if (dir >= 0 && has_file(dir, "undone"))
