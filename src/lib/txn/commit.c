@@ -187,7 +187,8 @@ static int check_conflicts(struct txbox_tx *tx, int upper, struct txbox_error *e
                 upper = -1; /* an origin may be a moved entry's (live_changed) */
         for (size_t i = 0; i < tx->cs.nops && bad.n < 20; i++)
                 if (!strvec_lists_path(&bad, tx->cs.ops[i].path) && live_changed(tx, upper, &tx->cs.ops[i]))
-                        strvec_push(&bad, xasprintf("%s (changed since tx %s began)", tx->cs.ops[i].path, tx->rec.id));
+                        strvec_push(&bad, xasprintf("%s (changed since tx %s began)", tx->cs.ops[i].path,
+                                                    tx->rec.id));
         for (size_t i = 0; i < tx->cs.touched.n && bad.n < 20; i++) {
                 struct cs_op o = {.path = tx->cs.touched.v[i], .kind = CS_OP_SWAP, .has_old = true};
                 struct stat st;
@@ -200,15 +201,16 @@ static int check_conflicts(struct txbox_tx *tx, int upper, struct txbox_error *e
                 return 0;
         for (size_t i = 0; i < bad.n && i < 8; i++)
                 snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", bad.v[i]);
-        r = tx_err(err, EAGAIN, "conflict: %s%s; nothing was applied and running the command again is safe", list,
-                   bad.n > 8 ? ", ..." : "");
+        r = tx_err(err, EAGAIN, "conflict: %s%s; nothing was applied and running the command again is safe",
+                   list, bad.n > 8 ? ", ..." : "");
         strvec_clear(&bad);
         return r;
 }
 
 static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
 {
-        _cleanup_close_ int upper = openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int upper =
+                openat(tx->dir_fd, "upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_close_ int undo = -1;
         enum txbox_outcome before = tx->rec.outcome;
         struct txbox_error e2;
@@ -216,7 +218,8 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         int r;
 
         if (upper < 0)
-                return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
+                return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id,
+                              strerror(errno));
         if ((r = check_conflicts(tx, upper, err)) < 0)
                 return r;
         trace_mark("commit: conflicts checked");
@@ -233,7 +236,8 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                 return r;
         if ((mkdirat(tx->dir_fd, "undo", 0700) < 0 && errno != EEXIST) ||
             (undo = openat(tx->dir_fd, "undo", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-                return tx_err(err, errno, "cannot create the undo area of tx %s: %s", tx->rec.id, strerror(errno));
+                return tx_err(err, errno, "cannot create the undo area of tx %s: %s", tx->rec.id,
+                              strerror(errno));
         /* One filesystem sync: it makes the journal and the new files' contents (the overlay
          * is volatile) durable before the first rename, and the commit with them: from here
          * recovery completes it.  The renames need no sync of their own (see settle()).
@@ -255,7 +259,8 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         settle_done(tx->ws, &settled); /* earlier commits' renames: covered by this sync */
         trace_mark("commit: journal synced");
         struct journal_progress pg = {tx->ws->progress, tx->ws->progress_ctx, "committing"};
-        if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", &pg, false, err)) < 0)
+        if ((r = journal_apply(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, "commit", &pg, false,
+                               err)) < 0)
                 goto revert;
         trace_mark("commit: applied");
         /* The marker says every op was applied; recovery applies the journal again all the
@@ -306,8 +311,9 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
         if (!tx->evaluated && (r = txbox_tx_evaluate(tx, err)) < 0)
                 return r;
         if (tx->cs.nviolations)
-                return tx_err(err, EPERM, "tx %s broke rule %s on '%s' (%s); it cannot be committed", tx->rec.id,
-                              tx->cs.violations[0].rule, tx->cs.violations[0].path, tx->cs.violations[0].detail);
+                return tx_err(err, EPERM, "tx %s broke rule %s on '%s' (%s); it cannot be committed",
+                              tx->rec.id, tx->cs.violations[0].rule, tx->cs.violations[0].path,
+                              tx->cs.violations[0].detail);
         if ((r = ws_lock(tx->ws, err)) < 0)
                 return r;
         r = commit_locked(tx, err);
@@ -411,31 +417,37 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
         size_t n = tx->rec.npaths;
         int r;
 
-        *status = res->timed_out ? TXBOX_EXIT_TIMEOUT : res->signal ? TXBOX_EXIT_SIGNAL + res->signal : res->exit_code;
+        *status = res->timed_out ? TXBOX_EXIT_TIMEOUT
+                  : res->signal  ? TXBOX_EXIT_SIGNAL + res->signal
+                                 : res->exit_code;
         if (res->cancelled) { /* whatever the mode: a cancelled command leaves nothing */
                 free(tx->rec.message);
-                tx->rec.message = xasprintf("rolled back tx %s: the run was cancelled%s (%zu change%s discarded)",
-                                            tx->rec.id, res->cancel_signal ? " by a signal to txbox" : " by the client",
-                                            n, n == 1 ? "" : "s");
+                tx->rec.message =
+                        xasprintf("rolled back tx %s: the run was cancelled%s (%zu change%s discarded)",
+                                  tx->rec.id, res->cancel_signal ? " by a signal to txbox" : " by the client",
+                                  n, n == 1 ? "" : "s");
                 return txbox_tx_rollback(tx, NULL, err);
         }
         if (res->timed_out) {
                 free(tx->rec.message);
-                tx->rec.message = xasprintf("rolled back tx %s: the program ran past the timeout and was killed (%zu change%s discarded)",
+                tx->rec.message = xasprintf("rolled back tx %s: the program ran past the timeout and was "
+                                            "killed (%zu change%s discarded)",
                                             tx->rec.id, n, n == 1 ? "" : "s");
                 return txbox_tx_rollback(tx, NULL, err);
         }
         if (mode == TXBOX_COMMIT_KEEP) {
                 if (n || tx->rec.nviolations) {
                         free(tx->rec.message);
-                        tx->rec.message = xasprintf("tx %s is pending with %zu change%s: txbox commit %s or txbox rollback %s",
-                                                    tx->rec.id, n, n == 1 ? "" : "s", tx->rec.id, tx->rec.id);
+                        tx->rec.message = xasprintf(
+                                "tx %s is pending with %zu change%s: txbox commit %s or txbox rollback %s",
+                                tx->rec.id, n, n == 1 ? "" : "s", tx->rec.id, tx->rec.id);
                 }
                 return txbox_tx_keep(tx, err);
         }
         if (mode == TXBOX_COMMIT_DISCARD) {
                 free(tx->rec.message);
-                tx->rec.message = xasprintf("discarded tx %s as asked (%zu change%s)", tx->rec.id, n, n == 1 ? "" : "s");
+                tx->rec.message =
+                        xasprintf("discarded tx %s as asked (%zu change%s)", tx->rec.id, n, n == 1 ? "" : "s");
                 return txbox_tx_rollback(tx, NULL, err);
         }
         if (tx->rec.nviolations) {
@@ -448,22 +460,24 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
                 if (res->limit_hit[0]) {
                         /* Name the limit, not the SIGKILL that enforced it. */
                         free(tx->rec.message);
-                        tx->rec.message = xasprintf("rolled back tx %s: the program was stopped at its %s limit: %s "
-                                                    "(%zu change%s discarded)", tx->rec.id, res->limit_hit,
-                                                    res->limit_detail, n, n == 1 ? "" : "s");
+                        tx->rec.message =
+                                xasprintf("rolled back tx %s: the program was stopped at its %s limit: %s "
+                                          "(%zu change%s discarded)",
+                                          tx->rec.id, res->limit_hit, res->limit_detail, n, n == 1 ? "" : "s");
                 } else if (n) {
                         free(tx->rec.message);
-                        tx->rec.message = xasprintf("rolled back tx %s: the program %s %d (%zu change%s discarded)", tx->rec.id,
-                                                    res->signal ? "was killed by signal" : "exited with status",
-                                                    res->signal ? res->signal : res->exit_code, n, n == 1 ? "" : "s");
+                        tx->rec.message = xasprintf(
+                                "rolled back tx %s: the program %s %d (%zu change%s discarded)", tx->rec.id,
+                                res->signal ? "was killed by signal" : "exited with status",
+                                res->signal ? res->signal : res->exit_code, n, n == 1 ? "" : "s");
                 }
                 return txbox_tx_rollback(tx, NULL, err);
         }
         if ((r = txbox_tx_commit(tx, err)) < 0 && tx->lock_fd >= 0) {
                 struct txbox_error e2;
                 free(tx->rec.message);
-                tx->rec.message = xasprintf("rolled back tx %s: %s%s", tx->rec.id, r == -EAGAIN ? "" : "commit failed: ",
-                                            err->msg);
+                tx->rec.message = xasprintf("rolled back tx %s: %s%s", tx->rec.id,
+                                            r == -EAGAIN ? "" : "commit failed: ", err->msg);
                 txbox_tx_rollback(tx, NULL, &e2);
                 if (r == -EAGAIN) {
                         *status = TXBOX_EXIT_CONFLICT;
@@ -475,25 +489,29 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
 
 /* A savepoint is kept when its command succeeded (and auto or keep was asked), else dropped;
  * the session stays pending either way. */
-static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct txbox_run_result *res,
-                            int *status, struct txbox_error *err)
+static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode,
+                            const struct txbox_run_result *res, int *status, struct txbox_error *err)
 {
-        bool ok = res->exit_code == 0 && !res->signal && !res->timed_out && !res->cancelled && !tx->rec.nviolations;
+        bool ok = res->exit_code == 0 && !res->signal && !res->timed_out && !res->cancelled &&
+                  !tx->rec.nviolations;
         bool keep = ok && mode != TXBOX_COMMIT_DISCARD;
 
-        *status = res->timed_out ? TXBOX_EXIT_TIMEOUT : res->signal ? TXBOX_EXIT_SIGNAL + res->signal : res->exit_code;
+        *status = res->timed_out ? TXBOX_EXIT_TIMEOUT
+                  : res->signal  ? TXBOX_EXIT_SIGNAL + res->signal
+                                 : res->exit_code;
         if (res->exit_code == 0 && !res->signal && tx->rec.nviolations)
                 *status = TXBOX_EXIT_EFFECT;
         int r = tx_session_end_savepoint(tx, keep, err);
         if (r == 0 && !keep) {
-                char *m = xasprintf("savepoint %d of session %s dropped: %s; the session keeps its earlier savepoints",
-                                    tx->sp, tx->rec.id,
-                                    res->cancelled      ? "the run was cancelled"
-                                    : res->timed_out    ? "the program ran past the timeout"
-                                    : res->limit_hit[0] ? "the program was stopped at a resource limit"
-                                    : tx->rec.nviolations ? "an effect rule was broken"
-                                    : mode == TXBOX_COMMIT_DISCARD ? "discarded as asked"
-                                                                   : "the program failed");
+                char *m = xasprintf(
+                        "savepoint %d of session %s dropped: %s; the session keeps its earlier savepoints",
+                        tx->sp, tx->rec.id,
+                        res->cancelled                 ? "the run was cancelled"
+                        : res->timed_out               ? "the program ran past the timeout"
+                        : res->limit_hit[0]            ? "the program was stopped at a resource limit"
+                        : tx->rec.nviolations          ? "an effect rule was broken"
+                        : mode == TXBOX_COMMIT_DISCARD ? "discarded as asked"
+                                                       : "the program failed");
                 free(tx->rec.message);
                 tx->rec.message = m;
         }

@@ -141,8 +141,10 @@ int txbox_session_begin(struct txbox_ws *ws, struct txbox_record *out, struct tx
         if ((r = tx_seal(tx, err)) < 0) {
                 struct txbox_error e2;
                 txbox_tx_rollback(tx, NULL, &e2);
-        } else if (write_file_atomic_at(tx->dir_fd, "session", "", 0, true) < 0 || mkdirat(tx->dir_fd, "sp", 0700) < 0) {
-                r = tx_err(err, errno, "cannot create session %s in '%s/tx': %s", tx->rec.id, ws->state, strerror(errno));
+        } else if (write_file_atomic_at(tx->dir_fd, "session", "", 0, true) < 0 ||
+                   mkdirat(tx->dir_fd, "sp", 0700) < 0) {
+                r = tx_err(err, errno, "cannot create session %s in '%s/tx': %s", tx->rec.id, ws->state,
+                           strerror(errno));
                 struct txbox_error e2;
                 txbox_tx_rollback(tx, NULL, &e2);
         } else {
@@ -171,14 +173,16 @@ int txbox_session_savepoint(struct txbox_ws *ws, const char *id, char *const arg
         }
         tx->sp = count_savepoints(tx->dir_fd) + 1;
         if (tx->sp > SESSION_MAX_SAVEPOINTS) {
-                r = tx_err(err, E2BIG, "session %s has %d savepoints, the most there can be; commit it", tx->rec.id,
-                           SESSION_MAX_SAVEPOINTS);
+                r = tx_err(err, E2BIG, "session %s has %d savepoints, the most there can be; commit it",
+                           tx->rec.id, SESSION_MAX_SAVEPOINTS);
                 goto fail;
         }
         tx_session_dir(tx, dir, sizeof(dir));
-        if (mkdirat(tx->dir_fd, dir, 0700) < 0 || mkdirat(tx->dir_fd, join(sub, sizeof(sub), dir, "/upper"), 0755) < 0 ||
+        if (mkdirat(tx->dir_fd, dir, 0700) < 0 ||
+            mkdirat(tx->dir_fd, join(sub, sizeof(sub), dir, "/upper"), 0755) < 0 ||
             mkdirat(tx->dir_fd, join(sub, sizeof(sub), dir, "/work"), 0700) < 0) {
-                r = tx_err(err, errno, "cannot create savepoint %d of session %s: %s", tx->sp, tx->rec.id, strerror(errno));
+                r = tx_err(err, errno, "cannot create savepoint %d of session %s: %s", tx->sp, tx->rec.id,
+                           strerror(errno));
                 goto fail;
         }
         strv_free(tx->sp_argv);
@@ -249,12 +253,14 @@ int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct
                 return r;
         if (!tx_is_session(tx)) {
                 txbox_tx_free(tx);
-                return tx_err(err, EINVAL, "transaction %s is not a session: --to applies to sessions only", id);
+                return tx_err(err, EINVAL, "transaction %s is not a session: --to applies to sessions only",
+                              id);
         }
         int have = count_savepoints(tx->dir_fd);
         if (n < 0 || n > have) {
                 txbox_tx_free(tx);
-                return tx_err(err, EINVAL, "session %s has savepoints 1 to %d: --to %d is not one of them (0 drops all)",
+                return tx_err(err, EINVAL,
+                              "session %s has savepoints 1 to %d: --to %d is not one of them (0 drops all)",
                               tx->rec.id, have, n);
         }
         /* Decided once drop-to is durable: from there every savepoint above n goes, here or,

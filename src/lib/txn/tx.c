@@ -26,7 +26,8 @@ int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error 
                  * claim of a live transaction, so lock a hidden file, then rename it in place. */
                 snprintf(tmp, sizeof(tmp), ".claim-%s-%d", id, (int)getpid());
                 fd = openat(ws->active_fd, tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-                if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) < 0 || renameat2(ws->active_fd, tmp, ws->active_fd, id, RENAME_NOREPLACE) < 0)) {
+                if (fd >= 0 && (flock(fd, LOCK_EX | LOCK_NB) < 0 ||
+                                renameat2(ws->active_fd, tmp, ws->active_fd, id, RENAME_NOREPLACE) < 0)) {
                         int e = errno;
                         unlinkat(ws->active_fd, tmp, 0);
                         close(fd);
@@ -42,11 +43,13 @@ int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error 
         if (flock(fd, LOCK_EX | (wait ? 0 : LOCK_NB)) < 0) {
                 int e = errno;
                 close(fd);
-                return tx_err(err, e == EWOULDBLOCK ? EBUSY : e, "transaction %s is in use by another txbox process", id);
+                return tx_err(err, e == EWOULDBLOCK ? EBUSY : e,
+                              "transaction %s is in use by another txbox process", id);
         }
         /* The claim file may have been released (unlinked) while we waited for its lock. */
         struct stat a, b;
-        if (fstat(fd, &a) < 0 || fstatat(ws->active_fd, id, &b, AT_SYMLINK_NOFOLLOW) < 0 || a.st_ino != b.st_ino) {
+        if (fstat(fd, &a) < 0 || fstatat(ws->active_fd, id, &b, AT_SYMLINK_NOFOLLOW) < 0 ||
+            a.st_ino != b.st_ino) {
                 close(fd);
                 return tx_claim(ws, id, wait, err);
         }
@@ -105,13 +108,14 @@ static int make_tx_dir(struct txbox_tx *tx, struct txbox_error *err)
 {
         struct txbox_ws *ws = tx->ws;
         if (mkdirat(ws->tx_fd, tx->rec.id, 0700) < 0)
-                return tx_err(err, errno, "cannot create '%s/tx/%s': %s", ws->state, tx->rec.id, strerror(errno));
+                return tx_err(err, errno, "cannot create '%s/tx/%s': %s", ws->state, tx->rec.id,
+                              strerror(errno));
         tx->dir_fd = openat(ws->tx_fd, tx->rec.id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         /* The sandbox sees the upper root's mode as the workspace root's. */
         struct stat st;
         mode_t mode = fstat(ws->ws_fd, &st) == 0 ? (st.st_mode & 0777) | 0700 : 0755;
-        if (tx->dir_fd < 0 || mkdirat(tx->dir_fd, "upper", mode) < 0 || fchmodat(tx->dir_fd, "upper", mode, 0) < 0 ||
-            mkdirat(tx->dir_fd, "work", 0700) < 0)
+        if (tx->dir_fd < 0 || mkdirat(tx->dir_fd, "upper", mode) < 0 ||
+            fchmodat(tx->dir_fd, "upper", mode, 0) < 0 || mkdirat(tx->dir_fd, "work", 0700) < 0)
                 return tx_err(err, errno, "cannot create the layers of tx %s in '%s': %s", tx->rec.id,
                               ws->state, errno == ENOSPC ? "no space left on device" : strerror(errno));
         return 0;
@@ -173,7 +177,8 @@ static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *
         _cleanup_free_ char *buf =
                 xasprintf("%lld %lld\n%s\n", (long long)tx->begin_seq, (long long)tx->begin_ns, rec);
         if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, strlen(buf), false)) < 0)
-                return tx_err(err, -r, "cannot write '%s/tx/%s/begin': %s", tx->ws->state, tx->rec.id, strerror(-r));
+                return tx_err(err, -r, "cannot write '%s/tx/%s/begin': %s", tx->ws->state, tx->rec.id,
+                              strerror(-r));
         return 0;
 }
 
@@ -184,7 +189,8 @@ static int read_snapshot(struct txbox_tx *tx, struct txbox_error *err)
         int r = read_file_at(tx->dir_fd, "begin", BEGIN_MAX, &buf, NULL);
 
         if (r < 0 || sscanf(buf, "%lld %lld", &seq, &ns) != 2)
-                return tx_err(err, r < 0 ? -r : EBADMSG, "cannot read '%s/tx/%s/begin'", tx->ws->state, tx->rec.id);
+                return tx_err(err, r < 0 ? -r : EBADMSG, "cannot read '%s/tx/%s/begin'", tx->ws->state,
+                              tx->rec.id);
         tx->begin_seq = seq;
         tx->begin_ns = ns;
         return 0;
@@ -235,9 +241,11 @@ static int check_submounts(struct txbox_ws *ws, struct txbox_error *err)
                 if (strncmp(mp, ws->path, wl) || mp[wl] != '/' || !mp[wl + 1])
                         continue;
                 if (n++ == 0)
-                        tx_err(err, EXDEV, "workspace '%s' has a mount point inside it at '%s': the overlay cannot "
-                                           "include another mount, so its files would be outside the transaction; "
-                                           "unmount it or use a workspace without mounts inside", ws->path, mp);
+                        tx_err(err, EXDEV,
+                               "workspace '%s' has a mount point inside it at '%s': the overlay cannot "
+                               "include another mount, so its files would be outside the transaction; "
+                               "unmount it or use a workspace without mounts inside",
+                               ws->path, mp);
         }
         ws->mounts_checked = n == 0;
         return n ? -EXDEV : 0;
@@ -350,7 +358,8 @@ static void scan_owners(int dirfd, const char *rel, struct owner_scan *sc, int d
                         strvec_push(&sc->bad, xasprintf("%s (uid %u, gid %u)", p, st.st_uid, st.st_gid));
                 if (!S_ISDIR(st.st_mode))
                         continue;
-                _cleanup_close_ int sub = openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int sub =
+                        openat(dirfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 if (sub >= 0)
                         scan_owners(sub, p, sc, depth + 1);
         }
@@ -368,12 +377,14 @@ static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m)
         if (sc.bad.n) {
                 char list[700] = "";
                 for (size_t i = 0; i < sc.bad.n; i++)
-                        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s'%s'", i ? ", " : "", sc.bad.v[i]);
+                        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s'%s'", i ? ", " : "",
+                                 sc.bad.v[i]);
                 free(tx->warning);
-                tx->warning = xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
-                                        "gid %u are mapped without privileges): %s%s; writing them will fail "
-                                        "with EOVERFLOW: chown them to yourself or run txbox as root",
-                                        (unsigned)getuid(), (unsigned)getgid(), list, sc.bad.n >= 5 ? ", ..." : "");
+                tx->warning =
+                        xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
+                                  "gid %u are mapped without privileges): %s%s; writing them will fail "
+                                  "with EOVERFLOW: chown them to yourself or run txbox as root",
+                                  (unsigned)getuid(), (unsigned)getgid(), list, sc.bad.n >= 5 ? ", ..." : "");
         }
         strvec_clear(&sc.bad);
 }
@@ -553,7 +564,9 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         struct txbox_error e2;
         int lr = tx_log_flush(tx, r < 0 ? &e2 : err);
         if (lr < 0 && r == 0)
-                r = tx_err_wrap(err, "the program ran, but its audit row could not be written; its changes are discarded");
+                r = tx_err_wrap(
+                        err,
+                        "the program ran, but its audit row could not be written; its changes are discarded");
         trace_mark("sandbox done");
         txbox_tx_set_result(tx, res);
         free(tx->rec.env_dropped);
@@ -561,7 +574,8 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         free(tx->rec.net_log);
         tx->rec.net_log = res->net_log[0] ? xstrdup(res->net_log) : NULL;
         if (res->limit_hit[0] && !tx->rec.message)
-                tx->rec.message = xasprintf("the program was stopped at its %s limit: %s", res->limit_hit, res->limit_detail);
+                tx->rec.message = xasprintf("the program was stopped at its %s limit: %s", res->limit_hit,
+                                            res->limit_detail);
         /* Unmapped owners only matter when a write failed: looked for then, not every run. */
         if (r == 0 && res->exit_code != 0 && !tx->idmap.privileged)
                 warn_unmapped(tx, &tx->idmap);
@@ -592,12 +606,15 @@ int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
         } else if (tx_is_session(tx) && (r = tx_session_fold(tx, err)) < 0)
                 return r;
         if (!tx->sp && faccessat(tx->dir_fd, "prepared", F_OK, AT_SYMLINK_NOFOLLOW) == 0)
-                return tx_err(err, EINVAL, "tx %s was prepared for a commit that did not complete: its layer no "
-                              "longer says what the program did and cannot be judged again; txbox rollback %s",
-                              tx->rec.id, tx->rec.id);
+                return tx_err(
+                        err, EINVAL,
+                        "tx %s was prepared for a commit that did not complete: its layer no "
+                        "longer says what the program did and cannot be judged again; txbox rollback %s",
+                        tx->rec.id, tx->rec.id);
         _cleanup_close_ int upper = openat(tx->dir_fd, layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (upper < 0)
-                return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id, strerror(errno));
+                return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id,
+                              strerror(errno));
         changeset_free(&tx->cs);
         if ((r = changeset_build(upper, tx->ws->ws_fd, &tx->cs, err)) < 0)
                 return tx_err_wrap(err, "evaluate tx %s", tx->rec.id);

@@ -162,7 +162,8 @@ static void check_moved_dirs(struct txbox_ws *ws, int dir, const struct cs_op *o
 
         for (size_t i = 0; i < n && bad->n < UNDO_MAX_NAMED; i++) {
                 const struct cs_op *o = &ops[i];
-                if (o->kind != CS_OP_SWAP || !o->has_new || !S_ISDIR(o->new_mode) || strvec_lists_path(bad, o->path))
+                if (o->kind != CS_OP_SWAP || !o->has_new || !S_ISDIR(o->new_mode) ||
+                    strvec_lists_path(bad, o->path))
                         continue;
                 if (!loaded) {
                         r = journal_manifest_read(dir, "manifest", &mf, &e);
@@ -171,8 +172,9 @@ static void check_moved_dirs(struct txbox_ws *ws, int dir, const struct cs_op *o
                 /* No record, no undo: what is in the directory cannot be told from what
                  * the commit put there. */
                 if (r < 0)
-                        named(bad, o->path, "what the transaction made in it is not on record (committed by an "
-                                            "older txbox)");
+                        named(bad, o->path,
+                              "what the transaction made in it is not on record (committed by an "
+                              "older txbox)");
                 else
                         check_moved_dir(ws, &mf, o, bad);
         }
@@ -186,15 +188,16 @@ static bool beneath_closed(int ws_fd, const struct cs_op *ops, size_t n, const c
 {
         bool unreachable;
         for (size_t i = 0; i < n; i++)
-                if (ops[i].kind == CS_OP_CHMOD && (ops[i].new_mode & (S_IRUSR | S_IXUSR)) != (S_IRUSR | S_IXUSR) &&
+                if (ops[i].kind == CS_OP_CHMOD &&
+                    (ops[i].new_mode & (S_IRUSR | S_IXUSR)) != (S_IRUSR | S_IXUSR) &&
                     path_is_within(path, ops[i].path) && strcmp(path, ops[i].path) &&
                     live_untouched(ws_fd, &ops[i], &unreachable))
                         return true;
         return false;
 }
 
-static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, int dir, const struct cs_op *ops,
-                          size_t n, struct txbox_error *err)
+static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, int dir,
+                          const struct cs_op *ops, size_t n, struct txbox_error *err)
 {
         struct strvec bad = {0};
         char list[600] = "";
@@ -213,8 +216,9 @@ static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, i
                 return 0;
         for (size_t i = 0; i < bad.n && i < 8; i++)
                 snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "", bad.v[i]);
-        r = tx_err(err, EBUSY, "cannot undo tx %s: later changes touched the same paths: %s%s; undo those first "
-                               "(txbox log shows them) or restore the paths by hand",
+        r = tx_err(err, EBUSY,
+                   "cannot undo tx %s: later changes touched the same paths: %s%s; undo those first "
+                   "(txbox log shows them) or restore the paths by hand",
                    rec->id, list, bad.n > 8 ? ", ..." : "");
         strvec_clear(&bad);
         return r;
@@ -228,8 +232,8 @@ static int find_committed(struct txbox_ws *ws, const char *id, struct txbox_reco
         if (r < 0)
                 return r;
         if (rec->outcome != TXBOX_COMMITTED)
-                return tx_err(err, EINVAL, "transaction %s is %s: only committed transactions can be undone", rec->id,
-                              txbox_outcome_name(rec->outcome));
+                return tx_err(err, EINVAL, "transaction %s is %s: only committed transactions can be undone",
+                              rec->id, txbox_outcome_name(rec->outcome));
         return 0;
 }
 
@@ -253,13 +257,14 @@ static int undo_ctx_open(struct txbox_ws *ws, const char *id, struct undo_ctx *c
         memset(c, 0, sizeof(*c));
         c->undo = c->redo = -1;
         if ((c->dir = open_subdir(ws->tx_fd, id, false)) < 0)
-                return tx_err(err, -c->dir, "the undo data of tx %s is missing from '%s/tx': %s", id, ws->state,
-                              strerror(-c->dir));
+                return tx_err(err, -c->dir, "the undo data of tx %s is missing from '%s/tx': %s", id,
+                              ws->state, strerror(-c->dir));
         int r = journal_read(c->dir, "journal", &c->ops, &c->n, err);
         if (r < 0)
                 return r;
         c->inv = journal_invert(c->ops, c->n);
-        if ((c->undo = open_subdir(c->dir, "undo", true)) < 0 || (c->redo = open_subdir(c->dir, "redo", true)) < 0)
+        if ((c->undo = open_subdir(c->dir, "undo", true)) < 0 ||
+            (c->redo = open_subdir(c->dir, "redo", true)) < 0)
                 return tx_err(err, EIO, "cannot open the undo area of tx %s in '%s/tx'", id, ws->state);
         return 0;
 }
@@ -283,8 +288,9 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         }
         if ((r = undo_ctx_open(ws, rec->id, &c, err)) < 0) {
                 if (c.dir < 0 && rec->started_ms <= gc_pruned_through_ms(ws))
-                        r = tx_err(err, ENOENT, "cannot undo tx %s: its undo data was pruned by txbox gc under the "
-                                                "workspace's retention (txbox gc --help); its record stays in the log",
+                        r = tx_err(err, ENOENT,
+                                   "cannot undo tx %s: its undo data was pruned by txbox gc under the "
+                                   "workspace's retention (txbox gc --help); its record stays in the log",
                                    rec->id);
                 goto out;
         }
@@ -297,7 +303,8 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         rec->outcome = TXBOX_UNDOING;
         if ((r = audit_update(ws->audit, rec, err)) < 0 ||
             (r = journal_apply(ws->ws_fd, c.undo, c.redo, c.inv, c.n, "undo",
-                               &(struct journal_progress){ws->progress, ws->progress_ctx, "undoing"}, true, err)) < 0) {
+                               &(struct journal_progress){ws->progress, ws->progress_ctx, "undoing"}, true,
+                               err)) < 0) {
                 struct txbox_error e2;
                 int rv = journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, &e2);
                 tx_stamp_changes(ws->state_fd); /* renamed, both ways */
@@ -352,7 +359,8 @@ static int recover_undo(struct txbox_ws *ws, struct txbox_record *rec, struct tx
                 unlinkat(c.dir, "undoing", 0);
                 rec->outcome = TXBOX_COMMITTED;
                 free(rec->message);
-                rec->message = xstrdup("an interrupted undo was reverted by recovery; the transaction stays committed");
+                rec->message = xstrdup(
+                        "an interrupted undo was reverted by recovery; the transaction stays committed");
                 r = audit_update(ws->audit, rec, err);
         }
         undo_ctx_free(&c);
@@ -363,8 +371,8 @@ static int recover_undo(struct txbox_ws *ws, struct txbox_record *rec, struct tx
  * failed and was being reverted): forward, to complete it, or backward.  Both directions
  * are idempotent.  Forward, a commit whose upper layer is already gone has nothing left to
  * move; -EBADMSG: the plan is incomplete. */
-static int replay_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir, const char *plan, bool forward,
-                         struct txbox_error *err)
+static int replay_commit(struct txbox_ws *ws, struct txbox_record *rec, int dir, const char *plan,
+                         bool forward, struct txbox_error *err)
 {
         _cleanup_close_ int upper = -1, undo = -1;
         struct cs_op *ops = NULL;
@@ -425,8 +433,11 @@ static int complete_commit(struct txbox_ws *ws, struct txbox_record *rec, int di
         if (r == -EBADMSG) {
                 rm_rf_at(ws->tx_fd, rec->id);
                 return set_outcome(ws, rec, TXBOX_ROLLED_BACK,
-                                   "a commit interrupted before its journal was written was rolled back by recovery; "
-                                   "nothing of it was applied", err) ?: 1;
+                                   "a commit interrupted before its journal was written was rolled back by "
+                                   "recovery; "
+                                   "nothing of it was applied",
+                                   err)
+                               ?: 1;
         }
         if (r < 0) {
                 struct txbox_error e2;
@@ -435,8 +446,10 @@ static int complete_commit(struct txbox_ws *ws, struct txbox_record *rec, int di
                 if (replay_commit(ws, rec, dir, "journal", false, &e2) < 0)
                         return r;
                 rm_rf_at(ws->tx_fd, rec->id);
-                _cleanup_free_ char *msg = xasprintf("recovery could not complete an interrupted commit (%s) and "
-                                                     "reverted it; nothing of it was applied", why);
+                _cleanup_free_ char *msg =
+                        xasprintf("recovery could not complete an interrupted commit (%s) and "
+                                  "reverted it; nothing of it was applied",
+                                  why);
                 return set_outcome(ws, rec, TXBOX_ROLLED_BACK, msg, err) ?: 1;
         }
         if (!rec->commit_seq)
@@ -450,8 +463,9 @@ static int complete_commit(struct txbox_ws *ws, struct txbox_record *rec, int di
         rm_rf_at(dir, "work");
         if (rec->outcome == TXBOX_COMMITTED)
                 return 0;
-        return set_outcome(ws, rec, TXBOX_COMMITTED, marked ? NULL : "an interrupted commit was completed by recovery",
-                           err) ?: 2;
+        return set_outcome(ws, rec, TXBOX_COMMITTED,
+                           marked ? NULL : "an interrupted commit was completed by recovery", err)
+                       ?: 2;
 }
 
 /* A transaction without a row: its process died before the row was written.  Sealed (its
@@ -511,9 +525,12 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
                 /* Cut short after its layer was (partly) prepared for a commit: that layer can
                  * never be judged again (changeset_prepare), and nothing was applied. */
                 rm_rf_at(ws->tx_fd, id);
-                r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
-                                "a commit of it was cut short after its layer was prepared, before its journal "
-                                "was written; nothing of it was applied and recovery rolled it back", err) ?: 1;
+                r = set_outcome(
+                            ws, &rec, TXBOX_ROLLED_BACK,
+                            "a commit of it was cut short after its layer was prepared, before its journal "
+                            "was written; nothing of it was applied and recovery rolled it back",
+                            err)
+                            ?: 1;
         } else if (pending && dir >= 0 && !has_file(dir, "journal") && !has_file(dir, "committed"))
                 r = recover_pending(ws, &rec, dir, err);
         else if (pending && dir == -ENOENT) {
@@ -528,9 +545,12 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         else if (dir >= 0 && has_file(dir, "revert")) {
                 if ((r = replay_commit(ws, &rec, dir, "revert", false, err)) == 0) {
                         rm_rf_at(ws->tx_fd, id);
-                        r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
-                                        "a commit that failed was interrupted while it was reverted; recovery "
-                                        "finished the revert, nothing of it was applied", err) ?: 1;
+                        r = set_outcome(
+                                    ws, &rec, TXBOX_ROLLED_BACK,
+                                    "a commit that failed was interrupted while it was reverted; recovery "
+                                    "finished the revert, nothing of it was applied",
+                                    err)
+                                    ?: 1;
                 }
         } else if (dir >= 0 && (has_file(dir, "committed") || has_file(dir, "journal")))
                 r = complete_commit(ws, &rec, dir, err);
@@ -539,7 +559,9 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         } else if (rec.outcome == TXBOX_RUNNING || rec.outcome == TXBOX_COMMITTING) {
                 rm_rf_at(ws->tx_fd, id);
                 r = set_outcome(ws, &rec, TXBOX_ROLLED_BACK,
-                                "the txbox process running it died; its changes were discarded by recovery", err) ?: 1;
+                                "the txbox process running it died; its changes were discarded by recovery",
+                                err)
+                            ?: 1;
         }
         txbox_record_clear(&rec);
         return r;

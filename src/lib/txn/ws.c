@@ -120,8 +120,9 @@ static int default_state(const char *ws, char **state, char **mask, struct txbox
 static char *absolute_path(const char *path)
 {
         char cwd[PATH_MAX], *out = xmalloc(PATH_MAX * 2 + 2), *save = NULL;
-        _cleanup_free_ char *in = path[0] == '/' ? xstrdup(path)
-                                                 : xasprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : "/", path);
+        _cleanup_free_ char *in = path[0] == '/'
+                                          ? xstrdup(path)
+                                          : xasprintf("%s/%s", getcwd(cwd, sizeof(cwd)) ? cwd : "/", path);
         size_t len = 0;
 
         out[0] = '\0';
@@ -144,14 +145,16 @@ static char *absolute_path(const char *path)
 static int check_state_dir(const char *ws, const char *state, struct txbox_error *err)
 {
         if (path_is_within(state, ws))
-                return tx_err(err, EINVAL, "state dir '%s' is inside the workspace '%s'; choose a directory "
-                                           "outside it (the overlay cannot have its upper layer in its lower layer)",
+                return tx_err(err, EINVAL,
+                              "state dir '%s' is inside the workspace '%s'; choose a directory "
+                              "outside it (the overlay cannot have its upper layer in its lower layer)",
                               state, ws);
         if (path_is_within(ws, state))
                 return tx_err(err, EINVAL, "workspace '%s' is inside the state dir '%s'", ws, state);
         if (!same_mount(state, ws))
-                return tx_err(err, EXDEV, "state dir '%s' is on another filesystem or mount than workspace '%s'; "
-                                          "commits are renames, so pass --state DIR on the workspace's mount",
+                return tx_err(err, EXDEV,
+                              "state dir '%s' is on another filesystem or mount than workspace '%s'; "
+                              "commits are renames, so pass --state DIR on the workspace's mount",
                               state, ws);
         return 0;
 }
@@ -193,8 +196,9 @@ static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *e
             (ws->active_fd = open_subdir(ws->state_fd, "active")) < 0 ||
             (ws->trash_fd = open_subdir(ws->state_fd, "trash")) < 0 ||
             (ws->settle_fd = open_subdir(ws->state_fd, "settle")) < 0)
-                return tx_err(err, errno, "cannot create or open tx/, active/, trash/ or settle/ in state dir "
-                                          "'%s': %s; it must be a directory this user owns and can write",
+                return tx_err(err, errno,
+                              "cannot create or open tx/, active/, trash/ or settle/ in state dir "
+                              "'%s': %s; it must be a directory this user owns and can write",
                               ws->state, strerror(errno));
         ws->lock_fd = openat(ws->state_fd, "lock", O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (ws->lock_fd < 0)
@@ -226,7 +230,8 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         ws->path = xstrdup(buf);
         ws->ws_fd = open(ws->path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (ws->ws_fd < 0) {
-                r = tx_err(err, errno, "workspace '%s' is not a usable directory: %s", ws->path, strerror(errno));
+                r = tx_err(err, errno, "workspace '%s' is not a usable directory: %s", ws->path,
+                           strerror(errno));
                 goto fail;
         }
         if (state_dir) {
@@ -245,7 +250,8 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         } else if ((r = default_state(ws->path, &ws->state, &ws->state_mask, err)) < 0)
                 goto fail;
         trace_mark("state dir found");
-        if ((r = check_state_dir(ws->path, ws->state, err)) < 0 || (r = open_state(ws, flags & TXBOX_OPEN_DEFER_LOG, err)) < 0)
+        if ((r = check_state_dir(ws->path, ws->state, err)) < 0 ||
+            (r = open_state(ws, flags & TXBOX_OPEN_DEFER_LOG, err)) < 0)
                 goto fail;
         trace_mark("state open");
         if ((flags & TXBOX_OPEN_RECOVER) && (r = txbox_recover(ws, NULL, err)) < 0)
