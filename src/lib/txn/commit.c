@@ -446,8 +446,8 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
         }
         if (mode == TXBOX_COMMIT_DISCARD) {
                 free(tx->rec.message);
-                tx->rec.message =
-                        xasprintf("discarded tx %s as asked (%zu change%s)", tx->rec.id, n, n == 1 ? "" : "s");
+                tx->rec.message = xasprintf("discarded tx %s as asked (%zu change%s)", tx->rec.id, n,
+                                            n == 1 ? "" : "s");
                 return txbox_tx_rollback(tx, NULL, err);
         }
         if (tx->rec.nviolations) {
@@ -463,7 +463,8 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
                         tx->rec.message =
                                 xasprintf("rolled back tx %s: the program was stopped at its %s limit: %s "
                                           "(%zu change%s discarded)",
-                                          tx->rec.id, res->limit_hit, res->limit_detail, n, n == 1 ? "" : "s");
+                                          tx->rec.id, res->limit_hit, res->limit_detail, n,
+                                          n == 1 ? "" : "s");
                 } else if (n) {
                         free(tx->rec.message);
                         tx->rec.message = xasprintf(

@@ -168,7 +168,8 @@ int txbox_session_savepoint(struct txbox_ws *ws, const char *id, char *const arg
         if (r < 0)
                 return r;
         if (!tx_is_session(tx)) {
-                r = tx_err(err, EINVAL, "transaction %s is not a session (txbox begin makes one)", tx->rec.id);
+                r = tx_err(err, EINVAL, "transaction %s is not a session (txbox begin makes one)",
+                           tx->rec.id);
                 goto fail;
         }
         tx->sp = count_savepoints(tx->dir_fd) + 1;

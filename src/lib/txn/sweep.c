@@ -36,8 +36,10 @@ static void *sweep_main(void *arg)
         if (ws->log_rec) {
                 /* tests: die with the program started and no row, or fail the insert */
                 int fp = failpoint("log");
-                ws->log_r = fp < 0 ? tx_err(&ws->log_err, -fp, "cannot write the audit row: %s", strerror(-fp))
-                                   : audit_insert(ws->audit, ws->log_rec, &ws->log_err);
+                if (fp < 0)
+                        ws->log_r = tx_err(&ws->log_err, -fp, "cannot write the audit row: %s", strerror(-fp));
+                else
+                        ws->log_r = audit_insert(ws->audit, ws->log_rec, &ws->log_err);
                 ws->log_done = true;
         }
         audit_checkpoint(ws->audit);

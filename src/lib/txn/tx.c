@@ -611,7 +611,8 @@ int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
                         "tx %s was prepared for a commit that did not complete: its layer no "
                         "longer says what the program did and cannot be judged again; txbox rollback %s",
                         tx->rec.id, tx->rec.id);
-        _cleanup_close_ int upper = openat(tx->dir_fd, layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int upper =
+                openat(tx->dir_fd, layer, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (upper < 0)
                 return tx_err(err, errno, "cannot open the upper layer of tx %s: %s", tx->rec.id,
                               strerror(errno));

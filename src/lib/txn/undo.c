@@ -153,7 +153,8 @@ static void check_moved_dir(struct txbox_ws *ws, const struct cs_manifest *mf, c
         }
 }
 
-static void check_moved_dirs(struct txbox_ws *ws, int dir, const struct cs_op *ops, size_t n, struct strvec *bad)
+static void check_moved_dirs(struct txbox_ws *ws, int dir, const struct cs_op *ops, size_t n,
+                             struct strvec *bad)
 {
         struct cs_manifest mf = {0};
         struct txbox_error e;
@@ -207,7 +208,8 @@ static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, i
                 return r;
         for (size_t i = 0; i < n && bad.n < UNDO_MAX_NAMED; i++) {
                 bool unreachable;
-                if (!strvec_lists_path(&bad, ops[i].path) && !live_untouched(ws->ws_fd, &ops[i], &unreachable) &&
+                if (!strvec_lists_path(&bad, ops[i].path) &&
+                    !live_untouched(ws->ws_fd, &ops[i], &unreachable) &&
                     !(unreachable && beneath_closed(ws->ws_fd, ops, n, ops[i].path)))
                         strvec_push(&bad, xasprintf("%s (changed outside txbox)", ops[i].path));
         }
@@ -224,11 +226,13 @@ static int undo_conflicts(struct txbox_ws *ws, const struct txbox_record *rec, i
         return r;
 }
 
-static int find_committed(struct txbox_ws *ws, const char *id, struct txbox_record *rec, struct txbox_error *err)
+static int find_committed(struct txbox_ws *ws, const char *id, struct txbox_record *rec,
+                          struct txbox_error *err)
 {
         int r = id ? audit_get(ws->audit, id, rec, err) : audit_newest_committed(ws->audit, rec, err);
         if (r == -ENOENT && !id)
-                return tx_err(err, ENOENT, "nothing to undo: no committed transaction in this workspace's log");
+                return tx_err(err, ENOENT,
+                              "nothing to undo: no committed transaction in this workspace's log");
         if (r < 0)
                 return r;
         if (rec->outcome != TXBOX_COMMITTED)
