@@ -37,7 +37,8 @@ static void *sweep_main(void *arg)
                 /* tests: die with the program started and no row, or fail the insert */
                 int fp = failpoint("log");
                 if (fp < 0)
-                        ws->log_r = tx_err(&ws->log_err, -fp, "cannot write the audit row: %s", strerror(-fp));
+                        ws->log_r = tx_err(&ws->log_err, -fp, "cannot write the audit row: %s",
+                                           strerror(-fp));
                 else
                         ws->log_r = audit_insert(ws->audit, ws->log_rec, &ws->log_err);
                 ws->log_done = true;
