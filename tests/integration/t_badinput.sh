@@ -81,7 +81,13 @@ if [ "$JAIL_MODE" = root ]; then
         like "$err" "[Nn]o space left on device" "full disk during commit: says so"
         is "$(tree_hash "$small/ws")" "$before" "full disk during commit: workspace unchanged"
         rm -f "$small/fill"
-        ok "full disk during commit: the pending tx commits once there is room" "$TXBOX" -C "$small/ws" --state "$small/state" commit "$id"
+        # Its layer was prepared for the commit (overlay's markers taken out): it can never be
+        # judged again, so the failed commit rolled it back rather than leave it pending.
+        like "$err" "was rolled back, nothing of it applied" "full disk during commit: the pending tx is rolled back"
+        like "$("$TXBOX" -C "$small/ws" --state "$small/state" log --json -n 1)" '"outcome": *"rolled_back"' \
+                "full disk during commit: ... and its row says so"
+        ok "full disk during commit: the command runs and commits again once there is room" \
+                "$TXBOX" -C "$small/ws" --state "$small/state" run -- sh -c 'for i in $(seq 1 50); do echo "$i" >"f$i"; done; echo two >a'
         is "$(cat "$small/ws/a")" "two" "full disk during commit: then applied whole"
         umount "$small"
 else

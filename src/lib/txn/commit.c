@@ -321,6 +321,22 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
         trace_mark("commit: recorded");
         if (r < 0 && tx->stuck)
                 closep(&tx->lock_fd); /* leave active/ID for recovery */
+        if (r < 0 && !tx->stuck && tx->rec.outcome == TXBOX_PENDING &&
+            faccessat(tx->dir_fd, "prepared", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
+                /* It failed (a full disk) after its layer was prepared: that layer no longer
+                 * says what the program did and can never be judged again (changeset_prepare),
+                 * so the transaction cannot stay pending.  Nothing of it was applied. */
+                struct txbox_error e2;
+                _cleanup_free_ char *why = xasprintf("its commit failed after its layer was prepared (%s); "
+                                                     "nothing of it was applied", err->msg);
+                if (txbox_tx_rollback(tx, why, &e2) < 0)
+                        return tx_err_wrap(err, "tx %s could not be rolled back (%s) after its commit failed",
+                                           tx->rec.id, e2.msg);
+                return tx_err_wrap(err, "tx %s was rolled back, nothing of it applied (its layer had been "
+                                   "prepared for the commit and cannot be judged again; run the command "
+                                   "again) after its commit failed",
+                                   tx->rec.id);
+        }
         if (r < 0)
                 return r;
         /* A commit that changed nothing leaves nothing to undo: its directory goes whole
