@@ -113,7 +113,8 @@ int main(void)
                 if (exists && ct - begin < TICK_NS)
                         same_tick++;
         }
-        is_int(own, 0, "%d commits, each followed at once by a begin: none counts as a change after it", ROUNDS);
+        is_int(own, 0, "%d commits, each followed at once by a begin: none counts as a change after it",
+               ROUNDS);
         is_int(failed, 0, "every outside change was made");
         is_int(missed, 0, "every write, chmod, rename over and delete made after a begin is seen as later");
         ok(same_tick > 0, "including changes in the begin's own clock tick (%d of %d)", same_tick,

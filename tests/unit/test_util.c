@@ -205,6 +205,18 @@ static void test_thread_start(void)
         pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+static void test_pct_escaped(void)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        fput_pct_escaped(f, "a b%c\n\x7f\x01/\xc3\xa9");
+        fclose(f);
+        is_str(buf, "a%20b%25c%0a%7f%01/\xc3\xa9", "fput_pct_escaped: space, %%, newline, DEL, controls escaped");
+        free(buf);
+}
+
 int main(void)
 {
         char dir[200];
@@ -240,6 +252,7 @@ int main(void)
         test_sha256();
         test_human();
         test_thread_start();
+        test_pct_escaped();
         close(keep);
         close(top);
         tap_rmtree(dir);

@@ -89,6 +89,17 @@ char *xstrdup(const char *s)
 
 char *xstrdup_or_null(const char *s) { return s ? xstrdup(s) : NULL; }
 
+void fput_pct_escaped(FILE *f, const char *s)
+{
+        for (; *s; s++) {
+                unsigned char c = (unsigned char)*s;
+                if (c <= 0x20 || c == '%' || c == 0x7f)
+                        fprintf(f, "%%%02x", c);
+                else
+                        fputc(c, f);
+        }
+}
+
 char *xasprintf(const char *fmt, ...)
 {
         char *p;

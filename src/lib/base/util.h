@@ -89,6 +89,9 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char **strv_dup(char *const *v);
 size_t strv_len(char *const *v);
 bool str_has_prefix(const char *s, const char *prefix);
+/* Write s to f with every byte that would break a line-oriented file (space and below, '%',
+ * DEL) as %XX: the escaping of paths in the journal and the trust store. */
+void fput_pct_escaped(FILE *f, const char *s);
 /* True when path equals dir or lies beneath it (both relative or both absolute). */
 bool path_is_within(const char *path, const char *dir);
 

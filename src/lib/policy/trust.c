@@ -54,18 +54,6 @@ static int open_trust_dir(const char *ws, bool create)
         return fd < 0 ? -errno : fd;
 }
 
-/* The workspace path in a line: bytes that would break the line as %XX. */
-static void put_escaped(FILE *f, const char *p)
-{
-        for (; *p; p++) {
-                unsigned char c = (unsigned char)*p;
-                if (c <= 0x20 || c == '%' || c == 0x7f)
-                        fprintf(f, "%%%02x", c);
-                else
-                        fputc(c, f);
-        }
-}
-
 static char *escaped(const char *p)
 {
         char *buf = NULL;
@@ -73,7 +61,7 @@ static char *escaped(const char *p)
         FILE *f = open_memstream(&buf, &len);
         if (!f)
                 abort();
-        put_escaped(f, p);
+        fput_pct_escaped(f, p); /* the workspace path in a line: bytes that would break it as %XX */
         fclose(f);
         return buf;
 }

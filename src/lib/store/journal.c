@@ -8,19 +8,6 @@
 #define JOURNAL_MAGIC "txbox-journal 1"
 #define JOURNAL_MAX (1u << 30)
 
-/* Paths come from the sandbox and may hold any byte but NUL: escape the ones that would
- * break a line-oriented file. */
-static void escape_path(FILE *f, const char *p)
-{
-        for (; *p; p++) {
-                unsigned char c = (unsigned char)*p;
-                if (c <= 0x20 || c == '%' || c == 0x7f)
-                        fprintf(f, "%%%02x", c);
-                else
-                        fputc(c, f);
-        }
-}
-
 static int hex_digit(char c)
 {
         if (c >= '0' && c <= '9')
@@ -73,7 +60,7 @@ int journal_write(int dirfd, const char *name, const struct cs_op *ops, size_t n
                         o->has_old, o->has_new, (unsigned)o->old_mode, (unsigned)o->new_mode,
                         (unsigned long long)o->new_ino, (long long)o->new_size,
                         (long long)o->new_mtime_ns);
-                escape_path(f, o->path);
+                fput_pct_escaped(f, o->path); /* from the sandbox: any byte but NUL */
                 fputc('\n', f);
         }
         fprintf(f, "end %zu\n", n);
@@ -158,7 +145,7 @@ int journal_manifest_write(int dirfd, const char *name, const struct cs_manifest
                 const struct cs_manifest_entry *e = &m->e[i];
                 fprintf(f, "%llu %o %lld %lld ", (unsigned long long)e->ino, (unsigned)e->mode,
                         (long long)e->size, (long long)e->mtime_ns);
-                escape_path(f, e->path);
+                fput_pct_escaped(f, e->path);
                 fputc('\n', f);
         }
         fprintf(f, "end %zu\n", m->n);
