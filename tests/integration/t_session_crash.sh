@@ -140,7 +140,7 @@ ok "a crash at each of $steps steps of the fold: resumed, and the commit applies
 
 # A crash while the folded layer is prepared for the commit (overlay's markers stripped),
 # before the journal: that layer can never be judged again, so recovery rolls the session
-# back, nothing applied; so does a commit that failed there (its claim is left for recovery).
+# back, nothing applied; a commit that fails there rolls it back itself, saying why.
 for k in 0 1; do
         id=$(session "$S1" "$S2" "$S3")
         TXBOX_FAILPOINT=prepare:$k "$TXBOX" -C "$WS" commit "$id" >/dev/null 2>&1
@@ -151,9 +151,9 @@ done
 id=$(session "$S1" "$S2" "$S3")
 TXBOX_FAILPOINT=prepare:1:enospc "$TXBOX" -C "$WS" commit "$id" >/dev/null 2>&1
 is "$?" 1 "a commit that fails while its layer is prepared"
-tx recover >/dev/null
-like "$(tx show --json "$id")" '"outcome": "rolled_back".*cut short after its layer was prepared' \
-        "is rolled back by the next recovery, saying why"
+like "$(tx show --json "$id")" \
+        '"outcome": "rolled_back".*failed after its layer was prepared.*nothing of it was applied' \
+        "is rolled back at once, saying why"
 is "$(tree_hash "$WS")" "$orig" "nothing was applied"
 
 # A crash in the recovery that resumes a fold cut short: the next one finishes it.
