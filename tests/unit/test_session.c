@@ -176,7 +176,8 @@ static void test_leftovers(void)
         savepoint(fd, "3.new");
         savepoint(fd, "4");
         struct txbox_error err = {0};
-        is_int(txbox_session_rollback_to(ws, id, 3, &err), -EINVAL, "rollback --to 3 of 2 savepoints refused");
+        is_int(txbox_session_rollback_to(ws, id, 3, &err), -EINVAL,
+               "rollback --to 3 of 2 savepoints refused");
         ok(strstr(err.msg, "savepoints 1 to 2"), "saying which there are: %s", err.msg);
         is_str(names(fd, "sp"), "1 2", "the load removed the leftovers");
         is_int(txbox_session_rollback_to(ws, id, 1, &err), 0, "rollback --to 1: %s", err.msg);
@@ -438,7 +439,8 @@ int main(int argc, char **argv)
         mkdir(home, 0755);
         setenv("HOME", home, 1);
         unsetenv("TXBOX_FAILPOINT");
-        ok(txbox_ws_open(ws_path, NULL, TXBOX_OPEN_RECOVER, &ws, &err) == 0, "open the workspace: %s", err.msg);
+        ok(txbox_ws_open(ws_path, NULL, TXBOX_OPEN_RECOVER, &ws, &err) == 0, "open the workspace: %s",
+           err.msg);
         if (ws) {
                 test_leftovers();
                 test_drop_to();
