@@ -2,8 +2,9 @@
  * session's tx/ID/ is planted with what a crash may leave (a half-run step sp/N.new, a
  * half-removed sp/.gone-N, a number past a gap, names that only look like numbers, a decided
  * drop-to, a fold cut short) and tidied: exactly the savepoints 1..n without a gap stay, a
- * decided rollback --to or fold is finished, and the count the session reports is n.  Only
- * file operations: each session is begun through the API (nothing runs) and rolled back.
+ * decided rollback --to or fold is finished, and the count the session reports is n.  Each
+ * session is begun through the API (nothing runs) and rolled back; one last session runs a
+ * few harmless commands as savepoints, in this test's own workspace under TMPDIR.
  * The crash campaigns cut a tidy short at each of its failpoints (TXBOX_FAILPOINT, in a copy
  * of this test run with --tidy DIR, killed there as by a power cut), then tidy again.
  *
@@ -289,6 +290,56 @@ static void test_not_session(void)
         end(fd, id);
 }
 
+/* One savepoint through the driver, as txbox run --tx ID does; its outcome's name. */
+static const char *step(const char *id, const char *shell)
+{
+        static char out[32];
+        struct txbox_command cmd = {.shell = shell, .session = id};
+        struct txbox_command_result res;
+        struct txbox_error err = {0};
+
+        if (txbox_command_run(ws, &cmd, &res, &err) < 0) {
+                printf("# txbox_command_run: %s\n", err.msg);
+                return "error";
+        }
+        snprintf(out, sizeof(out), "%s", txbox_outcome_name(res.rec.outcome));
+        txbox_command_result_clear(&res);
+        return out;
+}
+
+/* A whole session through the API, harmless commands only: a kept savepoint counts, a
+ * failed one leaves no trace, a later one sees the earlier ones' files, nothing reaches the
+ * workspace before the commit, rollback --to drops the top, the commit folds the rest. */
+static void test_api_flow(const char *ws_path)
+{
+        struct txbox_tx *tx = NULL;
+        struct txbox_error err = {0};
+        char id[32], path[512];
+        int fd = begin(id, sizeof(id));
+        const char *pending = txbox_outcome_name(TXBOX_PENDING);
+
+        ok(fd >= 0, "a session begins");
+        if (fd < 0)
+                return;
+        is_str(step(id, "echo one > f"), pending, "savepoint 1 kept, the session pending");
+        is_str(names(fd, "sp"), "1", "sp/1 counts");
+        is_str(step(id, "echo two > g; exit 1"), pending, "a failing command: the session stays pending");
+        is_str(names(fd, "sp"), "1", "its savepoint was dropped, no staging name left");
+        is_str(step(id, "cat f > h && echo three > k"), pending, "savepoint 2 reads savepoint 1's file");
+        is_str(names(fd, "sp"), "1 2", "sp/1 and sp/2 count");
+        ok(message_says(fd, id, "with 2 savepoints"), "2 savepoints");
+        snprintf(path, sizeof(path), "%s/f", ws_path);
+        ok(access(path, F_OK) < 0, "nothing in the workspace before the commit");
+        is_str(names(fd, "sp/2/upper"), "h k", "savepoint 2's layer holds only its own changes");
+        is_int(txbox_session_rollback_to(ws, id, 1, &err), 0, "rollback --to 1: %s", err.msg);
+        is_str(names(fd, "sp"), "1", "savepoint 2 dropped");
+        close(fd);
+        ok(txbox_tx_load(ws, id, &tx, &err) == 0 && txbox_tx_evaluate(tx, &err) >= 0 &&
+           txbox_tx_commit(tx, &err) == 0, "the session commits: %s", err.msg);
+        txbox_tx_free(tx);
+        is_str(names(-1, ws_path), "f", "the workspace holds savepoint 1's file only");
+}
+
 /* The numbers in sp/ form 1..m without a gap (m in *m), nothing else numbered. */
 static bool numbered_prefix(int fd, int *m)
 {
@@ -448,6 +499,7 @@ int main(int argc, char **argv)
                 test_not_session();
                 test_drop_to_cut();
                 test_fold_cut();
+                test_api_flow(ws_path);
                 txbox_ws_close(ws);
         }
         tap_rmtree(dir);
