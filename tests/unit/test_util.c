@@ -213,7 +213,8 @@ static void test_pct_escaped(void)
 
         fput_pct_escaped(f, "a b%c\n\x7f\x01/\xc3\xa9");
         fclose(f);
-        is_str(buf, "a%20b%25c%0a%7f%01/\xc3\xa9", "fput_pct_escaped: space, %%, newline, DEL, controls escaped");
+        is_str(buf, "a%20b%25c%0a%7f%01/\xc3\xa9",
+               "fput_pct_escaped: space, %%, newline, DEL, controls escaped");
         free(buf);
 }
 
