@@ -259,10 +259,11 @@ int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct
         }
         int have = count_savepoints(tx->dir_fd);
         if (n < 0 || n > have) {
-                txbox_tx_free(tx);
-                return tx_err(err, EINVAL,
-                              "session %s has savepoints 1 to %d: --to %d is not one of them (0 drops all)",
-                              tx->rec.id, have, n);
+                r = tx_err(err, EINVAL,
+                           "session %s has savepoints 1 to %d: --to %d is not one of them (0 drops all)",
+                           tx->rec.id, have, n);
+                txbox_tx_free(tx); /* after the message: it names tx->rec.id */
+                return r;
         }
         /* Decided once drop-to is durable: from there every savepoint above n goes, here or,
          * after a crash, in the next tidy; before it, none went. */
