@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdbool.h>
+#include <sys/stat.h>
 
 static int tap_n, tap_failed;
 
@@ -67,6 +69,23 @@ static inline char *tap_mkdtemp(char *buf, size_t size, const char *name)
         if (n < 0 || (size_t)n >= size)
                 return NULL;
         return mkdtemp(buf);
+}
+
+/* tap_workspace(dir, size, name, ws, ws_size): tap_mkdtemp(dir) holding an empty workspace
+ * dir/ws (its path in ws) and a home dir/home that HOME points at, so the default state dir
+ * lands in the test's own directory.  false when it cannot be made. */
+static inline bool tap_workspace(char *dir, size_t size, const char *name, char *ws, size_t ws_size)
+{
+        char home[512];
+
+        if (!tap_mkdtemp(dir, size, name))
+                return false;
+        snprintf(ws, ws_size, "%s/ws", dir);
+        snprintf(home, sizeof(home), "%s/home", dir);
+        if (mkdir(ws, 0755) < 0 || mkdir(home, 0755) < 0)
+                return false;
+        setenv("HOME", home, 1);
+        return true;
 }
 
 #endif

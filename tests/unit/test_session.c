@@ -475,20 +475,15 @@ static void test_fold_cut(void)
 int main(int argc, char **argv)
 {
         struct txbox_error err = {0};
-        char ws_path[256], home[256];
+        char ws_path[256];
 
         if (argc == 3 && !strcmp(argv[1], "--tidy")) { /* a copy cut short by a failpoint */
                 int fd = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 return fd >= 0 && tx_session_tidy(fd, "cut") == 0 ? 0 : 1;
         }
 
-        if (!tap_mkdtemp(dir, sizeof(dir), "txbox-session"))
+        if (!tap_workspace(dir, sizeof(dir), "txbox-session", ws_path, sizeof(ws_path)))
                 return 1;
-        snprintf(ws_path, sizeof(ws_path), "%s/ws", dir);
-        snprintf(home, sizeof(home), "%s/home", dir);
-        mkdir(ws_path, 0755);
-        mkdir(home, 0755);
-        setenv("HOME", home, 1);
         unsetenv("TXBOX_FAILPOINT");
         ok(txbox_ws_open(ws_path, NULL, TXBOX_OPEN_RECOVER, &ws, &err) == 0, "open the workspace: %s",
            err.msg);

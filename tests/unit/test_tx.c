@@ -77,15 +77,10 @@ int main(void)
         struct txbox_ws *ws = NULL;
         struct txbox_error err = {0};
         struct txbox_tx *tx = NULL, *tx2 = NULL;
-        char home[256], id[32], id2[32], prefix[16];
+        char id[32], id2[32], prefix[16];
 
-        if (!tap_mkdtemp(dir, sizeof(dir), "txbox-tx"))
+        if (!tap_workspace(dir, sizeof(dir), "txbox-tx", ws_path, sizeof(ws_path)))
                 return 1;
-        snprintf(ws_path, sizeof(ws_path), "%s/ws", dir);
-        snprintf(home, sizeof(home), "%s/home", dir);
-        mkdir(ws_path, 0755);
-        mkdir(home, 0755);
-        setenv("HOME", home, 1);
         ok(txbox_ws_open(ws_path, NULL, TXBOX_OPEN_RECOVER, &ws, &err) == 0, "open the workspace: %s",
            err.msg);
         if (!ws)

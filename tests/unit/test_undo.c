@@ -78,15 +78,10 @@ int main(void)
         struct txbox_ws *ws = NULL;
         struct txbox_error err = {0};
         struct txbox_record rec = {0};
-        char home[256], a[32], b[32], c[32];
+        char a[32], b[32], c[32];
 
-        if (!tap_mkdtemp(dir, sizeof(dir), "txbox-undo"))
+        if (!tap_workspace(dir, sizeof(dir), "txbox-undo", ws_path, sizeof(ws_path)))
                 return 1;
-        snprintf(ws_path, sizeof(ws_path), "%s/ws", dir);
-        snprintf(home, sizeof(home), "%s/home", dir);
-        mkdir(ws_path, 0755);
-        mkdir(home, 0755);
-        setenv("HOME", home, 1);
         write_ws("f.txt", "old\n");
         ok(txbox_ws_open(ws_path, NULL, TXBOX_OPEN_RECOVER, &ws, &err) == 0, "open the workspace: %s",
            err.msg);
