@@ -290,6 +290,12 @@ TXBOX_API int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct 
 typedef void (*txbox_progress_fn)(void *ctx, const char *what, size_t done, size_t total);
 TXBOX_API void txbox_ws_set_progress(struct txbox_ws *ws, txbox_progress_fn fn, void *ctx);
 
+/* Called with a warning the caller should show (an audit log rebuilt after it lost rows); it
+ * may come from a thread of the library's.  One raised before it is set (while
+ * txbox_ws_open read the log) is passed to it at once; without one it is only in the log. */
+typedef void (*txbox_notice_fn)(void *ctx, const char *msg);
+TXBOX_API void txbox_ws_set_notice(struct txbox_ws *ws, txbox_notice_fn fn, void *ctx);
+
 /* Put the policy's "ask" decisions to PROGRAM (NULL: refuse them, as headless use must). */
 TXBOX_API void txbox_ws_set_approver(struct txbox_ws *ws, const char *program);
 

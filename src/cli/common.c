@@ -57,6 +57,13 @@ static void show_progress(void *ctx, const char *what, size_t done, size_t total
         fflush(stderr);
 }
 
+/* The library's warnings, as "txbox: warning: ..." lines. */
+static void show_notice(void *ctx, const char *msg)
+{
+        (void)ctx;
+        cli_error("warning: %s", msg);
+}
+
 struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
 {
         struct txbox_ws *ws = NULL;
@@ -66,6 +73,7 @@ struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
                 cli_error("%s", err.msg);
                 return NULL;
         }
+        txbox_ws_set_notice(ws, show_notice, NULL);
         if (isatty(STDERR_FILENO))
                 txbox_ws_set_progress(ws, show_progress, NULL);
         return ws;

@@ -185,10 +185,19 @@ int ws_check_log(void *ctx, struct audit *a, struct txbox_error *err)
         txbox_records_free(recs, n);
         if (r < 0)
                 return tx_err_wrap(err, "rebuild the audit log's lost rows from the state dir");
-        if (added)
-                fprintf(stderr, "txbox: warning: the audit log '%s/audit.db' had lost the rows of commits "
-                                "up to #%lld (a deleted -wal, a truncated or new audit.db): %zu rows were "
-                                "put back from the state dir ('txbox log' shows them)\n",
+        if (added) {
+                char *note = xasprintf(
+                        "the audit log '%s/audit.db' had lost the rows of commits up to #%lld (a deleted "
+                        "-wal, a truncated or new audit.db): %zu rows were put back from the state dir "
+                        "('txbox log' shows them)",
                         ws->state, (long long)floor, added);
+                if (ws->notice) {
+                        ws->notice(ws->notice_ctx, note);
+                        free(note);
+                } else {
+                        free(ws->notice_held);
+                        ws->notice_held = note; /* for txbox_ws_set_notice */
+                }
+        }
         return 0;
 }

@@ -39,6 +39,9 @@ struct txbox_ws {
         char *approver;        /* --approve PROGRAM for "ask" decisions, or NULL */
         txbox_progress_fn progress;
         void *progress_ctx;
+        txbox_notice_fn notice; /* warnings for the caller to show (txbox_ws_set_notice) */
+        void *notice_ctx;
+        char *notice_held; /* one raised before there was a notice function */
         /* Begun, sandbox started, for the next commands (servers); oldest first. */
         struct txbox_tx *prepared[WS_PREPARED_MAX];
         /* A row for the sweeper thread to insert (a one-shot run's: its first use of the

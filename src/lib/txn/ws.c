@@ -287,6 +287,7 @@ void txbox_ws_close(struct txbox_ws *ws)
         closep(&ws->mountinfo_fd);
         pthread_cond_destroy(&ws->sweep_cv);
         pthread_mutex_destroy(&ws->sweep_mu);
+        free(ws->notice_held);
         free(ws->path);
         free(ws->state);
         free(ws->state_mask);
@@ -294,6 +295,15 @@ void txbox_ws_close(struct txbox_ws *ws)
 }
 
 const char *txbox_ws_path(const struct txbox_ws *ws) { return ws->path; }
+
+void txbox_ws_set_notice(struct txbox_ws *ws, txbox_notice_fn fn, void *ctx)
+{
+        ws->notice = fn;
+        ws->notice_ctx = ctx;
+        if (fn && ws->notice_held)
+                fn(ctx, ws->notice_held);
+        free(TAKE_PTR(ws->notice_held));
+}
 
 void txbox_ws_set_progress(struct txbox_ws *ws, txbox_progress_fn fn, void *ctx)
 {
