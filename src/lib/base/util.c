@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -212,6 +213,15 @@ int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
         int r = pthread_create(t, NULL, fn, arg);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return r;
+}
+
+int die_with_parent(pid_t parent)
+{
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                return -errno;
+        if (parent > 0 && getppid() != parent)
+                return -ESRCH; /* reparented: the parent died before the request took hold */
+        return 0;
 }
 
 void trace_mark(const char *what)

@@ -132,7 +132,8 @@ int limits_apply_rlimits(const struct txbox_limits *l)
         struct rlimit cpu;
         if (l->cpu_s && getrlimit(RLIMIT_CPU, &cpu) == 0 && cpu.rlim_max > 1) {
                 cpu.rlim_cur = cpu.rlim_max - 1;
-                setrlimit(RLIMIT_CPU, &cpu);
+                if (setrlimit(RLIMIT_CPU, &cpu) < 0)
+                        return -errno;
         }
         return 0;
 }

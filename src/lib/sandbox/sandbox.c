@@ -31,7 +31,7 @@
 #include "base/syscalls.h"
 
 /* Close every descriptor from 3 up but the n in keep (which this sorts). */
-static void close_all_but(int *keep, size_t n)
+static int close_all_but(int *keep, size_t n)
 {
         int lo = 3;
 
@@ -44,11 +44,11 @@ static void close_all_but(int *keep, size_t n)
         for (size_t i = 0; i < n; i++) {
                 if (keep[i] < lo)
                         continue;
-                if (keep[i] > lo)
-                        sys_close_range((unsigned)lo, (unsigned)keep[i] - 1, 0);
+                if (keep[i] > lo && sys_close_range((unsigned)lo, (unsigned)keep[i] - 1, 0) < 0)
+                        return -errno;
                 lo = keep[i] + 1;
         }
-        sys_close_range((unsigned)lo, ~0U, 0);
+        return sys_close_range((unsigned)lo, ~0U, 0) < 0 ? -errno : 0;
 }
 
 static int clone_sandbox(void)
@@ -240,10 +240,13 @@ int sandbox_shared_ns_open(const struct idmap *m, struct sandbox_shared_ns **out
                 return tx_err(err, errno, "cannot create a pipe: %s", strerror(errno));
         }
         /* A child makes them and waits; we map it, keep its namespaces by descriptor, let it go. */
+        pid_t self = getpid();
         pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
         if (pid == 0) {
-                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                close_all_but(&hold[0], 1); /* no claim of ours may outlive us in it */
+                if (die_with_parent(self) < 0)
+                        _exit(1);
+                if (close_all_but(&hold[0], 1) < 0) /* no claim of ours may outlive us in it */
+                        _exit(1);
                 _exit(read(hold[0], &c, 1) < 0 ? 1 : 0);
         }
         close(hold[0]);
@@ -293,13 +296,20 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
 
         if (pipe2(pidp, O_CLOEXEC) < 0)
                 return -1;
+        pid_t self = getpid();
         pid_t c = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
         if (c == 0) {
-                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (die_with_parent(self) < 0)
+                        _exit(TXBOX_EXIT_TXBOX);
                 int keep[] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd, s->shared_ns->net_fd,
                               p->cg_sync};
-                close_all_but(keep, ARRAY_SIZE(keep));
+                int closed = close_all_but(keep, ARRAY_SIZE(keep));
                 sandbox_child_errfd_set(errfd);
+                if (closed < 0) {
+                        errno = -closed;
+                        SETUP_FAIL("cannot close the descriptors the sandbox must not have: %s", strerror(errno));
+                        _exit(TXBOX_EXIT_TXBOX);
+                }
                 if (setns(s->shared_ns->user_fd, CLONE_NEWUSER) < 0 ||
                     setns(s->shared_ns->net_fd, CLONE_NEWNET) < 0 ||
                     unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
@@ -311,8 +321,13 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
                 pid_t i = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
                 if (i == 0) {
                         /* Die with the supervisor (our parent now): the kernel then kills the
-                         * whole pid namespace. */
-                        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                         * whole pid namespace.  As the new namespace's first process we see no
+                         * parent; a supervisor already gone shows as EOF on the socket that
+                         * brings the program (recv_go), before anything runs. */
+                        if (die_with_parent(0) < 0) {
+                                SETUP_FAIL("cannot ask to die with the supervisor: %s", strerror(errno));
+                                _exit(TXBOX_EXIT_TXBOX);
+                        }
                         close(pidp[1]);
                         sandbox_init_main(s, p, -1, statusfd);
                 }
@@ -416,14 +431,22 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
                 goto fail;
         }
         if (pid == 0) {
-                /* Die with the supervisor: the kernel then kills the whole pid namespace. */
-                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                /* Die with the supervisor: the kernel then kills the whole pid namespace.  As
+                 * the new namespace's first process we see no parent; a supervisor already gone
+                 * shows as EOF on the sync pipe (init reads it before anything runs). */
+                if (die_with_parent(0) < 0)
+                        _exit(TXBOX_EXIT_TXBOX);
                 /* Keep only our ends: an inherited claim (a flock'd state/active/ID, ours or
                  * a prepared transaction's) would outlive a killed supervisor for as long as
                  * this namespace takes to die, and recovery would take it for alive. */
                 int keep[] = {syncp[0], statusp[1], errp[1], nsock[1], sb->prep.cg_sync};
-                close_all_but(keep, ARRAY_SIZE(keep));
+                int closed = close_all_but(keep, ARRAY_SIZE(keep));
                 sandbox_child_errfd_set(errp[1]);
+                if (closed < 0) {
+                        errno = -closed;
+                        SETUP_FAIL("cannot close the descriptors the sandbox must not have: %s", strerror(errno));
+                        _exit(TXBOX_EXIT_TXBOX);
+                }
                 sandbox_init_main(s, &sb->prep, syncp[0], statusp[1]);
         }
         sb->pid = pid;
@@ -482,22 +505,30 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
 {
         const struct sandbox_spec *s = sb->spec;
         _cleanup_close_ int sigfd = -1;
-        int r;
+        int r, send_errno = 0;
 
         *res = sb->pre;
         res->exit_code = -1;
         sigprocmask(SIG_BLOCK, &sb->mask, &sb->old);
         sb->blocked = true;
+        /* With the signals blocked, this descriptor is the only way Ctrl-C, a timeout's SIGTERM
+         * or the client's going away reaches us while the program runs: without it, no run. */
+        if ((sigfd = signalfd(-1, &sb->mask, SFD_CLOEXEC)) < 0) {
+                r = tx_err(err, errno, "cannot watch for signals (signalfd): %s", strerror(errno));
+                sandbox_abort(sb);
+                return r;
+        }
         struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .listener = -1,
-                               .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep};
+                               .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep, .sigfd = sigfd};
         /* The file system's free space from here on is the program's to answer for. */
         disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits);
-        /* A sandbox that died while setting up shows it on its status and error pipes. */
-        if (sandbox_send_go(sb->sock, argv, cwd, s->stdio_redirect ? s->stdio : NULL) < 0) {
-                /* nothing to do here: sandbox_supervise_wait sees init gone */
+        /* A sandbox that died while setting up shows it on its status and error pipes, and its
+         * reason on the error pipe.  One that is alive but was not given the program would
+         * wait for it for ever: end it, and say so below if it left no reason of its own. */
+        if ((r = sandbox_send_go(sb->sock, argv, cwd, s->stdio_redirect ? s->stdio : NULL)) < 0) {
+                send_errno = r == -1 || r == 0 ? EIO : -r;
+                kill(sb->pid, SIGKILL);
         }
-        sigfd = signalfd(-1, &sb->mask, SFD_CLOEXEC);
-        sv.sigfd = sigfd;
         sv.notify_sock = TAKE_FD(sb->sock);
         sandbox_supervise_wait(&sv, res);
         trace_mark("program exited");
@@ -505,6 +536,8 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         closep(&sv.notify_sock);
         closep(&sv.listener);
         r = read_child_error(sb->errfd, res, err);
+        if (r == 0 && send_errno)
+                r = tx_err(err, send_errno, "cannot hand the program to the sandbox: %s", strerror(send_errno));
         if (r > 0) {
                 res->exit_code = res->exit_code >= 0 ? res->exit_code : TXBOX_EXIT_NOTFOUND;
                 r = 0;

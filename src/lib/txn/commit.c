@@ -63,9 +63,11 @@ static void settle(struct txbox_tx *tx)
 
         snprintf(name, sizeof(name), "%s.%s", boot_id(), tx->rec.id);
         if (!boot_id()[0] || renameat(tx->ws->active_fd, tx->rec.id, tx->ws->settle_fd, name) < 0) {
-                /* Without an entry nothing would complete it after a crash: sync now. */
-                syncfs(tx->ws->ws_fd);
-                unlinkat(tx->ws->active_fd, tx->rec.id, 0);
+                /* Without an entry nothing would complete it after a crash: sync now.  When
+                 * even that fails, the claim stays: recovery finds it as after a crash here
+                 * and completes the commit from its journal (replaying it is idempotent). */
+                if (syncfs(tx->ws->ws_fd) == 0)
+                        unlinkat(tx->ws->active_fd, tx->rec.id, 0);
         }
         closep(&tx->lock_fd);
 }
