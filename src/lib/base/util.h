@@ -199,7 +199,7 @@ void human_write(FILE *f, const char *s, size_t n, unsigned flags);
 /* True when s needs no escaping (HUMAN_LINE). */
 bool human_plain(const char *s);
 
-/* ---- failpoints (tests) ----
+/* ---- failpoints (test builds only) ----
  * TXBOX_FAILPOINT=NAME:N makes the process kill itself with SIGKILL when failpoint NAME is
  * reached for the N-th time (counting from 0), to test crash recovery at every step;
  * TXBOX_FAILPOINT=NAME:N:enospc makes that step fail with ENOSPC instead (returns -ENOSPC;
@@ -209,6 +209,15 @@ bool human_plain(const char *s);
  * and its revert is cut short).  Every action only makes a step fail, never skips one:
  * set in a real run it can stop txbox, not weaken it (the "judge" point, reached by every
  * policy decision, ends in a refusal whatever the action). */
+#ifdef TXBOX_TESTING
 int failpoint(const char *name);
+#else
+/* The release build has no failpoint: the environment cannot reach this code. */
+static inline int failpoint(const char *name)
+{
+        (void)name;
+        return 0;
+}
+#endif
 
 #endif
