@@ -129,6 +129,24 @@ char **strv_dup(char *const *v)
         return r;
 }
 
+uint64_t parse_size(const char *s)
+{
+        char *end;
+        uint64_t mult = 1;
+
+        if (!s || *s < '0' || *s > '9')
+                return 0;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        switch (*end) {
+        case 'k': case 'K': mult = 1ULL << 10; end++; break;
+        case 'm': case 'M': mult = 1ULL << 20; end++; break;
+        case 'g': case 'G': mult = 1ULL << 30; end++; break;
+        default: break;
+        }
+        return *end || errno == ERANGE || v == 0 || v > UINT64_MAX / mult ? 0 : v * mult;
+}
+
 bool str_has_prefix(const char *s, const char *prefix)
 {
         return strncmp(s, prefix, strlen(prefix)) == 0;

@@ -89,6 +89,9 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char **strv_dup(char *const *v);
 size_t strv_len(char *const *v);
 bool str_has_prefix(const char *s, const char *prefix);
+/* A positive count or size, digits with an optional K, M or G (binary) suffix; 0 when s is
+ * anything else, zero, or does not fit in 64 bits once multiplied. */
+uint64_t parse_size(const char *s);
 /* Write s to f with every byte that would break a line-oriented file (space and below, '%',
  * DEL) as %XX: the escaping of paths in the journal and the trust store. */
 void fput_pct_escaped(FILE *f, const char *s);

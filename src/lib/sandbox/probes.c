@@ -4,7 +4,7 @@
  *
  * Apart from the sandbox itself: the probes take the sandbox's steps one by one in a
  * throwaway child, each failure reported with its cost instead of stopping a run, and only
- * txbox doctor calls them (through txbox_doctor and sandbox_doctor).
+ * txbox doctor calls them (through txbox_doctor_at and sandbox_doctor).
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
@@ -312,9 +312,4 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
         for (int i = 0; i < n && (size_t)i < max; i++)
                 out[i] = all[i];
         return n < (int)max ? n : (int)max;
-}
-
-int txbox_doctor(struct txbox_probe *out, size_t max)
-{
-        return sandbox_doctor(NULL, NULL, out, max);
 }

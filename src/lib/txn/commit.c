@@ -1,7 +1,7 @@
 /* What becomes of an evaluated transaction: first-committer-wins conflicts, the commit
  * (journal, one sync, renames, marker, row), rollback, keep and abort, the settle entries
  * that stand for a sync not yet made, and the decision after a run (txbox_tx_finish).
- * Split from tx.c (issue 24); the transaction itself (begin, run, evaluate) is in tx.c. */
+ * The transaction itself (begin, run, evaluate) is in tx.c. */
 #define _GNU_SOURCE
 #include "txn/tx.h"
 
