@@ -365,14 +365,27 @@ static int attach_cgroup(struct sandbox *sb, int cg_sync, struct txbox_error *er
         return 0;
 }
 
-int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txbox_error *err)
-{
-        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1},
-            cgp[2] = {-1, -1};
-        struct sandbox *sb = xcalloc(1, sizeof(*sb));
-        int r;
+/* The descriptors that join the supervisor and a sandbox while it starts: ours are taken
+ * into struct sandbox, the rest closed. */
+struct start_fds {
+        int syncp[2], statusp[2], errp[2], nsock[2], cgp[2];
+};
 
-        sandbox_reap(false);
+static void start_fds_close(struct start_fds *f)
+{
+        for (int i = 0; i < 2; i++) {
+                closep(&f->syncp[i]);
+                closep(&f->statusp[i]);
+                closep(&f->errp[i]);
+                closep(&f->nsock[i]);
+                closep(&f->cgp[i]);
+        }
+}
+
+static struct sandbox *sandbox_new(const struct sandbox_spec *s)
+{
+        struct sandbox *sb = xcalloc(1, sizeof(*sb));
+
         sb->spec = s;
         sb->statusfd = sb->errfd = sb->sock = -1;
         sb->prep.notify_sock = -1;
@@ -383,53 +396,46 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         sigaddset(&sb->mask, SIGHUP);
         sigaddset(&sb->mask, SIGQUIT);
         sb->pre.exit_code = -1;
-        if ((r = prepare(s, &sb->prep, &sb->pre, err)) < 0)
-                goto fail;
-        trace_mark("prepared");
-        if ((r = make_pipes(syncp, statusp, errp)) < 0 || (pipe2(cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
-            (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0 && (r = -errno))) {
-                r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
-                goto fail;
-        }
-        sb->prep.notify_sock = nsock[1];
-        sb->prep.cg_sync = cgp[0];
-        /* Forked now, while no other thread of ours runs (start_sandbox saw to it). */
-        if (s->net == TXBOX_NET_ALLOW &&
-            (r = netproxy_start(sb->prep.rules, sb->prep.nrules, &sb->prep.proxy, err)) < 0)
-                goto fail;
-        /* init starts with them blocked and unblocks them once it forwards them.  Until
-         * sandbox_exec they are ours again: ^C while the command is checked (or put to an
-         * approver) ends txbox, and init with it (PDEATHSIG). */
-        sigset_t old;
-        sigprocmask(SIG_BLOCK, &sb->mask, &old);
-        if (s->shared_ns && s->net == TXBOX_NET_NONE && idmap_equal(s->idmap, &s->shared_ns->map)) {
-                pid_t pid = clone_joined(s, &sb->prep, statusp[1], errp[1], nsock[1]);
-                sigprocmask(SIG_SETMASK, &old, NULL);
-                if (pid < 0) {
-                        closep(&errp[1]);
-                        struct txbox_run_result ignored = {0};
-                        r = read_child_error(errp[0], &ignored, err);
-                        if (r >= 0)
-                                r = tx_err(err, EIO, "the sandbox died while starting");
-                        goto fail;
-                }
-                sb->pid = pid;
-                sb->statusfd = TAKE_FD(statusp[0]);
-                sb->errfd = TAKE_FD(errp[0]);
-                sb->sock = TAKE_FD(nsock[0]);
-                trace_mark("cloned, joined");
-                if ((r = attach_cgroup(sb, cgp[1], err)) < 0)
-                        goto fail_started;
-                goto started;
-        }
-        pid_t pid = clone_sandbox();
-        int clone_errno = errno;
-        if (pid != 0)
-                sigprocmask(SIG_SETMASK, &old, NULL);
+        return sb;
+}
+
+/* Our ends of a started init's pipes and socket. */
+static void take_ends(struct sandbox *sb, pid_t pid, struct start_fds *f)
+{
+        sb->pid = pid;
+        sb->statusfd = TAKE_FD(f->statusp[0]);
+        sb->errfd = TAKE_FD(f->errp[0]);
+        sb->sock = TAKE_FD(f->nsock[0]);
+}
+
+/* Init in the server's shared namespaces (clone_joined); old: the signal mask to restore. */
+static int start_joined(struct sandbox *sb, struct start_fds *f, const sigset_t *old, struct txbox_error *err)
+{
+        pid_t pid = clone_joined(sb->spec, &sb->prep, f->statusp[1], f->errp[1], f->nsock[1]);
+
+        sigprocmask(SIG_SETMASK, old, NULL);
         if (pid < 0) {
-                r = explain_clone_failure(clone_errno, err);
-                goto fail;
+                closep(&f->errp[1]);
+                struct txbox_run_result ignored = {0};
+                int r = read_child_error(f->errp[0], &ignored, err);
+                return r < 0 ? r : tx_err(err, EIO, "the sandbox died while starting");
         }
+        take_ends(sb, pid, f);
+        trace_mark("cloned, joined");
+        return 0;
+}
+
+/* Init in namespaces of its own, mapped by us once it exists. */
+static int start_own(struct sandbox *sb, struct start_fds *f, const sigset_t *old, struct txbox_error *err)
+{
+        const struct sandbox_spec *s = sb->spec;
+        pid_t pid = clone_sandbox();
+        int r, clone_errno = errno;
+
+        if (pid != 0)
+                sigprocmask(SIG_SETMASK, old, NULL);
+        if (pid < 0)
+                return explain_clone_failure(clone_errno, err);
         if (pid == 0) {
                 /* Die with the supervisor: the kernel then kills the whole pid namespace.  As
                  * the new namespace's first process we see no parent; a supervisor already gone
@@ -439,53 +445,71 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
                 /* Keep only our ends: an inherited claim (a flock'd state/active/ID, ours or
                  * a prepared transaction's) would outlive a killed supervisor for as long as
                  * this namespace takes to die, and recovery would take it for alive. */
-                int keep[] = {syncp[0], statusp[1], errp[1], nsock[1], sb->prep.cg_sync};
+                int keep[] = {f->syncp[0], f->statusp[1], f->errp[1], f->nsock[1], sb->prep.cg_sync};
                 int closed = close_all_but(keep, ARRAY_SIZE(keep));
-                sandbox_child_errfd_set(errp[1]);
+                sandbox_child_errfd_set(f->errp[1]);
                 if (closed < 0) {
                         errno = -closed;
                         SETUP_FAIL("cannot close the descriptors the sandbox must not have: %s", strerror(errno));
                         _exit(TXBOX_EXIT_TXBOX);
                 }
-                sandbox_init_main(s, &sb->prep, syncp[0], statusp[1]);
+                sandbox_init_main(s, &sb->prep, f->syncp[0], f->statusp[1]);
         }
-        sb->pid = pid;
-        sb->statusfd = TAKE_FD(statusp[0]);
-        sb->errfd = TAKE_FD(errp[0]);
-        sb->sock = TAKE_FD(nsock[0]);
-        if ((r = sandbox_write_idmaps(pid, s->idmap, err)) < 0 || write(syncp[1], "x", 1) != 1) {
+        take_ends(sb, pid, f);
+        if ((r = sandbox_write_idmaps(pid, s->idmap, err)) < 0 || write(f->syncp[1], "x", 1) != 1) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
-                if (r >= 0)
-                        r = tx_err(err, EIO, "the sandbox died while starting");
-                goto fail;
+                sb->pid = 0;
+                return r < 0 ? r : tx_err(err, EIO, "the sandbox died while starting");
         }
         trace_mark("cloned, mapped");
-        if ((r = attach_cgroup(sb, cgp[1], err)) < 0)
-                goto fail_started;
-started:
-        for (int i = 0; i < 2; i++) {
-                closep(&syncp[i]);
-                closep(&statusp[i]);
-                closep(&errp[i]);
-                closep(&nsock[i]);
-                closep(&cgp[i]);
+        return 0;
+}
+
+int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txbox_error *err)
+{
+        struct start_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+        struct sandbox *sb = sandbox_new(s);
+        int r;
+
+        sandbox_reap(false);
+        if ((r = prepare(s, &sb->prep, &sb->pre, err)) < 0)
+                goto fail;
+        trace_mark("prepared");
+        if ((r = make_pipes(f.syncp, f.statusp, f.errp)) < 0 || (pipe2(f.cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
+            (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f.nsock) < 0 && (r = -errno))) {
+                r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
+                goto fail;
         }
+        sb->prep.notify_sock = f.nsock[1];
+        sb->prep.cg_sync = f.cgp[0];
+        /* Forked now, while no other thread of ours runs (start_sandbox saw to it). */
+        if (s->net == TXBOX_NET_ALLOW &&
+            (r = netproxy_start(sb->prep.rules, sb->prep.nrules, &sb->prep.proxy, err)) < 0)
+                goto fail;
+        /* init starts with them blocked and unblocks them once it forwards them.  Until
+         * sandbox_exec they are ours again: ^C while the command is checked (or put to an
+         * approver) ends txbox, and init with it (PDEATHSIG). */
+        sigset_t old;
+        sigprocmask(SIG_BLOCK, &sb->mask, &old);
+        if (s->shared_ns && s->net == TXBOX_NET_NONE && idmap_equal(s->idmap, &s->shared_ns->map))
+                r = start_joined(sb, &f, &old, err);
+        else
+                r = start_own(sb, &f, &old, err);
+        if (r < 0)
+                goto fail;
+        if ((r = attach_cgroup(sb, f.cgp[1], err)) < 0) {
+                kill(sb->pid, SIGKILL);
+                while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+                goto fail;
+        }
+        start_fds_close(&f);
         sb->prep.notify_sock = sb->prep.cg_sync = -1;
         *out = sb;
         return 0;
-fail_started:
-        kill(sb->pid, SIGKILL);
-        while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
-                ;
 fail:
-        for (int i = 0; i < 2; i++) {
-                closep(&syncp[i]);
-                closep(&statusp[i]);
-                closep(&errp[i]);
-                closep(&nsock[i]);
-                closep(&cgp[i]);
-        }
+        start_fds_close(&f);
         sandbox_free(sb);
         return r;
 }
