@@ -11,7 +11,7 @@
     k8s.py get DIR KIND PATH           a value of the rendered object, as JSON
 
 Rendering: the part of kustomize deploy/ uses (resources: files and directories; components;
-patches: JSON 6902 operations add, replace and remove with a target by kind and name).
+patches: JSON 6902 operations add, replace, remove and test; images with a target by kind and name).
 Anything else in a kustomization is an error, not ignored.  tests/pod/run.sh compares the
 result with `kubectl kustomize` where kubectl is installed.
 
@@ -64,7 +64,7 @@ def unescape(tok):
 
 def json6902(obj, ops, where):
     for op in ops:
-        if set(op) - {"op", "path", "value"} or op.get("op") not in ("add", "replace", "remove"):
+        if set(op) - {"op", "path", "value"} or op.get("op") not in ("add", "replace", "remove", "test"):
             die("%s: unsupported patch operation %r" % (where, op))
         parts = [unescape(p) for p in op["path"].split("/")[1:]]
         parent = obj
@@ -76,6 +76,11 @@ def json6902(obj, ops, where):
             else:
                 die("%s: %s: no %r" % (where, op["path"], p))
         last = parts[-1]
+        if op["op"] == "test":
+            have = parent[int(last)] if isinstance(parent, list) else parent.get(last)
+            if have != op["value"]:
+                die("%s: test %s: %r, not %r" % (where, op["path"], have, op["value"]))
+            continue
         if isinstance(parent, list):
             i = len(parent) if last == "-" else int(last)
             if op["op"] == "add":
@@ -115,7 +120,7 @@ def render(d, want_kind=("Kustomization",)):
     api = {"Kustomization": "kustomize.config.k8s.io/v1beta1", "Component": "kustomize.config.k8s.io/v1alpha1"}
     if k.get("apiVersion") != api[k["kind"]]:
         die("%s: apiVersion %s" % (path, k.get("apiVersion")))
-    unknown = set(k) - {"apiVersion", "kind", "resources", "components", "patches"}
+    unknown = set(k) - {"apiVersion", "kind", "resources", "components", "patches", "images"}
     if unknown:
         die("%s: unsupported keys %s" % (path, sorted(unknown)))
     objs = []
@@ -133,7 +138,28 @@ def render(d, want_kind=("Kustomization",)):
         objs += render_resources_only(comp, cdoc)
         apply_patches(objs, cdoc, comp)
     apply_patches(objs, k, d)
+    for img in k.get("images", []):
+        set_image(objs, img, path)
     return objs
+
+
+def set_image(node, img, where):
+    """kustomize's images: every containers[].image and initContainers[].image of that name."""
+    if set(img) - {"name", "newName", "newTag"}:
+        die("%s: images: only name, newName and newTag are supported" % where)
+    if isinstance(node, list):
+        for v in node:
+            set_image(v, img, where)
+    elif isinstance(node, dict):
+        for key, v in node.items():
+            if key in ("containers", "initContainers") and isinstance(v, list):
+                for c in v:
+                    if isinstance(c, dict) and isinstance(c.get("image"), str):
+                        m = re.fullmatch(r"([^@]+?)(?::([^:/@]+))?(@.*)?", c["image"])
+                        if m and m.group(1) == img["name"]:
+                            c["image"] = img.get("newName", m.group(1)) + (
+                                ":" + img["newTag"] if "newTag" in img else (":" + m.group(2) if m.group(2) else ""))
+            set_image(v, img, where)
 
 
 def render_resources_only(d, k):
@@ -571,11 +597,59 @@ def podman_args(spec, cname, opts):
     args += ["--pull=never"]
     cmd = c.get("command")
     tail = []
+    if opts.get("command") == "none":
+        # The container's settings without its command: the caller gives one after the image.
+        return args + [imap[image]]
     if cmd:
         args += ["--entrypoint", cmd[0]]
         tail = cmd[1:]
     tail += c.get("args", [])
     return args + [imap[image]] + tail
+
+
+def cmd_selftest(root):
+    """The validator refuses what the API server would: each case must produce an error."""
+    k8s, crds = k8s_schemas(), crd_schemas()
+    pod = find(render(os.path.join(root, "overlays/pod")), "Pod")
+    tmpl = find(render(os.path.join(root, "overlays/agent-sandbox")), "SandboxTemplate")
+    pool = find(render(os.path.join(root, "overlays/agent-sandbox")), "SandboxWarmPool")
+    claim = load_docs(os.path.join(root, "claims/claim.yaml"))[0]
+
+    def mut(obj, fn):
+        o = copy.deepcopy(obj)
+        fn(o)
+        return o
+    cases = [
+        ("an unknown pod field", mut(pod, lambda o: o["spec"].update(hostUserz=False))),
+        ("an unknown container securityContext field", mut(pod, lambda o: o["spec"]["containers"][0]
+                                                             ["securityContext"].update(procMounts="Unmasked"))),
+        ("a string where an integer belongs", mut(pod, lambda o: o["spec"]["securityContext"].update(runAsUser="1000"))),
+        ("a container without its required name", mut(pod, lambda o: o["spec"]["containers"][0].pop("name"))),
+        ("two containers of one name", mut(pod, lambda o: o["spec"]["containers"].append(
+            copy.deepcopy(o["spec"]["containers"][0])))),
+        ("an unknown metadata field", mut(pod, lambda o: o["metadata"].update(label={"a": "b"}))),
+        ("an unknown field in the template's pod spec", mut(tmpl, lambda o: o["spec"]["podTemplate"]["spec"]
+                                                            .update(hostUserz=False))),
+        ("an unknown template field", mut(tmpl, lambda o: o["spec"].update(sandboxTemplateRef={"name": "x"}))),
+        ("an unknown network policy value", mut(tmpl, lambda o: o["spec"].update(networkPolicyManagement="Off"))),
+        ("a pool without its template", mut(pool, lambda o: o["spec"].pop("sandboxTemplateRef"))),
+        ("a claim without warmPoolRef (v1beta1)", mut(claim, lambda o: o["spec"].pop("warmPoolRef"))),
+        ("a v1beta1 claim with v1alpha1's sandboxTemplateRef", mut(claim, lambda o: o["spec"].update(
+            sandboxTemplateRef={"name": "txbox-agent"}))),
+        ("a claim of the deprecated v1alpha1", mut(claim, lambda o: (o.update(
+            apiVersion="extensions.agents.x-k8s.io/v1alpha1"), o["spec"].pop("warmPoolRef"),
+            o["spec"].update(sandboxTemplateRef={"name": "txbox-agent"})))),
+    ]
+    bad = 0
+    for what, o in cases:
+        errs = []
+        validate_object(o, k8s, crds, errs, "selftest")
+        if errs:
+            print("ok: %s is refused: %s" % (what, errs[0]))
+        else:
+            print("NOT REFUSED: %s" % what)
+            bad = 1
+    return bad
 
 
 def parse_opts(rest):
@@ -603,6 +677,8 @@ def main(argv):
             return 0
         if cmd == "validate":
             return cmd_validate(args)
+        if cmd == "selftest":
+            return cmd_selftest(args[0])
         if cmd == "expect-invalid":
             return cmd_expect_invalid(args)
         if cmd == "podman":
