@@ -153,9 +153,11 @@ bench:
 stress: all
 	BUILD=$(BUILD) TXBOX_STRESS=1 tests/run.sh integration
 
-# txbox in a container as deploy/pod.yaml runs it (tests/pod/run.sh): needs podman and root;
-# skips, saying why, where podman cannot run a container.
+# deploy/ (tests/pod/run.sh): strict validation against the pinned upstream schemas, the
+# generated seccomp profiles, the AppArmor profile; then, with podman and root, the pods run
+# with options generated from the manifests (skipped, saying why, where podman cannot run).
 check-pod: $(BUILD)/txbox
+	@scripts/deps.sh --pod
 	BUILD=$(BUILD) tests/pod/run.sh
 
 # Fuzzing (tests/fuzz/run.sh): each libFuzzer target (clang, ASan, UBSan) for FUZZ_SECONDS,
