@@ -254,7 +254,7 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
         probe_set(&all[n++], "user namespaces", bits & PROBE_USERNS, true,
                   "txbox cannot run: no sandbox without them (enable kernel.unprivileged_userns_clone or run "
                   "as root; in a container, a seccomp profile that allows unshare and mount: "
-                          "deploy/seccomp/txbox.json)",
+                          "deploy/seccomp/<arch>/txbox.json)",
                   "%s%s",
                   bits & PROBE_USERNS ? "unprivileged user, mount and pid namespaces"
                   : "unshare or its uid map failed: ", bits & PROBE_USERNS ? "" : strerror(pr.userns_err));
