@@ -19,8 +19,9 @@ struct seen {
         bool long_argv;
 };
 
-static bool check(void *ctx, const char *path, char *const argv[])
+static bool check(void *ctx, const char *path, char *const argv[], struct exec_caller *caller)
 {
+        (void)caller;
         struct seen *s = ctx;
         size_t argc = 0;
         while (argv[argc])

@@ -1,0 +1,44 @@
+/* Who asks for an exec in the sandbox: whether it is a well-known tool's own internal step
+ * (git's own subcommand, a make recipe), as the kernel shows it.  Supervisor side; the rules
+ * that such a step is not judged by are the policy's (docs/DESIGN.md, "What is judged at
+ * exec"). */
+#ifndef TXBOX_EXECORIGIN_H
+#define TXBOX_EXECORIGIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The task that asked for an exec: a pending seccomp notification's. */
+struct exec_caller {
+        pid_t pid;   /* in the supervisor's pid namespace */
+        bool looked; /* /proc was read about it: its notification must be confirmed pending
+                      * again before an answer that relied on it is sent (the pid may have
+                      * been reused meanwhile) */
+};
+
+/* The tool that runs this exec as its own internal step, established from the kernel alone
+ * (/proc/PID/exe, /proc/PID/stat, /proc/PID/cmdline: never the environment, argv[0] or
+ * anything else the program chooses):
+ *   "git"   the caller is git's own binary running one of git's commands (not an alias,
+ *           not an external git-NAME), and the program it runs is git's own binary;
+ *   "make"  the caller is make's binary, or a shell whose parent chain (shells only) leads
+ *           to make's binary: a recipe and the shell scripts it runs;
+ * NULL otherwise, and whenever something cannot be read.  program is the file the exec will
+ * run, as exec_target() found it in the task's view (NULL: none).  A tool's binary must be a
+ * file the sandbox cannot have written: a regular file owned by root, writable by nobody
+ * else, on a read-only mount (exec_file_trusted). */
+const char *exec_caller_tool(struct exec_caller *c, const char *program);
+
+/* fd (an O_PATH descriptor is enough) is a file the sandbox cannot have written. */
+bool exec_file_trusted(int fd);
+
+/* The first git command (not a global option) in a git command line given as NUL-separated
+ * words (as /proc/PID/cmdline holds it), or NULL; words[0] is the program. */
+const char *exec_git_command(const char *words, size_t len);
+
+/* A git command whose own steps are git's (a builtin that runs git for its work): stash,
+ * gc, rebase, pull ... An alias or an external git-NAME is not one. */
+bool exec_git_builtin(const char *cmd);
+
+#endif
