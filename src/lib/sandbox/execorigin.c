@@ -78,6 +78,34 @@ static pid_t parent_of(pid_t pid)
         return ppid;
 }
 
+/* Task pid's thread group and its start time, or false. */
+static bool start_of(pid_t pid, pid_t *tgid, unsigned long long *start)
+{
+        char proc[64], buf[1024];
+        int g = -1;
+
+        snprintf(proc, sizeof(proc), "/proc/%d/status", (int)pid);
+        _cleanup_fclose_ FILE *f = fopen(proc, "re");
+        while (f && fgets(buf, sizeof(buf), f))
+                if (sscanf(buf, "Tgid: %d", &g) == 1)
+                        break;
+        if (g <= 0)
+                return false;
+        snprintf(proc, sizeof(proc), "/proc/%d/stat", g);
+        _cleanup_close_ int fd = open(proc, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        /* after "PID (COMM)": state, then 18 more fields before starttime (proc(5)) */
+        char *p = strrchr(buf, ')');
+        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+                         start) != 1)
+                return false;
+        *tgid = g;
+        return true;
+}
+
 static bool is_shell(const char *name)
 {
         return !strcmp(name, "sh") || !strcmp(name, "dash") || !strcmp(name, "bash");
@@ -86,6 +114,63 @@ static bool is_shell(const char *name)
 static bool is_make(const char *name)
 {
         return !strcmp(name, "make") || !strcmp(name, "gmake");
+}
+
+static bool is_node(const char *name)
+{
+        return !strcmp(name, "node") || !strcmp(name, "nodejs");
+}
+
+/* The file at path (absolute, in task pid's view) is trusted and its name is name. */
+static bool trusted_named(pid_t pid, const char *path, bool (*is)(const char *))
+{
+        char name[NAME_MAX + 1];
+        if (!path || path[0] != '/')
+                return false;
+        _cleanup_close_ int fd = exec_target_open(pid, path);
+        return fd >= 0 && exec_file_trusted(fd) && fd_name(fd, name, sizeof(name)) && is(name);
+}
+
+static bool is_npm_cli(const char *name)
+{
+        return !strcmp(name, "npm-cli.js");
+}
+
+void exec_tools_note(struct exec_tools *t, struct exec_caller *c, const char *program, char *const argv[])
+{
+        char script[PATH_MAX];
+        pid_t tgid;
+        unsigned long long start;
+
+        for (size_t i = 0; i < t->n; i++)
+                if (t->npm[i].pid == c->pid) {
+                        t->npm[i] = t->npm[--t->n];
+                        break;
+                }
+        const char *base = program ? strrchr(program, '/') : NULL;
+        if (!base || !is_node(base + 1) || !argv[0] || !argv[1])
+                return;
+        /* node SCRIPT ...: npm's #! line (env node) makes exactly this, the script first */
+        c->looked = true;
+        if (!trusted_named(c->pid, program, is_node) ||
+            exec_target(c->pid, AT_FDCWD, argv[1], 0, script, sizeof(script)) != 0 ||
+            !trusted_named(c->pid, script, is_npm_cli) || !start_of(c->pid, &tgid, &start))
+                return;
+        if (t->n == EXEC_TOOLS_MAX) /* the oldest goes: its scripts are then judged in full */
+                memmove(&t->npm[0], &t->npm[1], --t->n * sizeof(t->npm[0]));
+        t->npm[t->n].pid = tgid;
+        t->npm[t->n++].start = start;
+}
+
+/* Task pid (whose executable is the system's node) is an npm noted at its start. */
+static bool noted_npm(const struct exec_tools *t, pid_t pid)
+{
+        pid_t tgid;
+        unsigned long long start;
+        for (size_t i = 0; t && i < t->n; i++)
+                if (t->npm[i].pid == pid)
+                        return start_of(pid, &tgid, &start) && tgid == pid && start == t->npm[i].start;
+        return false;
 }
 
 bool exec_git_builtin(const char *cmd)
@@ -154,17 +239,12 @@ static bool runs_git_builtin(pid_t pid)
         return cmd && exec_git_builtin(cmd);
 }
 
-/* program (the file the exec will run, in the task's view) is git's own binary. */
-static bool program_is_git(pid_t pid, const char *program)
+static bool is_git(const char *name)
 {
-        char name[NAME_MAX + 1];
-        if (!program || program[0] != '/')
-                return false;
-        _cleanup_close_ int fd = exec_target_open(pid, program);
-        return fd >= 0 && exec_file_trusted(fd) && fd_name(fd, name, sizeof(name)) && !strcmp(name, "git");
+        return !strcmp(name, "git");
 }
 
-const char *exec_caller_tool(struct exec_caller *c, const char *program)
+const char *exec_caller_tool(struct exec_caller *c, const char *program, const struct exec_tools *t)
 {
         char name[NAME_MAX + 1];
         pid_t cur = c->pid;
@@ -175,13 +255,23 @@ const char *exec_caller_tool(struct exec_caller *c, const char *program)
         /* git: the caller itself (a forked git, before its exec), no walk: a hook, an alias
          * (!CMD) or an editor git runs is a program of its own, judged in full. */
         if (!strcmp(name, "git"))
-                return runs_git_builtin(cur) && program_is_git(cur, program) ? "git" : NULL;
-        /* make: up through shells only.  Each parent is confirmed still the parent after its
-         * executable was read: a parent that ended meanwhile (its pid free for reuse) would
-         * have left its child to the sandbox's init. */
+                return runs_git_builtin(cur) && trusted_named(cur, program, is_git) ? "git" : NULL;
+        /* make, npm: up through shells only.  Each parent is confirmed still the parent
+         * after its executable was read: a parent that ended meanwhile (its pid free for
+         * reuse) would have left its child to the sandbox's init. */
         for (int depth = 0; depth < WALK_MAX; depth++) {
                 if (is_make(name))
                         return "make";
+                if (is_node(name) && noted_npm(t, cur))
+                        return "npm";
+                if (is_node(name) && depth == 0) {
+                        /* npm's own fork, before it execs the script's shell */
+                        pid_t parent = parent_of(cur);
+                        return parent > 1 && trusted_exe(parent, name, sizeof(name)) && is_node(name) &&
+                                               noted_npm(t, parent) && parent_of(cur) == parent
+                                       ? "npm"
+                                       : NULL;
+                }
                 if (!is_shell(name))
                         return NULL;
                 pid_t parent = parent_of(cur);

@@ -10,6 +10,7 @@
 #include "store/audit.h"
 #include "store/changeset.h"
 #include "policy/policy.h"
+#include "sandbox/execorigin.h"
 #include "sandbox/sandbox.h"
 
 /* Transactions a server keeps prepared: two, so that a client that asks again as soon as
@@ -73,6 +74,7 @@ struct txbox_tx {
         struct policy_ctx pctx;      /* what relative paths in commands resolve against */
         struct policy_result denied; /* the first exec the policy refused while running */
         bool exec_denied;
+        struct exec_tools tools;     /* npm processes seen starting (execorigin.h) */
         char *pctx_cwd;
         bool in_log;                 /* the audit log has its row */
         bool paths_in_log;           /* ... and, in this commit, its paths as rec.paths */

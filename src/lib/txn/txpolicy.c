@@ -2,7 +2,6 @@
 #define _GNU_SOURCE
 #include "policy/effects.h"
 #include "policy/judge.h"
-#include "sandbox/execorigin.h"
 #include "txn/tx.h"
 
 int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err)
@@ -169,11 +168,21 @@ static bool exec_allowed(struct txbox_tx *tx, const struct policy *p, struct pol
         ws_decide(tx->ws, p, ectx, NULL, argv, res);
         if (allowed(tx, res))
                 return true;
-        if (ectx->tool_internal || !res->workspace_scope || !caller || !exec_caller_tool(caller, program))
+        if (ectx->tool_internal || !res->workspace_scope || !caller || !exec_caller_tool(caller, program, &tx->tools))
                 return false;
         ectx->tool_internal = true;
         ws_decide(tx->ws, p, ectx, NULL, argv, res);
         return allowed(tx, res);
+}
+
+/* An exec let through: the tools it starts are noted (npm, which the kernel cannot tell
+ * from another node program afterwards). */
+static bool exec_let_through(struct txbox_tx *tx, struct exec_caller *caller, const char *program,
+                             char *const argv[])
+{
+        if (caller)
+                exec_tools_note(&tx->tools, caller, program, argv);
+        return true;
 }
 
 /* Called by the supervisor for every execve inside the sandbox.  argv[0] is the caller's
@@ -206,7 +215,7 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[], struct ex
         if (!exec_allowed(tx, p, &ectx, caller, program, argv, &res))
                 return exec_refused(tx, &res);
         if (!argv[0] || !strcmp(last_name(program), last_name(argv[0])))
-                return true;
+                return exec_let_through(tx, caller, program, argv);
         size_t argc = 0;
         while (argv[argc])
                 argc++;
@@ -215,7 +224,7 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[], struct ex
         as_run[0] = (char *)program;
         if (!exec_allowed(tx, p, &ectx, caller, program, as_run, &res))
                 return exec_refused(tx, &res);
-        return true;
+        return exec_let_through(tx, caller, program, argv);
 }
 
 /* After the run and the changeset: a refused exec becomes a violation (rolled back), and the
