@@ -253,17 +253,21 @@ static void test_exec_origin(void)
                                   "z:\n\tpython3 run.py\n");
         put_file(dir, "run.py", "import subprocess\nsubprocess.run(['/bin/true', 'WHO'])\n");
         who(dir, "make -s x y", "make make make", "make's recipes are make's, run directly or by its shell");
-        who(dir, "make -s z; /bin/true WHO", "- -", "a program a recipe runs, and the shell beside make, are not");
+        who(dir, "make -s z; /bin/true WHO", "- -",
+            "a program a recipe runs, and the shell beside make, are not");
         put_file(dir, "named.py", "import os\nos.execv('/bin/true', ['make', 'WHO'])\n");
         who(dir, "python3 named.py", "-", "a program that names itself make is not");
 
         if (access("/usr/bin/npm", X_OK) == 0) {
-                put_file(dir, "package.json", "{\"name\": \"t\", \"version\": \"1.0.0\", \"scripts\": "
-                                              "{\"w\": \"/bin/true WHO\", \"v\": \"sh -c '/bin/true WHO'\"}}\n");
+                put_file(dir, "package.json",
+                         "{\"name\": \"t\", \"version\": \"1.0.0\", \"scripts\": "
+                         "{\"w\": \"/bin/true WHO\", \"v\": \"sh -c '/bin/true WHO'\"}}\n");
                 put_file(dir, "run.js", "require('child_process').execFileSync('/bin/true', ['WHO'])\n");
 #define NPM_ENV "export HOME=$PWD npm_config_cache=$PWD/.npm npm_config_update_notifier=false; "
                 who(dir, NPM_ENV "npm run -s w && npm run -s v", "npm npm", "npm's scripts are npm's");
-                who(dir, NPM_ENV "node run.js && npm_lifecycle_event=w npm_execpath=/usr/bin/npm sh -c '/bin/true WHO'",
+                who(dir,
+                    NPM_ENV "node run.js && "
+                            "npm_lifecycle_event=w npm_execpath=/usr/bin/npm sh -c '/bin/true WHO'",
                     "- -", "node's own child, and npm's variables, are not");
         } else {
                 ok(1, "# SKIP npm is not installed");

@@ -478,14 +478,15 @@ static void test_at_exec(const struct policy *p)
         policy_check_argv(p, pip, &ctx, &r);
         is_str(r.rule, "unknown-command", "before the run: pip's setup caller is code that cannot be known");
         policy_check_argv(p, pip, &ex, &r);
-        ok(r.decision == POLICY_ALLOW, "at exec: the same argv is allowed, what it runs is judged at its exec (%s)",
-           r.rule);
+        ok(r.decision == POLICY_ALLOW,
+           "at exec: the same argv is allowed, what it runs is judged at its exec (%s)", r.rule);
         static const char *const unknown[] = {"$x -rf /", "rm -rf \"$D\"", "eval \"$cmd\"", "sh -c \"$s\"",
                                               "chmod -R 755 \"$DIR\"/"};
         for (size_t k = 0; k < sizeof(unknown) / sizeof(unknown[0]); k++) {
                 char *a[] = {"sh", "-c", (char *)unknown[k], NULL};
                 policy_check_argv(p, a, &ctx, &r);
-                ok(r.decision != POLICY_ALLOW, "before the run: sh -c '%s' is refused (%s)", unknown[k], r.rule);
+                ok(r.decision != POLICY_ALLOW, "before the run: sh -c '%s' is refused (%s)", unknown[k],
+                   r.rule);
                 policy_check_argv(p, a, &ex, &r);
                 ok(r.decision == POLICY_ALLOW, "at exec: sh -c '%s' is allowed (%s)", unknown[k], r.rule);
         }

@@ -192,8 +192,8 @@ const struct rule default_rules[] = {
          .paths = SYS_CLASSES},
         {.id = "delete-system", .decision = DENY, .reason = R_DEL_SYS, .programs = L("mv"),
          .paths = SYS_CLASSES | PC_HOME},
-        {.id = "delete-git", WS_ONLY .decision = DENY, .reason = R_GITDIR, .programs = DELETERS, .any_flags = L("r"),
-         .paths = PC_GITDIR},
+        {.id = "delete-git", WS_ONLY .decision = DENY, .reason = R_GITDIR, .programs = DELETERS,
+         .any_flags = L("r"), .paths = PC_GITDIR},
         {.id = "delete-git", WS_ONLY .decision = DENY, .reason = R_GITDIR,
          .programs = L("rm", "rmdir", "mv", "shred"), .path_globs =
          L("*/.git", "*/.git/objects", "*/.git/objects/*", "*/.git/refs", "*/.git/refs/*", "*/.git/HEAD")},
@@ -286,8 +286,8 @@ const struct rule default_rules[] = {
         {.id = "setuid", .decision = DENY, .reason = R_SETUID, .programs = L("setcap")},
 
         /* git history */
-        {.id = "git-reset-hard", WS_ONLY .decision = DENY, .reason = R_RESET, .programs = L("git"), .sub = L("reset"),
-         .any_flags = L("hard", "merge")},
+        {.id = "git-reset-hard", WS_ONLY .decision = DENY, .reason = R_RESET, .programs = L("git"),
+         .sub = L("reset"), .any_flags = L("hard", "merge")},
         {.id = "git-clean-force", WS_ONLY .decision = DENY, .reason = R_CLEAN, .programs = L("git"),
          .sub = L("clean"), .any_flags = L("f"), .not_flags = L("n")},
         {.id = "git-push-force", .decision = DENY, .reason = R_PUSHF, .programs = L("git"), .sub = L("push"),
@@ -308,11 +308,12 @@ const struct rule default_rules[] = {
          .sub = L("reflog", "expire|delete")},
         {.id = "git-history-rewrite", WS_ONLY .decision = DENY, .reason = R_HIST, .programs = L("git"),
          .sub = L("update-ref"), .any_flags = L("d")},
-        {.id = "git-gc-prune", WS_ONLY .decision = DENY, .reason = R_GC, .programs = L("git"), .sub = L("gc|repack"),
+        {.id = "git-gc-prune", WS_ONLY .decision = DENY, .reason = R_GC, .programs = L("git"),
+         .sub = L("gc|repack"),
          .args = L("--prune=now|--prune=all|--prune=0*|--prune=*sec*|--prune=*min*|--prune=*hour*|"
                    "--prune=*now*|--unpack-unreachable=now")},
-        {.id = "git-gc-prune", WS_ONLY .decision = DENY, .reason = R_GC, .programs = L("git"), .sub = L("prune"),
-         .not_flags = L("n", "dry-run")},
+        {.id = "git-gc-prune", WS_ONLY .decision = DENY, .reason = R_GC, .programs = L("git"),
+         .sub = L("prune"), .not_flags = L("n", "dry-run")},
         {.id = "git-push-force", .decision = DENY, .reason = R_PUSHF, .programs = L("git"),
          .sub = L("send-pack"), .any_flags = L("f", "force", "mirror")},
         {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),

@@ -99,7 +99,8 @@ static bool start_of(pid_t pid, pid_t *tgid, unsigned long long *start)
         buf[n] = '\0';
         /* after "PID (COMM)": state, then 18 more fields before starttime (proc(5)) */
         char *p = strrchr(buf, ')');
-        if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+        if (!p || sscanf(p + 1,
+                         " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
                          start) != 1)
                 return false;
         *tgid = g;

@@ -168,7 +168,8 @@ static bool exec_allowed(struct txbox_tx *tx, const struct policy *p, struct pol
         ws_decide(tx->ws, p, ectx, NULL, argv, res);
         if (allowed(tx, res))
                 return true;
-        if (ectx->tool_internal || !res->workspace_scope || !caller || !exec_caller_tool(caller, program, &tx->tools))
+        if (ectx->tool_internal || !res->workspace_scope || !caller ||
+            !exec_caller_tool(caller, program, &tx->tools))
                 return false;
         ectx->tool_internal = true;
         ws_decide(tx->ws, p, ectx, NULL, argv, res);
