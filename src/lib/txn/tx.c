@@ -379,17 +379,28 @@ static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m)
                 for (size_t i = 0; i < sc.bad.n; i++)
                         snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s'%s'", i ? ", " : "",
                                  sc.bad.v[i]);
-                free(tx->warning);
-                tx->warning =
-                        xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
-                                  "gid %u are mapped without privileges): %s%s; writing them will fail "
-                                  "with EOVERFLOW: chown them to yourself or run txbox as root",
-                                  (unsigned)getuid(), (unsigned)getgid(), list, sc.bad.n >= 5 ? ", ..." : "");
+                char *w = xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
+                                    "gid %u are mapped without privileges): %s%s; writing them will fail "
+                                    "with EOVERFLOW: chown them to yourself or run txbox as root",
+                                    (unsigned)getuid(), (unsigned)getgid(), list,
+                                    sc.bad.n >= 5 ? ", ..." : "");
+                tx_add_warning(tx, w);
         }
         strvec_clear(&sc.bad);
 }
 
 const char *txbox_tx_warning(const struct txbox_tx *tx) { return tx->warning; }
+
+void tx_add_warning(struct txbox_tx *tx, char *msg)
+{
+        if (tx->warning) {
+                char *both = xasprintf("%s; %s", tx->warning, msg);
+                free(msg);
+                msg = both;
+        }
+        free(tx->warning);
+        tx->warning = msg;
+}
 
 void tx_discard(struct txbox_tx *tx)
 {
@@ -573,6 +584,10 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         tx->rec.env_dropped = res->env_dropped[0] ? xstrdup(res->env_dropped) : NULL;
         free(tx->rec.net_log);
         tx->rec.net_log = res->net_log[0] ? xstrdup(res->net_log) : NULL;
+        if (res->killed[0])
+                tx_add_warning(tx, xasprintf("stopped with the command, still running in the background: %s "
+                                             "(see BACKGROUND PROCESSES in txbox(1))",
+                                             res->killed));
         if (res->limit_hit[0] && !tx->rec.message)
                 tx->rec.message = xasprintf("the program was stopped at its %s limit: %s", res->limit_hit,
                                             res->limit_detail);

@@ -179,6 +179,8 @@ int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error
 void ws_decide(struct txbox_ws *ws, const struct policy *p, const struct policy_ctx *ctx, const char *script,
                char *const *argv, struct policy_result *res);
 bool tx_exec_check(void *ctx, const char *path, char *const argv[], struct exec_caller *caller);
+/* Add msg (taken) to the run's warning (txbox_tx_warning). */
+void tx_add_warning(struct txbox_tx *tx, char *msg);
 int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err);
 /* Finish a transaction the policy refused before it ran: outcome denied. */
 int tx_finish_denied(struct txbox_tx *tx, struct txbox_error *err);
