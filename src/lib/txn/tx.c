@@ -424,6 +424,24 @@ void tx_set_command(struct txbox_tx *tx, char *const argv[])
         tx->t0_us = mono_us();
 }
 
+/* A workspace its user cannot write could take no commit (each is a rename into it): refused
+ * before anything runs, rather than after the program did its work.  Its root is what the
+ * check can see (the overlay shows the upper layer's mode there, so the program would not
+ * notice); a read-only subdirectory is the program's to find, as without txbox. */
+static int check_writable(struct txbox_ws *ws, struct txbox_error *err)
+{
+        if (faccessat(ws->ws_fd, ".", W_OK, AT_EACCESS) == 0)
+                return 0;
+        int e = errno;
+        if (e != EACCES && e != EROFS && e != EPERM)
+                return 0; /* not known to be read-only: the commit will say */
+        return tx_err(err, e,
+                      "workspace '%s' is read-only (%s): a command's changes are committed by renaming them "
+                      "into it, so none could be; nothing ran. Make it writable (chmod u+w '%s') or run the "
+                      "command without txbox",
+                      ws->path, e == EROFS ? "a read-only file system" : "no write permission", ws->path);
+}
+
 /* Before the program may run: the begin snapshot (first committer wins) and the audit row
  * that recovery needs. */
 int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
@@ -433,7 +451,8 @@ int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
 
         if (tx->in_log || tx->log_copy)
                 return 0;
-        if ((r = check_submounts(tx->ws, err)) < 0 || (r = write_snapshot(tx, &defer, err)) < 0)
+        if ((r = check_writable(tx->ws, err)) < 0 || (r = check_submounts(tx->ws, err)) < 0 ||
+            (r = write_snapshot(tx, &defer, err)) < 0)
                 return r;
         if (defer) {
                 tx->log_copy = xcalloc(1, sizeof(*tx->log_copy));
