@@ -46,8 +46,8 @@ void exec_tools_note(struct exec_tools *t, struct exec_caller *c, const char *pr
  *           npm until it execs: a package's script and the shell scripts it runs;
  * NULL otherwise, and whenever something cannot be read.  program is the file the exec will
  * run, as exec_target() found it in the task's view (NULL: none).  A tool's binary must be a
- * file the sandbox cannot have written: a regular file owned by root, writable by nobody
- * else, on a read-only mount (exec_file_trusted). */
+ * file neither the sandbox nor its user can have written: a regular file owned by root or
+ * another user, writable by nobody else, on a read-only mount (exec_file_trusted). */
 const char *exec_caller_tool(struct exec_caller *c, const char *program, const struct exec_tools *t);
 
 /* fd (an O_PATH descriptor is enough) is a file the sandbox cannot have written. */
