@@ -146,6 +146,9 @@ struct txbox_limits {
 /* Check one entry of --net=allow (NAME, *.NAME, NAME:PORT, an address, private:NAME; see
  * docs/SECURITY.md): 0, or -EINVAL with err saying what is wrong. */
 TXBOX_API int txbox_net_allow_check(const char *entry, struct txbox_error *err);
+/* True when this process runs inside a txbox sandbox (the mark txbox's init leaves in the
+ * sandbox's read-only /dev); workspace (may be NULL) gets the workspace it runs on. */
+TXBOX_API bool txbox_inside_sandbox(char *workspace, size_t size);
 
 struct txbox_run_opts {
         enum txbox_net_mode net;
@@ -255,6 +258,10 @@ struct txbox_run_result {
         int landlock_abi; /* the Landlock ABI that confined the program; 0: not available */
         /* --net=allow: every attempt through the proxy ("allowed CONNECT host:443", ...). */
         char net_log[1024];
+        /* Processes still running when the program ended (background jobs, servers), killed
+         * with the sandbox: "COMMAND (pid N); ..." ("" when none).  The command lines are the
+         * program's bytes: escape them before printing. */
+        char killed[400];
         /* The run's watch (or a termination signal, then cancel_signal) cancelled it. */
         bool cancelled;
         int cancel_signal;

@@ -240,7 +240,9 @@ static void record_cwd(int fd, const char *file, const char *ws)
 static int run_string(const char *s, struct run_cli *o, struct global_opts *g)
 {
         char file[PATH_MAX];
-        ssize_t cut = cwd_suffix(s, file, sizeof(file));
+        /* Inside txbox's sandbox the string runs there as it is (run_transaction): no pipe
+         * for the directory, nobody would read it. */
+        ssize_t cut = txbox_inside_sandbox(NULL, 0) ? -1 : cwd_suffix(s, file, sizeof(file));
         int pipefd[2] = {-1, -1};
         char *script = NULL, *ws = NULL;
 

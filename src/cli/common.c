@@ -1,5 +1,6 @@
 /* Helpers shared by the verbs: opening the workspace, errors, human output. */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,6 +69,15 @@ struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
 {
         struct txbox_ws *ws = NULL;
         struct txbox_error err = {0};
+        char inside[PATH_MAX];
+        if (txbox_inside_sandbox(inside, sizeof(inside))) {
+                /* The state dir and the audit log are hidden from the commands a sandbox runs. */
+                cli_error("this runs inside txbox's sandbox (workspace %s), where txbox's state and log are "
+                          "hidden: run it outside the sandbox (txbox run and txbox sh work inside: they run "
+                          "their command in the current sandbox)",
+                          inside);
+                return NULL;
+        }
         int r = txbox_ws_open(g->workspace ? g->workspace : ".", g->state, flags, &ws, &err);
         if (r < 0) {
                 cli_error("%s", err.msg);

@@ -220,6 +220,20 @@ static int f_target(struct loader *L, struct fy_node *v, struct rule *r)
         return 0;
 }
 
+/* scope: all (the default: judged at every exec) or workspace (guards only the workspace
+ * and its repository: a well-known tool's own internal step is judged by its effects). */
+static int f_scope(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        const char *s = scalar(v);
+        if (s && !strcmp(s, "all"))
+                r->workspace_scope = false;
+        else if (s && !strcmp(s, "workspace"))
+                r->workspace_scope = true;
+        else
+                return bad(L, v, "scope must be all or workspace", s);
+        return 0;
+}
+
 static const struct {
         const char *key;
         field_fn *fn;
@@ -229,6 +243,7 @@ static const struct {
         {"subcommand", f_sub},  {"flags", f_flags},         {"any_flags", f_any_flags},
         {"not_flags", f_not_flags}, {"args", f_args},       {"last_arg", f_last},
         {"paths", f_paths},     {"path_target", f_target},  {"writes", f_writes},
+        {"scope", f_scope},
 };
 
 static int load_rule(struct loader *L, struct fy_node *n, struct rule *r)

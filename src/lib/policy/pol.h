@@ -198,6 +198,10 @@ struct rule {
         unsigned reads;               /* some redirection source (< file) is in these classes */
         unsigned clobbers;            /* some redirection it truncates (>, not >>) is in these classes */
         enum rule_target target;      /* which path arguments count */
+        /* Guards only the workspace and its repository, whose changes the effect rules and
+         * undo judge: not applied to a well-known tool's own internal execs
+         * (policy_ctx.tool_internal).  A policy file's "scope: workspace". */
+        bool workspace_scope;
 };
 
 struct effects_cfg {

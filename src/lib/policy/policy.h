@@ -22,12 +22,22 @@ struct policy_result {
         char reason[512];  /* what to do instead, for the agent; "" on allow */
         char command[512]; /* the simple command that triggered the decision (its text) */
         int offset;        /* byte offset of that command in the input string; -1 for argv */
+        bool workspace_scope; /* the deciding rule guards only the workspace (scope: workspace) */
 };
 
 struct policy_ctx {
         const char *workspace; /* absolute; paths are resolved against it, home and / */
         const char *home;      /* may be NULL */
         const char *cwd;       /* absolute; where relative paths start */
+        /* At an exec while the command runs: the argv is concrete, and what a shell or an
+         * interpreter in it would run is judged at its own exec; so nothing counts for being
+         * unknown (no @unknown-command, no path of class unknown).  docs/DESIGN.md, "What
+         * is judged at exec". */
+        bool at_exec;
+        /* A well-known tool's own internal step (git's own subcommand, a make recipe), as
+         * the supervisor established it from the kernel: rules of scope workspace are not
+         * applied (the effect rules and undo judge what it does). */
+        bool tool_internal;
 };
 
 struct policy;

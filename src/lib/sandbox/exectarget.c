@@ -178,6 +178,11 @@ static int open_in_task(pid_t pid, int dirfd, const char *path, bool nofollow)
                                                                    : -errno;
 }
 
+int exec_target_open(pid_t pid, const char *path)
+{
+        return path[0] == '/' ? open_in_task(pid, AT_FDCWD, path, false) : -EINVAL;
+}
+
 int exec_target(pid_t pid, int dirfd, const char *path, unsigned flags, char *buf, size_t size)
 {
         char proc[64];

@@ -17,4 +17,8 @@
  * by itself); EXEC_TARGET_UNKNOWN. */
 int exec_target(pid_t pid, int dirfd, const char *path, unsigned flags, char *buf, size_t size);
 
+/* An O_PATH descriptor of the file an absolute path names in the task's own view (every
+ * symlink followed there), or -errno. */
+int exec_target_open(pid_t pid, const char *path);
+
 #endif

@@ -26,6 +26,7 @@
 #include <linux/landlock.h>
 #include <linux/seccomp.h>
 
+#include "sandbox/execorigin.h"
 #include "sandbox/exectarget.h"
 #include "base/util.h"
 
@@ -475,8 +476,15 @@ int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
                         return 0; /* the task is gone: nothing to answer */
                 }
                 /* Unreadable, over the budget, or nobody to judge it: refused. */
+                struct exec_caller caller = {.pid = (pid_t)n.pid};
                 if (ok == 0 && check)
-                        allow = check(ctx, exec_program_of(&n, r->buf + path_off, prog, sizeof(prog)), argv);
+                        allow = check(ctx, exec_program_of(&n, r->buf + path_off, prog, sizeof(prog)), argv,
+                                      &caller);
+                /* What was read about the caller counts only if it was that task's. */
+                if (caller.looked && ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0) {
+                        free(r->buf);
+                        return 0;
+                }
         }
         free(r->buf);
         return reply(listener, n.id, allow);

@@ -29,9 +29,12 @@ void guard_notify_tune(int listener);
 /* Exec checks: handle one pending notification on listener fd.  check returns true to let
  * the exec proceed; it gets the program that will actually run (resolved in the task's
  * view, every symlink followed; the path as named when nothing is there, so the exec fails
- * by itself; NULL when it has no name: a memfd, a deleted file) and the argv, whose argv[0]
- * the caller chose.  Returns 0, or -errno when the listener is unusable. */
-typedef bool (*guard_exec_check_fn)(void *ctx, const char *program, char *const argv[]);
+ * by itself; NULL when it has no name: a memfd, a deleted file), the argv, whose argv[0]
+ * the caller chose, and the caller, to ask exec_caller_tool() about (execorigin.h).
+ * Returns 0, or -errno when the listener is unusable. */
+struct exec_caller;
+typedef bool (*guard_exec_check_fn)(void *ctx, const char *program, char *const argv[],
+                                    struct exec_caller *caller);
 int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx);
 
 /* Landlock. */

@@ -8,7 +8,10 @@
 #include "sandbox/sandbox.h"
 
 #include <limits.h>
+#include <linux/magic.h>
 #include <sys/mount.h>
+#include <sys/statfs.h>
+#include <sys/statvfs.h>
 
 #include "sandbox/sandbox_int.h"
 #include "base/syscalls.h"
@@ -133,8 +136,44 @@ static int bind_dev_node(const char *name)
         return 0;
 }
 
-/* A minimal /dev: the usual character devices, a private devpts and /dev/shm. */
-static int setup_dev(const char *tmpfs_opts)
+/* The mark of a txbox sandbox, in its own /dev (read-only, made by init): a txbox started
+ * inside one runs its command there (txbox_inside_sandbox).  On a host only root could make
+ * it, on a read-only tmpfs at that. */
+#define SANDBOX_MARK_NAME ".txbox-sandbox"
+#define SANDBOX_MARK      "/dev/" SANDBOX_MARK_NAME
+
+bool txbox_inside_sandbox(char *workspace, size_t size)
+{
+        struct stat st;
+        struct statfs sf;
+        struct statvfs sv;
+        char buf[PATH_MAX + 16];
+        _cleanup_close_ int fd = open(SANDBOX_MARK, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size >= (off_t)sizeof(buf) ||
+            fstatfs(fd, &sf) < 0 || sf.f_type != TMPFS_MAGIC || fstatvfs(fd, &sv) < 0 ||
+            !(sv.f_flag & ST_RDONLY))
+                return false;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0 || buf[0] != '/')
+                return false;
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        if (workspace && size)
+                snprintf(workspace, size, "%s", buf);
+        return true;
+}
+
+static int write_mark(const char *path, const char *workspace)
+{
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
+        if (fd < 0 || dprintf(fd, "%s\n", workspace) < 0)
+                return SETUP_FAIL("cannot write the sandbox's mark %s: %s", path, strerror(errno));
+        return 0;
+}
+
+/* A minimal /dev: the usual character devices, a private devpts and /dev/shm, and the mark. */
+static int setup_dev(const char *tmpfs_opts, const char *workspace)
 {
         static const char *const nodes[] = {"null", "zero", "full", "random", "urandom", "tty"};
         static const char *const links[][2] = {
@@ -155,6 +194,8 @@ static int setup_dev(const char *tmpfs_opts)
                 if (symlink(links[i][0], dst) < 0)
                         return SETUP_FAIL("cannot create %s: %s", dst, strerror(errno));
         }
+        if (write_mark("/tmp/.txbox-dev/" SANDBOX_MARK_NAME, workspace) < 0)
+                return -1;
         if (mkdir("/tmp/.txbox-dev/pts", 0755) < 0 || mkdir("/tmp/.txbox-dev/shm", 01777) < 0 ||
             mount("devpts", "/tmp/.txbox-dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
                   "newinstance,ptmxmode=0666,mode=620") < 0 ||
@@ -242,7 +283,7 @@ int sandbox_setup_mounts(const struct sandbox_spec *s, const struct sandbox_prep
         /* Sized: tmpfs pages are memory, which without swap nothing else gives back. */
         if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, p->tmpfs_opts) < 0)
                 return SETUP_FAIL("cannot mount a private /tmp (%s): %s", p->tmpfs_opts, strerror(errno));
-        if (setup_dev(p->tmpfs_opts) < 0)
+        if (setup_dev(p->tmpfs_opts, s->workspace) < 0)
                 return -1;
         if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return SETUP_FAIL("cannot mount the sandbox's own /proc: %s (the current /proc is partly "

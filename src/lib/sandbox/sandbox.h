@@ -36,6 +36,8 @@ struct sandbox_shared_ns {
 int sandbox_shared_ns_open(const struct idmap *m, struct sandbox_shared_ns **out, struct txbox_error *err);
 void sandbox_shared_ns_close(struct sandbox_shared_ns *ns);
 
+struct exec_caller; /* execorigin.h */
+
 struct sandbox_spec {
         const char *workspace; /* absolute, canonical */
         const char *upper;     /* absolute; on a filesystem with user xattrs */
@@ -58,7 +60,7 @@ struct sandbox_spec {
          * returns true to let the exec proceed, false to fail it with EPERM.  NULL: no exec
          * checks.  (argv can be swapped by another thread after the check: this is an
          * interception layer for mistakes and prompt injection, not the security boundary.) */
-        bool (*exec_check)(void *ctx, const char *path, char *const argv[]);
+        bool (*exec_check)(void *ctx, const char *path, char *const argv[], struct exec_caller *caller);
         void *exec_ctx;
         struct txbox_limits limits;     /* 0 fields: defaults (limits_resolve) */
         const char *const *env_keep;    /* secret-looking variables passed anyway; may be NULL */

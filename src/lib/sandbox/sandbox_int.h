@@ -44,6 +44,9 @@ struct sandbox_prep {
 struct init_status {
         int status;
         int limit; /* LIMIT_* that made init kill the program */
+        /* Processes still running when the program ended, which init's exit kills:
+         * "COMMAND (pid N); ..." as their command lines read, bytes as they are. */
+        char killed[400];
         char detail[200];
 };
 

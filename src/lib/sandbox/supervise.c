@@ -172,6 +172,11 @@ static const char *limit_name(int limit)
  * that stopped it, once everything has stopped. */
 static void supervise_end(struct supervise *sv, struct txbox_run_result *res, struct init_status *st)
 {
+        if (st) { /* init's report: bounded here, escaped where it is printed */
+                _Static_assert(sizeof(res->killed) == sizeof(st->killed), "the same size");
+                memcpy(res->killed, st->killed, sizeof(res->killed));
+                res->killed[sizeof(res->killed) - 1] = '\0';
+        }
         if (st && st->limit != LIMIT_NONE && sv->limit == LIMIT_NONE) {
                 st->detail[sizeof(st->detail) - 1] = '\0';
                 sv->limit = st->limit;

@@ -378,17 +378,28 @@ static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m)
                 for (size_t i = 0; i < sc.bad.n; i++)
                         snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s'%s'", i ? ", " : "",
                                  sc.bad.v[i]);
-                free(tx->warning);
-                tx->warning =
-                        xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
-                                  "gid %u are mapped without privileges): %s%s; writing them will fail "
-                                  "with EOVERFLOW: chown them to yourself or run txbox as root",
-                                  (unsigned)getuid(), (unsigned)getgid(), list, sc.bad.n >= 5 ? ", ..." : "");
+                char *w = xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
+                                    "gid %u are mapped without privileges): %s%s; writing them will fail "
+                                    "with EOVERFLOW: chown them to yourself or run txbox as root",
+                                    (unsigned)getuid(), (unsigned)getgid(), list,
+                                    sc.bad.n >= 5 ? ", ..." : "");
+                tx_add_warning(tx, w);
         }
         strvec_clear(&sc.bad);
 }
 
 const char *txbox_tx_warning(const struct txbox_tx *tx) { return tx->warning; }
+
+void tx_add_warning(struct txbox_tx *tx, char *msg)
+{
+        if (tx->warning) {
+                char *both = xasprintf("%s; %s", tx->warning, msg);
+                free(msg);
+                msg = both;
+        }
+        free(tx->warning);
+        tx->warning = msg;
+}
 
 void tx_discard(struct txbox_tx *tx)
 {
@@ -412,6 +423,24 @@ void tx_set_command(struct txbox_tx *tx, char *const argv[])
         tx->t0_us = mono_us();
 }
 
+/* A workspace its user cannot write could take no commit (each is a rename into it): refused
+ * before anything runs, rather than after the program did its work.  Its root is what the
+ * check can see (the overlay shows the upper layer's mode there, so the program would not
+ * notice); a read-only subdirectory is the program's to find, as without txbox. */
+static int check_writable(struct txbox_ws *ws, struct txbox_error *err)
+{
+        if (faccessat(ws->ws_fd, ".", W_OK, AT_EACCESS) == 0)
+                return 0;
+        int e = errno;
+        if (e != EACCES && e != EROFS && e != EPERM)
+                return 0; /* not known to be read-only: the commit will say */
+        return tx_err(err, e,
+                      "workspace '%s' is read-only (%s): a command's changes are committed by renaming them "
+                      "into it, so none could be; nothing ran. Make it writable (chmod u+w '%s') or run the "
+                      "command without txbox",
+                      ws->path, e == EROFS ? "a read-only file system" : "no write permission", ws->path);
+}
+
 /* Before the program may run: the begin snapshot (first committer wins) and the audit row
  * that recovery needs. */
 int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
@@ -421,7 +450,8 @@ int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
 
         if (tx->in_log || tx->log_copy)
                 return 0;
-        if ((r = check_submounts(tx->ws, err)) < 0 || (r = write_snapshot(tx, &defer, err)) < 0)
+        if ((r = check_writable(tx->ws, err)) < 0 || (r = check_submounts(tx->ws, err)) < 0 ||
+            (r = write_snapshot(tx, &defer, err)) < 0)
                 return r;
         if (defer) {
                 tx->log_copy = xcalloc(1, sizeof(*tx->log_copy));
@@ -572,6 +602,10 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         tx->rec.env_dropped = res->env_dropped[0] ? xstrdup(res->env_dropped) : NULL;
         free(tx->rec.net_log);
         tx->rec.net_log = res->net_log[0] ? xstrdup(res->net_log) : NULL;
+        if (res->killed[0])
+                tx_add_warning(tx, xasprintf("stopped with the command, still running in the background: %s "
+                                             "(see BACKGROUND PROCESSES in txbox(1))",
+                                             res->killed));
         if (res->limit_hit[0] && !tx->rec.message)
                 tx->rec.message = xasprintf("the program was stopped at its %s limit: %s", res->limit_hit,
                                             res->limit_detail);

@@ -10,6 +10,7 @@
 #include "store/audit.h"
 #include "store/changeset.h"
 #include "policy/policy.h"
+#include "sandbox/execorigin.h"
 #include "sandbox/sandbox.h"
 
 /* Transactions a server keeps prepared: two, so that a client that asks again as soon as
@@ -73,6 +74,7 @@ struct txbox_tx {
         struct policy_ctx pctx;      /* what relative paths in commands resolve against */
         struct policy_result denied; /* the first exec the policy refused while running */
         bool exec_denied;
+        struct exec_tools tools;     /* npm processes seen starting (execorigin.h) */
         char *pctx_cwd;
         bool in_log;                 /* the audit log has its row */
         bool paths_in_log;           /* ... and, in this commit, its paths as rec.paths */
@@ -176,7 +178,9 @@ int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error
  * drops the policy it was reading (txpolicy.c). */
 void ws_decide(struct txbox_ws *ws, const struct policy *p, const struct policy_ctx *ctx, const char *script,
                char *const *argv, struct policy_result *res);
-bool tx_exec_check(void *ctx, const char *path, char *const argv[]);
+bool tx_exec_check(void *ctx, const char *path, char *const argv[], struct exec_caller *caller);
+/* Add msg (taken) to the run's warning (txbox_tx_warning). */
+void tx_add_warning(struct txbox_tx *tx, char *msg);
 int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err);
 /* Finish a transaction the policy refused before it ran: outcome denied. */
 int tx_finish_denied(struct txbox_tx *tx, struct txbox_error *err);
