@@ -39,25 +39,20 @@ static size_t utf8_cut(const char *s, size_t max)
 
 char *summary_escape(const char *s, size_t max)
 {
-        _cleanup_free_ char *u = utf8_lossy(s ? s : "");
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&buf, &len);
-        size_t n = max ? utf8_cut(u, max) : strlen(u);
+        const char *in = s ? s : "";
+        size_t n = max ? utf8_cut(in, max) : strlen(in);
+        _cleanup_free_ char *cut = strndup(in, n);
+        char *e;
 
-        if (!f)
+        if (!cut)
                 abort(); /* out of memory, as xmalloc */
-        for (size_t i = 0; i < n; i++) {
-                unsigned char c = (unsigned char)u[i];
-                if (c < 0x20 || c == 0x7f)
-                        fprintf(f, "\\x%02x", c);
-                else
-                        fputc(c, f);
+        e = human_escape(cut, HUMAN_LINE); /* the one escaping for text people and models read */
+        if (n < strlen(in)) {
+                char *more = xasprintf("%s...", e);
+                free(e);
+                e = more;
         }
-        if (n < strlen(u))
-                fputs("...", f);
-        fclose(f);
-        return buf;
+        return e;
 }
 
 /* "2 added, 1 modified" */

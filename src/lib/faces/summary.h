@@ -23,8 +23,9 @@ struct change_counts {
 
 void summary_counts(const struct txbox_record *rec, struct change_counts *c);
 
-/* s for a line of text a model (or a terminal) reads: control characters as \xNN, bytes
- * that are not UTF-8 as U+FFFD, cut at max bytes with "..." (0: no cut).  malloc'd. */
+/* s for a line of text a model (or a terminal) reads: cut at max bytes (0: no cut) on a
+ * character's boundary with "..." after it, then escaped as human_escape (HUMAN_LINE) does:
+ * a newline in a name cannot start a line of its own.  malloc'd. */
 char *summary_escape(const char *s, size_t max);
 
 /* What happened, one line without a newline, malloc'd: "committed tx ID: exit status 0,
