@@ -1,6 +1,7 @@
 /* txbox hook AGENT: answer an agent's pre-tool hook on stdin/stdout with the policy's
  * decision on a shell command.  It never runs anything: the command is parsed and matched,
- * as txbox check does.
+ * as txbox check does.  The agent's edit tools are judged, captured and recorded as
+ * transactions by hook_edit.c.
  *
  *   claude-code  PreToolUse, tool "Bash": deny -> hookSpecificOutput permissionDecision
  *                "deny" with the reason; ask -> "ask" (Claude Code asks the user); allow ->
@@ -40,8 +41,8 @@ static const struct {
 
 static void hook_usage(FILE *f)
 {
-        fprintf(f, "Usage: txbox [-C DIR] [--policy FILE] hook claude-code|codex|gemini\n\n"
-                   "Answer an agent's pre-tool hook: read its JSON event on stdin and, for its shell\n"
+        fprintf(f, "Usage: txbox [-C DIR] [--state DIR] [--policy FILE] hook claude-code|codex|gemini\n\n"
+                   "Answer an agent's hook: read its JSON event on stdin and, for its shell\n"
                    "tool (Claude Code and Codex: Bash; Gemini CLI: run_shell_command), decide on\n"
                    "tool_input.command with the policy, without running anything.\n"
                    "  deny   print the agent's deny answer with the rule and the reason\n"
@@ -56,7 +57,16 @@ static void hook_usage(FILE *f)
                    "docs/INTEGRATIONS.md shows the settings for each agent.\n"
                    "claude-code also applies the Bash rules of Claude Code's own settings\n"
                    "(~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json:\n"
-                   "permissions.deny and .ask add to txbox's refusals; .allow lifts an ask).\n");
+                   "permissions.deny and .ask add to txbox's refusals; .allow lifts an ask).\n\n"
+                   "The agent's own edit tools (Claude Code: Edit, Write, MultiEdit, NotebookEdit;\n"
+                   "Codex: apply_patch; Gemini CLI: write_file, replace) are answered before and\n"
+                   "after they run (PreToolUse/PostToolUse, BeforeTool/AfterTool): before, each path\n"
+                   "the edit writes or deletes, resolved as the tool will (symlinks followed), is\n"
+                   "judged by the policy's write rules and the effect rules (.txbox/, .env, ...), and\n"
+                   "what the paths hold is kept; after, the edit is recorded as a committed\n"
+                   "transaction: txbox log lists it, txbox undo takes it back.  An edit outside the\n"
+                   "workspace is judged and not recorded; one that cannot be recorded is said in a\n"
+                   "systemMessage.\n");
 }
 
 /* Fail closed: every agent reads exit 2 as "block" and shows stderr as the reason. */
