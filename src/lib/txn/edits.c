@@ -108,7 +108,7 @@ static struct timespec ts_of(int64_t ns)
 static bool valid_rel(const char *p)
 {
         size_t n = strlen(p);
-        if (!n || n >= PATH_MAX || p[0] == '/')
+        if (!n || n >= PATH_MAX || p[0] == '/' || p[n - 1] == '/')
                 return false;
         for (const char *s = p; *s;) {
                 const char *e = strchrnul(s, '/');
