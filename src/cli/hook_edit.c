@@ -369,9 +369,19 @@ static char *what_of(const char *tool, const struct targets *t)
         return buf;
 }
 
-static void system_message(const char *msg)
+/* The agent's answer (answer: what the judgement printed, "" when nothing) with msg for the
+ * user added as its systemMessage (a field all three agents show the user). */
+static void system_message_to(const char *answer, const char *msg)
 {
-        json_t *j = json_pack("{s:o}", "systemMessage", json_text(msg));
+        json_t *j = answer && *answer ? json_loads(answer, 0, NULL) : NULL;
+        if (!json_is_object(j)) {
+                json_decref(j);
+                j = json_object();
+        }
+        if (j && json_object_set_new(j, "systemMessage", json_text(msg)) < 0) {
+                json_decref(j);
+                j = NULL;
+        }
         char *s = j ? json_dumps(j, JSON_COMPACT) : NULL;
         if (s)
                 printf("%s\n", s);
@@ -393,12 +403,14 @@ void hook_edit_act(enum hook_agent agent, enum hook_phase phase, const char *too
         struct txbox_ws *w = NULL;
         struct txbox_error err = {0};
         _cleanup_free_ char *key = edit_key(ev, tool);
-        bool allowed = !*answer || !strcmp(answer, "{}\n");
+        /* Claude Code's ask: the user may let it run, so it is captured too. */
+        bool allowed = !*answer || !strcmp(answer, "{}\n") || strstr(answer, "\"permissionDecision\":\"ask\"");
 
         if (phase == HOOK_PRE && !allowed) {
                 fputs(answer, stdout); /* refused: nothing to capture */
                 return;
         }
+        /* (after an ask, the answer is printed as it is: the capture adds nothing to say) */
         if (!realpath(hook_workspace(g, agent), ws) || !edit_targets(agent, tool, ev, ws, &t)) {
                 if (phase == HOOK_PRE)
                         fputs(answer, stdout);
@@ -416,7 +428,7 @@ void hook_edit_act(enum hook_agent agent, enum hook_phase phase, const char *too
                 if (inside && phase != HOOK_FAILED) {
                         _cleanup_free_ char *m = xasprintf("txbox: the %s %s not recorded (no undo): %s", what,
                                                            phase == HOOK_PRE ? "will be" : "was", err.msg);
-                        system_message(m);
+                        system_message_to(phase == HOOK_PRE ? answer : NULL, m);
                 } else if (phase == HOOK_PRE)
                         fputs(answer, stdout);
                 else
@@ -435,7 +447,7 @@ void hook_edit_act(enum hook_agent agent, enum hook_phase phase, const char *too
                 if (txbox_edit_capture(w, key, argv, paths, &err) < 0) {
                         _cleanup_free_ char *m =
                                 xasprintf("txbox: the %s will not be recorded (no undo): %s", what, err.msg);
-                        system_message(m);
+                        system_message_to(answer, m);
                 } else
                         fputs(answer, stdout);
                 free(argv);
@@ -447,7 +459,7 @@ void hook_edit_act(enum hook_agent agent, enum hook_phase phase, const char *too
                 int r = txbox_edit_record(w, key, &rec, &err);
                 if (r < 0) {
                         _cleanup_free_ char *m = xasprintf("txbox: the %s was not recorded (no undo): %s", what, err.msg);
-                        system_message(m);
+                        system_message_to(NULL, m);
                 } else
                         quiet(agent);
                 txbox_record_clear(&rec);

@@ -227,6 +227,20 @@ like "$(tx log --json -n 1)" '"added": \["n\\nl\\u001[bB]\[31m.txt"\]' "a hostil
 out=$(event AfterTool write_file "$(pathin "$nasty")" | hook gemini)
 like "$out" 'write_file of n\\\\nl\\\\x1b\[31m.txt was not recorded' "... and escaped in a message (no capture for it now)"
 
+# An "ask" (a workspace policy's rule): Claude Code asks the user, so the edit is captured
+# and, once let through, recorded; Codex and Gemini CLI take it for a deny.
+new_ws
+mkdir -p "$WS/.txbox"
+printf 'version: 1\nrules:\n  - id: ask-docs\n    decision: ask\n    reason: docs are reviewed\n    writes: ["docs/*"]\n' \
+        >"$WS/.txbox/policy"
+out=$(event PreToolUse Edit "$(pathin "$WS/docs/a.txt")" toolu_ask | hook claude-code)
+like "$out" '"permissionDecision":"ask".*ask-docs' "claude-code: a write rule that asks: Claude Code asks the user"
+printf 'approved\n' >"$WS/docs/a.txt"
+event PostToolUse Edit "$(pathin "$WS/docs/a.txt")" toolu_ask | hook claude-code >/dev/null
+is "$(newest)" "committed claude-code Edit docs/a.txt" "... the edit the user let through is recorded"
+like "$(event BeforeTool write_file "$(pathin docs/a.txt)" | hook gemini)" '"decision": ?"deny".*needs approval' \
+        "gemini: the same ask is a deny (no approval channel)"
+
 # ---- 11. Outside the workspace: judged, allowed where the policy allows, not recorded ----
 n0=$(tx log --json | grep -o '"tx":' | wc -l)
 pre=$(event PreToolUse Write "$(pathin "$T/outside.txt")" t_out | hook claude-code)

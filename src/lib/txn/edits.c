@@ -120,6 +120,14 @@ static bool valid_rel(const char *p)
         return true;
 }
 
+/* Its meta file is JSON: names and the command line must be UTF-8 (the hooks' come from
+ * JSON text, so they are). */
+static bool utf8_valid(const char *s)
+{
+        _cleanup_free_ char *u = utf8_lossy(s);
+        return !strcmp(u, s);
+}
+
 /* The capture's directory name: the key hashed (it comes from the event: any bytes). */
 static void capture_name(const char *key, char out[65])
 {
@@ -406,11 +414,15 @@ int txbox_edit_capture(struct txbox_ws *ws, const char *key, char *const argv[],
         if (!key || !argv || !argv[0] || !paths)
                 return tx_err(err, EINVAL, "txbox_edit_capture: no key, argv or paths");
         for (; paths[n]; n++)
-                if (n >= EDIT_MAX_PATHS || !valid_rel(paths[n]))
+                if (n >= EDIT_MAX_PATHS || !valid_rel(paths[n]) || !utf8_valid(paths[n]))
                         return tx_err(err, EINVAL,
                                       n >= EDIT_MAX_PATHS ? "an edit of more than %d paths is not recorded"
-                                                          : "path %d of the edit is not relative to the workspace",
+                                                          : "path %d of the edit is not a UTF-8 path relative to the "
+                                                            "workspace",
                                       n >= EDIT_MAX_PATHS ? EDIT_MAX_PATHS : (int)n);
+        for (size_t i = 0; argv[i]; i++)
+                if (!utf8_valid(argv[i]) || i > 4096)
+                        return tx_err(err, EINVAL, "the edit's command line is not UTF-8 text");
         _cleanup_close_ int edits = open_edits(ws, true, err);
         if (edits < 0)
                 return edits;
