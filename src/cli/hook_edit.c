@@ -349,22 +349,26 @@ static char *edit_key(json_t *ev, const char *tool)
         return k;
 }
 
-/* "Edit of src/a.c", "apply_patch of a.c, b.c and 3 more": escaped, bounded. */
-static char *what_of(const char *tool, const struct targets *t)
+/* "Edit of src/a.c", "apply_patch of a.c, b.c and 3 more": escaped, bounded; outside: only
+ * the paths outside the workspace (as resolved), else all. */
+static char *what_of(const char *tool, const struct targets *t, bool outside)
 {
         char *buf = NULL;
-        size_t len = 0, shown = 0;
+        size_t len = 0, shown = 0, n = 0;
         FILE *f = open_memstream(&buf, &len);
         if (!f)
                 abort();
         fprintf(f, "%s of ", tool);
-        for (size_t i = 0; i < t->n && shown < 3; i++) {
-                _cleanup_free_ char *e = summary_escape(t->v[i].rel ? t->v[i].rel : t->v[i].given, 200);
-                fprintf(f, "%s%s", shown ? ", " : "", e);
-                shown++;
+        for (size_t i = 0; i < t->n; i++) {
+                if (outside && t->v[i].rel)
+                        continue;
+                if (n++ >= 3)
+                        continue;
+                _cleanup_free_ char *e = summary_escape(t->v[i].rel ? t->v[i].rel : t->v[i].abs, 200);
+                fprintf(f, "%s%s", shown++ ? ", " : "", e);
         }
-        if (t->n > shown)
-                fprintf(f, " and %zu more", t->n - shown);
+        if (n > shown)
+                fprintf(f, " and %zu more", n - shown);
         fclose(f);
         return buf;
 }
@@ -422,8 +426,20 @@ void hook_edit_act(enum hook_agent agent, enum hook_phase phase, const char *too
         size_t inside = 0;
         for (size_t i = 0; i < t.n; i++)
                 inside += t.v[i].rel != NULL;
-        _cleanup_free_ char *what = what_of(tool, &t);
-        /* Outside the workspace: the policy judged it, and there is no transaction to make. */
+        _cleanup_free_ char *what = what_of(tool, &t, false);
+        /* Outside the workspace: the policy judged it, and there is no transaction to make;
+         * once made, the user is told it has no undo. */
+        _cleanup_free_ char *out_what = inside < t.n ? what_of(tool, &t, true) : NULL;
+        _cleanup_free_ char *ws_shown = summary_escape(ws, 300);
+        _cleanup_free_ char *out_note =
+                out_what ? xasprintf("txbox: the %s is outside the workspace %s: not recorded (no undo)", out_what,
+                                     ws_shown)
+                         : NULL;
+        if (!inside && phase == HOOK_POST && out_note) {
+                system_message_to(NULL, out_note);
+                targets_free(&t);
+                return;
+        }
         if (!inside || txbox_ws_open(ws, g->state, TXBOX_OPEN_DEFER_LOG, &w, &err) < 0) {
                 if (inside && phase != HOOK_FAILED) {
                         _cleanup_free_ char *m = xasprintf("txbox: the %s %s not recorded (no undo): %s", what,
@@ -458,9 +474,13 @@ void hook_edit_act(enum hook_agent agent, enum hook_phase phase, const char *too
                 struct txbox_record rec = {0};
                 int r = txbox_edit_record(w, key, &rec, &err);
                 if (r < 0) {
-                        _cleanup_free_ char *m = xasprintf("txbox: the %s was not recorded (no undo): %s", what, err.msg);
+                        _cleanup_free_ char *m = xasprintf("txbox: the %s was not recorded (no undo): %s%s%s", what,
+                                                           err.msg, out_note ? "; " : "",
+                                                           out_note ? out_note + strlen("txbox: ") : "");
                         system_message_to(NULL, m);
-                } else
+                } else if (out_note)
+                        system_message_to(NULL, out_note);
+                else
                         quiet(agent);
                 txbox_record_clear(&rec);
         }

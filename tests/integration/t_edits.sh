@@ -241,12 +241,17 @@ is "$(newest)" "committed claude-code Edit docs/a.txt" "... the edit the user le
 like "$(event BeforeTool write_file "$(pathin docs/a.txt)" | hook gemini)" '"decision": ?"deny".*needs approval' \
         "gemini: the same ask is a deny (no approval channel)"
 
-# ---- 11. Outside the workspace: judged, allowed where the policy allows, not recorded ----
+# ---- 11. Outside the workspace: judged, allowed where the policy allows, not recorded, and
+# the user told so once it is made ----
 n0=$(tx log --json | grep -o '"tx":' | wc -l)
 pre=$(event PreToolUse Write "$(pathin "$T/outside.txt")" t_out | hook claude-code)
 echo x >"$T/outside.txt"
 post=$(event PostToolUse Write "$(pathin "$T/outside.txt")" t_out | hook claude-code)
-is "$pre|$post|$(tx log --json | grep -o '"tx":' | wc -l)" "||$n0" "an edit outside the workspace (in a temp dir): allowed, not recorded, nothing said"
+is "$pre|$(tx log --json | grep -o '"tx":' | wc -l)" "|$n0" "an edit outside the workspace (in a temp dir): allowed, not recorded"
+like "$post" '^\{"systemMessage": ?"txbox: the Write of .*/outside.txt is outside the workspace .*: not recorded \(no undo\)"\}$' \
+        "... and the user is told it has no undo"
+post=$(event AfterTool write_file "$(pathin "$T/outside.txt")" | hook gemini)
+like "$post" '^\{"systemMessage": ?"txbox: the write_file of .*outside the workspace' "... (gemini: the same, in place of {})"
 
 # ---- 12. Big files: one edited in place over 64 MiB is not recorded (its original was
 # not kept), and the user is told ----
