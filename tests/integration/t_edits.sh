@@ -150,6 +150,15 @@ event PreToolUse Edit "$(pathin "$WS/docs/b.txt")" toolu_fail | hook claude-code
 event PostToolUseFailure Edit "$(pathin "$WS/docs/b.txt")" toolu_fail | hook claude-code >/dev/null
 is "$(edits_pending)" 1 "Claude Code's PostToolUseFailure drops its capture"
 
+# txbox gc removes a capture whose record never came once it is an hour old (the hooks
+# would, but may be gone), and leaves a fresh one.
+for c in "$HOME"/.local/state/txbox/*/edits/*; do touch -d '2 hours ago' "$c"; done
+like "$(tx gc)" 'removed [1-9][0-9]* leftover' "txbox gc counts an expired capture among the leftovers"
+is "$(edits_pending)" 0 "... and removes it"
+event PreToolUse Edit "$(pathin "$WS/docs/a.txt")" toolu_fresh | hook claude-code >/dev/null
+tx gc >/dev/null
+is "$(edits_pending)" 1 "... a fresh one stays"
+
 # ---- 8. A stale capture: a transaction committed the path between pre and post ----
 new_ws
 event BeforeTool replace '{"file_path": "docs/a.txt", "old_string": "x", "new_string": "y"}' | hook gemini >/dev/null

@@ -52,7 +52,7 @@
 #define EDIT_MAX_FILE (64ll << 20)      /* a file's content kept (and moved by the record) */
 #define EDIT_MAX_BYTES (256ll << 20)    /* copies of one capture in all */
 #define EDIT_MAX_CAPTURES 64            /* captures waiting for their post-tool event */
-#define EDIT_TTL_MS (3600ll * 1000)     /* ... at most this long */
+#define EDIT_TTL_MS EDITS_TTL_MS       /* ... at most this long (tx.h: txbox gc removes them too) */
 #define EDIT_MAX_WALK 10000             /* entries of a directory an edit created */
 #define EDIT_META_MAX (4u << 20)
 #define EDIT_MSG "an edit by the agent's own tool, made outside txbox and recorded from its hook's " \
