@@ -200,6 +200,9 @@ EOF
     ],
     "PostToolUse": [
       { "matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [{ "type": "command", "command": "txbox hook claude-code", "timeout": 30 }] }
+    ],
+    "PostToolUseFailure": [
+      { "matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [{ "type": "command", "command": "txbox hook claude-code", "timeout": 30 }] }
     ]
   }
 }
