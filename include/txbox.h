@@ -354,6 +354,28 @@ TXBOX_API void txbox_tx_free(struct txbox_tx *tx);
 TXBOX_API int txbox_undo(struct txbox_ws *ws, const char *id, struct txbox_record *out,
                          struct txbox_error *err);
 
+/* Edits made outside a transaction (an agent's own edit tools: Claude Code's Edit and Write,
+ * Codex's apply_patch, Gemini CLI's write_file and replace), recorded as committed
+ * transactions with undo data by the agent's hooks (txbox hook, docs/INTEGRATIONS.md):
+ *   txbox_edit_capture  before the edit: keeps what paths (relative to the workspace,
+ *                       NULL-terminated, at most 256) hold now, under key (any string: the
+ *                       agent's session and tool call), with argv as the record's command
+ *                       line; reads the workspace only.  A capture whose edit never comes is
+ *                       dropped after an hour, or by the next capture under the same key.
+ *   txbox_edit_record   after it: commits what changed since as a transaction (undo puts the
+ *                       originals back, their very inodes where it can); out (may be NULL)
+ *                       receives its record.  Returns 0 when recorded, 1 when nothing changed
+ *                       (nothing recorded), -ENOENT without a capture, -ESTALE when a
+ *                       transaction committed one of the paths in between, -EFBIG when an
+ *                       original was not kept (over 64 MiB), other -errno on failure; the
+ *                       capture is gone after any answer but -ENOENT.
+ *   txbox_edit_drop     forget the capture under key (the edit was refused after it). */
+TXBOX_API int txbox_edit_capture(struct txbox_ws *ws, const char *key, char *const argv[], char *const paths[],
+                                 struct txbox_error *err);
+TXBOX_API int txbox_edit_record(struct txbox_ws *ws, const char *key, struct txbox_record *out,
+                                struct txbox_error *err);
+TXBOX_API int txbox_edit_drop(struct txbox_ws *ws, const char *key);
+
 /* Sessions: one pending transaction of several commands, one savepoint each (stacked
  * overlay layers), committed or rolled back at once.  txbox_session_savepoint returns a
  * handle to run and finish like any transaction: its changes stay in the session (kept when

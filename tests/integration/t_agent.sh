@@ -344,6 +344,49 @@ is "$(jq_ "$T/sum12.json" 'd["committed"], d["rolled_back"], d["tool_calls"]')" 
 is "$(wc -l <"$WS/one.txt")" "$ncalls" "... and the file has all $ncalls lines"
 grep -m1 'conflict' "$T/err12" | sed 's/^/# /'
 
+# ---- 9b. Compact results (issue 31): a 5,000-file change reaches the model as counts,
+# directories and a few names, within the result budget (4 KB beyond stdout and stderr), and
+# says first what happened; a rollback says why in its first field ----
+new_ws
+{
+        turn "$(call g1 run_command "$(jstr '{"command": "mkdir -p gen/a && cd gen/a && seq 5000 | xargs touch"}')")"
+        turn "$(call g2 run_command "$(jstr '{"command": "rm -rf gen"}')")"
+        turn "$(call g3 run_command "$(jstr '{"command": "mkdir -p big && cd big && seq 3000 | xargs touch"}')")"
+        final "generated"
+} >"$T/script13"
+start_server "$T/script13"
+agent --endpoint "$URL" "generate" >/dev/null 2>"$T/err13"
+rc=$?
+agent_budget() { # the tool result less its stdout and stderr, in bytes
+        printf '%s' "$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); d["stdout"]=d["stderr"]=""; print(len(json.dumps(d, ensure_ascii=False, separators=(", ", ": ")).encode()))'
+}
+g1=$(tool_result g1)
+is "$rc" 0 "a 5,000-file change through txbox agent: the session ends in its answer"
+ok "the tool result of a 5,000-file change stays within the 4 KB budget ($(printf '%s' "$g1" | wc -c) bytes, $(agent_budget "$g1") without its output)" \
+        test "$(printf '%s' "$g1" | wc -c)" -le 4096
+like "$g1" '^\{"summary": "committed tx [0-9a-f]+: exit status 0, 5002 changes \(5002 added\)"' \
+        "... its first field says what happened, with the counts"
+like "$g1" '"change_counts": \{"added": 5002, "modified": 0, "deleted": 0\}, "changes_truncated": true' \
+        "... the counts are whole, the list is marked cut"
+like "$g1" '"added": \["gen", "gen/a", "gen/a/1"' "... and it still names paths"
+ok "every file was created all the same" test "$(ls "$WS/gen/a" | wc -l)" -eq 5000
+g2=$(tool_result g2)
+ok "a rolled-back deletion of 5,000 files: within the budget too ($(printf '%s' "$g2" | wc -c) bytes)" \
+        test "$(printf '%s' "$g2" | wc -c)" -le 4096
+like "$g2" '^\{"summary": "rolled back tx [0-9a-f]+: rule effect-mass-deletion broken' \
+        "... its first field says it was rolled back and why"
+ok "... and nothing was deleted" test -e "$WS/gen/a/5000"
+stop_server
+{
+        turn "$(call h1 run_command "$(jstr '{"command": "mkdir -p more && cd more && seq 3000 | xargs touch"}')")"
+        final "generated"
+} >"$T/script14"
+start_server "$T/script14"
+agent --endpoint "$URL" --result-budget 100000 "generate" >/dev/null 2>&1
+stop_server
+like "$(tool_result h1)" '"changes_truncated": false' "--result-budget 100000: 3,000 paths fit, none cut"
+ok "... every one listed" test "$(tool_result h1 | grep -o '"more/[0-9]*"' | wc -l)" -eq 3000
+
 # ---- 10. kill -9 of txbox agent at a random moment: mid-command, mid-savepoint, mid-commit
 # of the session (--atomic) or of a step (one transaction each).  After txbox recover the
 # workspace is whole, no row is left running or committing, and a session left pending

@@ -292,6 +292,22 @@ ok "nothing of it reached the workspace" test ! -e "$WS/cancelled.txt"
 is "$(get timeout.call)" "rejected: -32001" "SDK: a request that times out rejects with RequestTimeout"
 is "$(get timeout.outcome)" "rolled_back" "... and its command, cancelled by the SDK, was rolled back"
 ok "nothing of it reached the workspace" test ! -e "$WS/timedout.txt"
+is "$(get gen.outcome)" "committed" "a 5,000-file change commits"
+ok "its result stays within the 4 KB budget: $(get gen.text_bytes) bytes of text (JSON $(get gen.json_bytes))" \
+        test "$(get gen.text_bytes)" -le 4096
+like "$(get gen.summary)" '^committed tx [0-9a-f]+: exit status 0, 5002 changes \(5002 added\)$' "... summary: what happened first"
+is "$(get gen.counts)" "5002,0,0" "... change_counts are whole"
+is "$(get gen.truncated)" "true" "... changes_truncated: the list is cut"
+ok "... and still names some paths ($(get gen.listed))" test "$(get gen.listed)" -gt 10 -a "$(get gen.listed)" -lt 5002
+like "$(get gen.text)" '^committed tx [0-9a-f]+: exit status 0, 5002 changes.*\\n  in gen/a/ \(5000\).*and 4997 more: show_transaction tx=[0-9a-f]+ lists them all' \
+        "... the text block: what happened, where (gen/a/), a few names, where the rest is"
+is "$(get gen.show_listed)" "5002" "show_transaction lists every path"
+ok "a rolled-back deletion of those files stays within the budget too ($(get gendel.text_bytes) bytes)" \
+        test "$(get gendel.text_bytes)" -le 4096
+like "$(get gendel.first_line)" '^rolled back tx [0-9a-f]+: rule effect-mass-deletion broken' "... its first line says rolled back, and why"
+is "$(get genall.listed),$(get genall.truncated)" "3001,false" "run_command paths=all: every path, none cut"
+ok "list_transactions summarises each record's paths ($(get genlist.bytes) bytes for 5 records)" \
+        test "$(get genlist.bytes)" -le 20000
 is "$(get err.unknown_method)" "-32601" "SDK: unknown method is -32601"
 is "$(get ping)" "ok" "SDK: ping"
 is "$(get done)" "yes" "the client closed the session"

@@ -30,6 +30,7 @@ struct agent_opts {
         long retry_base_ms;        /* first backoff; doubles each retry; 0: 1000 */
         double cmd_timeout_s;      /* per tool call; 0: 600 s */
         size_t output_cap;         /* bytes of stdout and of stderr returned to the model; 0: 16 KiB */
+        size_t result_budget;      /* bytes of a tool result beyond that output; 0: SUMMARY_BUDGET */
         enum txbox_net_mode net;   /* for the commands */
         bool baseline;             /* measure a bare and a transacted `sh -c true` first */
         const char *record_file;   /* append every model response to it, one per line (replayable) */

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 
 #include "faces/agent_int.h"
+#include "faces/summary.h"
 #include "store/record.h"
 #include "base/util.h"
 
@@ -141,9 +142,18 @@ static void count_call(struct loop *L, const struct txbox_command_result *res)
         }
 }
 
-static char *result_json(const struct txbox_command_result *res, json_t *shown_argv)
+/* The tool result: "summary" first (what happened, one line: committed, rolled back and why,
+ * refused and why), then the record, fitted into the result budget beyond stdout and stderr
+ * (which --output-cap caps): a 5,000-file change gives its counts and some paths, not all. */
+static char *result_json(struct loop *L, const struct txbox_command_result *res, json_t *shown_argv)
 {
-        json_t *o = record_to_json(&res->rec);
+        static const char *const exempt[] = {"stdout", "stderr", NULL};
+        _cleanup_free_ char *line = summary_outcome(&res->rec, res->status, res->why);
+        json_t *o = json_nonnull(json_pack("{s:o}", "summary", json_text(line)));
+        json_t *r = record_to_json(&res->rec);
+
+        json_object_update(o, r);
+        json_decref(r);
         if (shown_argv) /* what the model asked for, not the whole command (write_file's content) */
                 json_obj_set(o, "argv", json_incref(shown_argv));
         json_obj_set(o, "exit_status", json_integer(res->status));
@@ -156,6 +166,7 @@ static char *result_json(const struct txbox_command_result *res, json_t *shown_a
         json_object_del(o, "cwd");
         json_object_del(o, "started_ms");
         json_object_del(o, "commit_seq");
+        summary_fit(o, &res->rec, L->o->result_budget ? L->o->result_budget : SUMMARY_BUDGET, exempt);
         return json_dump_compact(o);
 }
 
@@ -194,7 +205,7 @@ static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label
                            L->o->atomic && res.status == 0 ? "kept" : txbox_outcome_name(rec->outcome),
                            res.status, rec->npaths, rec->npaths == 1 ? "" : "s", (long long)ms,
                            res.why ? ": " : "", res.why ? res.why : "");
-        char *text = result_json(&res, shown_argv);
+        char *text = result_json(L, &res, shown_argv);
         txbox_command_result_clear(&res);
         return text;
 }

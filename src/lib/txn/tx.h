@@ -142,6 +142,10 @@ const char *ws_home_dir(void);
 void gc_auto(struct txbox_ws *ws);
 int64_t gc_pruned_through_ms(struct txbox_ws *ws);
 
+/* Edits made outside a transaction (edits.c): a capture in state/edits waits this long for
+ * its record; txbox gc removes older ones too (with the trash). */
+#define EDITS_TTL_MS (3600ll * 1000)
+
 /* Keep n (at most WS_PREPARED_MAX) transactions prepared (command.c's command_prepare). */
 void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);
 

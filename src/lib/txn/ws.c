@@ -17,6 +17,8 @@
  *   tx/ID/revert        the journal of a commit that failed and is being reverted
  *   tx/ID/undo/         originals moved aside by the commit (what undo puts back)
  *   tx/ID/undoing, undone, redo/   the same for an undo
+ *   edits/NAME          an agent's edit captured before it ran, waiting for its record
+ *                       (edits.c): meta, N.keep (hard links), N.copy (contents)
  *   seq                 the newest commit's sequence number (ws_newest_commit_seq)
  *   changed             empty; its ctime is at or after every change txbox made to the
  *                       workspace (tx_stamp_changes)
