@@ -280,7 +280,7 @@ for step in 0 1 2 3; do
         event BeforeTool replace '{"file_path": "docs/a.txt", "old_string": "c", "new_string": "d"}' | hook gemini >/dev/null
         printf 'line1\nline2\nd\n' >"$WS/docs/a.txt"
         event AfterTool replace '{"file_path": "docs/a.txt", "old_string": "c", "new_string": "d"}' >"$T/ev"
-        TXBOX_FAILPOINT="edit:$step" "$TXBOX" -C "$WS" hook gemini <"$T/ev" >/dev/null 2>&1 &
+        TXBOX_FAILPOINT="edit:$step" "$TXBOX_HOOKS" -C "$WS" hook gemini <"$T/ev" >/dev/null 2>&1 &
         wait $! 2>/dev/null # (its "Killed" notice, not the test's output)
         killed=$?
         tx recover >/dev/null 2>&1

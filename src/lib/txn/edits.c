@@ -804,17 +804,130 @@ static void paths_free(struct txbox_path *p, size_t n)
         free(p);
 }
 
+/* Refused (ESTALE) when a transaction committed one of the captured paths after the capture:
+ * the capture is then not what the edit replaced. */
+static int check_not_stale(struct txbox_ws *ws, const struct capture *c, struct txbox_error *err)
+{
+        struct txbox_path *tp = xcalloc(c->n + 1, sizeof(*tp));
+        struct strvec stale = {0};
+
+        for (size_t i = 0; i < c->n; i++)
+                tp[i] = (struct txbox_path){c->e[i].path, TXBOX_MODIFIED};
+        int r = audit_later_overlaps(ws->audit, c->begin_seq, tp, c->n, &stale, err);
+        free(tp);
+        if (r >= 0 && stale.n)
+                r = tx_err(err, ESTALE,
+                           "a transaction changed it between the pre- and post-tool events: %s; the edit's "
+                           "originals are not what it replaced",
+                           stale.v[0]);
+        strvec_clear(&stale);
+        return r < 0 ? r : 0;
+}
+
+/* What became of each captured path, one item per operation (*n of them), sorted; 1 when
+ * nothing changed. */
+static int plan_items(struct txbox_ws *ws, struct capture *c, struct item **out, size_t *n,
+                      struct txbox_error *err)
+{
+        struct item *items = xcalloc(c->n + 1, sizeof(*items));
+        bool any = false;
+        int r;
+
+        *out = items;
+        *n = 0;
+        for (size_t i = 0; i < c->n; i++) {
+                items[*n] = (struct item){.e = &c->e[i], .idx = i};
+                if ((r = plan_one(ws, c->fd, &items[*n], err)) < 0)
+                        return r;
+                /* Two paths under one directory the edit made: one operation. */
+                bool dup = false;
+                for (size_t k = 0; k < *n && items[*n].what == W_ADD_DIR; k++)
+                        dup = dup || (items[k].what == W_ADD_DIR && !strcmp(items[k].op_path, items[*n].op_path));
+                if (dup)
+                        continue;
+                any = any || items[*n].what != W_NONE;
+                (*n)++;
+        }
+        if (!any)
+                return 1;
+        qsort(items, *n, sizeof(*items), cmp_item);
+        return 0;
+}
+
+/* The undo data of each item in tx/ID/undo: the inode kept, the copy, or the inode rewritten.
+ * 1 (with err set) when an exchange could not be undone: what the name held is in the stage,
+ * and the transaction's directory must stay. */
+static int keep_originals(struct txbox_ws *ws, const struct capture *c, int stage, int undo, struct item *items,
+                          size_t n, const char *id, struct txbox_error *err)
+{
+        for (size_t i = 0; i < n; i++) {
+                struct item *it = &items[i];
+                char kname[32];
+                int r = it->undo == U_REWRITE ? rewrite(ws, c->fd, stage, undo, it) : 0;
+                if (r == -EAGAIN) {
+                        it->undo = U_COPY; /* it changed meanwhile: the content, not the inode */
+                        r = 0;
+                } else if (r == -ENOTRECOVERABLE) {
+                        /* Never seen: an exchange that worked could not be undone a moment
+                         * later.  What the name held is in the stage: the directory stays. */
+                        tx_err(err, EIO,
+                               "'%s' changed while txbox recorded the edit, and its content is now in "
+                               "'%s/tx/%s/stage/%zu': put it back by hand",
+                               it->e->path, ws->state, id, it->idx);
+                        return 1;
+                }
+                if (r >= 0 && it->undo == U_COPY)
+                        r = copy_as_original(c->fd, it->idx, it->e);
+                snprintf(kname, sizeof(kname), "%zu.%s", it->idx, it->undo == U_KEEP ? "keep" : "copy");
+                if (r >= 0 && (it->undo == U_KEEP || it->undo == U_COPY))
+                        r = link_undo(undo, it->e->path, c->fd, kname);
+                if (r < 0)
+                        return tx_err(err, -r, "cannot keep the original of '%s': %s", it->e->path, strerror(-r));
+        }
+        return 0;
+}
+
+/* The committed row of the edit, then the marker and the begin file as a commit leaves them
+ * (logrepair.c, gc.c).  Takes the paths. */
+static int write_row(struct txbox_ws *ws, int dir, const struct capture *c, struct txbox_record *rec,
+                     struct txbox_path *paths, size_t npaths, struct txbox_error *err)
+{
+        int r;
+
+        rec->argv = strv_dup(c->argv);
+        rec->cwd = xstrdup(ws->path);
+        rec->decision = xstrdup("allow");
+        rec->exit_code = -1;
+        rec->outcome = TXBOX_COMMITTED;
+        rec->started_ms = c->created_ms;
+        rec->ended_ms = now_ms();
+        rec->duration_ms = rec->ended_ms - rec->started_ms;
+        rec->message = xstrdup(EDIT_MSG);
+        rec->paths = paths, rec->npaths = npaths;
+        if ((r = audit_next_commit_seq(ws->audit, &rec->commit_seq, err)) < 0)
+                return r;
+        tx_stamp_changes(ws->state_fd); /* before the row: see write_snapshot in tx.c */
+        if ((r = audit_insert(ws->audit, rec, err)) < 0)
+                return r;
+        ws_note_commit_seq(ws, rec->commit_seq);
+        (void)failpoint("edit"); /* past the row: only a crash is of interest */
+        ws_write_commit_marker(dir, rec->commit_seq);
+        _cleanup_free_ char *j = json_dump_compact(record_to_json(rec));
+        _cleanup_free_ char *b = xasprintf("%lld 0\n%s\n", (long long)c->begin_seq, j);
+        write_file_atomic_at(dir, "begin", b, strlen(b), false);
+        return 0;
+}
+
 static int record_locked(struct txbox_ws *ws, int edits, const char *name, struct txbox_record *out,
                          struct txbox_error *err)
 {
         struct capture c = {.fd = -1};
         struct item *items = NULL;
         struct cs_op *ops = NULL;
-        size_t nops = 0, npaths = 0;
+        size_t n = 0, nops = 0, npaths = 0;
         struct txbox_path *paths = NULL;
         struct cs_manifest mf = {0};
         struct txbox_record rec = {0};
-        struct strvec stale = {0};
         int lock = -1, dir = -1, undo = -1, stage = -1;
         int r;
 
@@ -827,43 +940,8 @@ static int record_locked(struct txbox_ws *ws, int edits, const char *name, struc
                 r = tx_err(err, EBADMSG, "the capture of this edit is damaged");
                 goto out;
         }
-        /* Stale: a transaction committed one of the paths after the capture. */
-        struct txbox_path *tp = xcalloc(c.n + 1, sizeof(*tp));
-        for (size_t i = 0; i < c.n; i++)
-                tp[i] = (struct txbox_path){c.e[i].path, TXBOX_MODIFIED};
-        r = audit_later_overlaps(ws->audit, c.begin_seq, tp, c.n, &stale, err);
-        free(tp);
-        if (r < 0)
-                goto out;
-        if (stale.n) {
-                r = tx_err(err, ESTALE,
-                           "a transaction changed it between the pre- and post-tool events: %s; the edit's "
-                           "originals are not what it replaced",
-                           stale.v[0]);
-                goto out;
-        }
-        items = xcalloc(c.n + 1, sizeof(*items));
-        size_t n = 0;
-        bool any = false;
-        for (size_t i = 0; i < c.n; i++) {
-                items[n] = (struct item){.e = &c.e[i], .idx = i};
-                if ((r = plan_one(ws, c.fd, &items[n], err)) < 0)
-                        goto out;
-                /* Two paths under one directory the edit made: one operation. */
-                bool dup = false;
-                for (size_t k = 0; k < n && items[n].what == W_ADD_DIR; k++)
-                        dup = dup || (items[k].what == W_ADD_DIR && !strcmp(items[k].op_path, items[n].op_path));
-                if (dup)
-                        continue;
-                any = any || items[n].what != W_NONE;
-                n++;
-        }
-        if (!any) {
-                r = 1; /* nothing changed: nothing to record */
-                goto out;
-        }
-        qsort(items, n, sizeof(*items), cmp_item);
-
+        if ((r = check_not_stale(ws, &c, err)) < 0 || (r = plan_items(ws, &c, &items, &n, err)) != 0)
+                goto out; /* 1: nothing changed, nothing to record */
         random_hex(rec.id, 5);
         if ((lock = tx_claim(ws, rec.id, false, err)) < 0) {
                 r = lock;
@@ -876,38 +954,14 @@ static int record_locked(struct txbox_ws *ws, int edits, const char *name, struc
                 r = tx_err(err, errno, "cannot make '%s/tx/%s' for the edit: %s", ws->state, rec.id, strerror(errno));
                 goto fail;
         }
-        /* The undo data: the inode kept, the copy, or the inode rewritten. */
-        for (size_t i = 0; i < n; i++) {
-                struct item *it = &items[i];
-                char kname[32];
-                r = it->undo == U_REWRITE ? rewrite(ws, c.fd, stage, undo, it) : 0;
-                if (r == -EAGAIN) {
-                        it->undo = U_COPY; /* it changed meanwhile: the content, not the inode */
-                        r = 0;
-                } else if (r == -ENOTRECOVERABLE) {
-                        /* Never seen: an exchange that worked could not be undone a moment
-                         * later.  What the name held is in the stage: the directory stays. */
-                        r = tx_err(err, EIO,
-                                   "'%s' changed while txbox recorded the edit, and its content is now in "
-                                   "'%s/tx/%s/stage/%zu': put it back by hand",
-                                   it->e->path, ws->state, rec.id, it->idx);
-                        tx_unclaim(ws, rec.id, lock);
-                        lock = -1;
-                        goto out;
-                } else if (r < 0) {
-                        tx_err(err, -r, "cannot keep the original of '%s': %s", it->e->path, strerror(-r));
-                        goto fail;
-                }
-                if (it->undo == U_COPY && (r = copy_as_original(c.fd, it->idx, it->e)) < 0) {
-                        tx_err(err, -r, "cannot keep the original of '%s': %s", it->e->path, strerror(-r));
-                        goto fail;
-                }
-                snprintf(kname, sizeof(kname), "%zu.%s", it->idx, it->undo == U_KEEP ? "keep" : "copy");
-                if ((it->undo == U_KEEP || it->undo == U_COPY) && (r = link_undo(undo, it->e->path, c.fd, kname)) < 0) {
-                        tx_err(err, -r, "cannot keep the original of '%s': %s", it->e->path, strerror(-r));
-                        goto fail;
-                }
+        if ((r = keep_originals(ws, &c, stage, undo, items, n, rec.id, err)) > 0) {
+                tx_unclaim(ws, rec.id, lock); /* the stage holds a file: its directory stays */
+                lock = -1;
+                r = -EIO;
+                goto out;
         }
+        if (r < 0)
+                goto fail;
         if ((r = build_ops(ws, items, n, &ops, &nops, &mf, &paths, &npaths)) < 0) {
                 tx_err(err, -r, "cannot list what the edit changed: %s",
                        r == -E2BIG ? "a directory it made holds too many entries" : strerror(-r));
@@ -921,31 +975,10 @@ static int record_locked(struct txbox_ws *ws, int edits, const char *name, struc
                 tx_err(err, -r, "cannot sync the record of the edit: %s", strerror(-r));
                 goto fail;
         }
-        rec.argv = strv_dup(c.argv);
-        rec.cwd = xstrdup(ws->path);
-        rec.decision = xstrdup("allow");
-        rec.exit_code = -1;
-        rec.outcome = TXBOX_COMMITTED;
-        rec.started_ms = c.created_ms;
-        rec.ended_ms = now_ms();
-        rec.duration_ms = rec.ended_ms - rec.started_ms;
-        rec.message = xstrdup(EDIT_MSG);
-        rec.paths = paths, rec.npaths = npaths;
-        paths = NULL, npaths = 0;
-        if ((r = audit_next_commit_seq(ws->audit, &rec.commit_seq, err)) < 0)
+        r = write_row(ws, dir, &c, &rec, TAKE_PTR(paths), npaths, err);
+        npaths = 0;
+        if (r < 0)
                 goto fail;
-        tx_stamp_changes(ws->state_fd); /* before the row: see write_snapshot in tx.c */
-        if ((r = audit_insert(ws->audit, &rec, err)) < 0)
-                goto fail;
-        ws_note_commit_seq(ws, rec.commit_seq);
-        (void)failpoint("edit"); /* past the row: only a crash is of interest */
-        /* The marker and the begin file, as a commit leaves them (logrepair.c, gc.c). */
-        ws_write_commit_marker(dir, rec.commit_seq);
-        {
-                _cleanup_free_ char *j = json_dump_compact(record_to_json(&rec));
-                _cleanup_free_ char *b = xasprintf("%lld 0\n%s\n", (long long)c.begin_seq, j);
-                write_file_atomic_at(dir, "begin", b, strlen(b), false);
-        }
         rm_rf_at(dir, "stage");
         tx_unclaim(ws, rec.id, lock);
         lock = -1;
@@ -974,7 +1007,6 @@ out:
         cs_manifest_free(&mf);
         paths_free(paths, npaths);
         txbox_record_clear(&rec);
-        strvec_clear(&stale);
         free(items);
         capture_free(&c);
         return r;
