@@ -270,6 +270,37 @@ struct txbox_run_result {
 /* Flags for txbox_ws_open(). */
 #define TXBOX_OPEN_RECOVER 0x1u /* recover interrupted transactions first */
 #define TXBOX_OPEN_DEFER_LOG 0x2u /* open the audit log at its first use, not now */
+/* Read-only use (log, show, diff, report ...): a workspace without a state dir yet opens
+ * empty, and nothing is created; its log lists nothing (txbox_ws_has_state says which). */
+#define TXBOX_OPEN_NOCREATE 0x4u
+
+/* How txbox_ws_discover found the workspace. */
+enum txbox_ws_found {
+        TXBOX_WS_MARK = 0, /* the nearest directory holding .txbox, .git or .claude */
+        TXBOX_WS_STATE,    /* the nearest directory that already has a state dir */
+        TXBOX_WS_CWD,      /* neither up to where the search stops: the current directory */
+};
+
+struct txbox_ws_discovery {
+        char *path;                /* canonical (malloc'd; free it) */
+        enum txbox_ws_found found;
+        char mark[16];             /* TXBOX_WS_MARK: ".txbox", ".git" or ".claude" */
+        /* Where the search stopped without finding one (TXBOX_WS_CWD): "/" (the root),
+         * "$HOME" (the home directory, never a workspace by discovery) or "mount" (a file
+         * system boundary at stop_dir, crossed only with TXBOX_DISCOVERY_ACROSS_FILESYSTEM). */
+        const char *stopped;
+        char *stop_dir;            /* the last directory looked at (malloc'd or NULL) */
+};
+
+/* Find the workspace for a command started in the current directory, as git finds its
+ * repository: the nearest directory, from the current one up, that holds .txbox, .git (a
+ * directory or a file: worktrees, submodules) or .claude, or that already has a state dir
+ * (state_dir NULL: the default mapping); the home directory and what is above it are not
+ * searched, nor across a file system boundary (unless TXBOX_DISCOVERY_ACROSS_FILESYSTEM=1);
+ * else the current directory.  Paths are physical (symlinks resolved, as getcwd(3) gives
+ * them).  Fails only when the current directory cannot be found. */
+TXBOX_API int txbox_ws_discover(const char *state_dir, struct txbox_ws_discovery *out, struct txbox_error *err);
+TXBOX_API void txbox_ws_discovery_free(struct txbox_ws_discovery *d);
 
 /* Open a workspace.  state_dir NULL picks the default (on the workspace's filesystem,
  * outside the workspace).  Fails when the workspace is missing, the state dir is on
@@ -280,6 +311,11 @@ TXBOX_API void txbox_ws_close(struct txbox_ws *ws);
 /* Absolute, canonical paths of the workspace and the state dir. */
 TXBOX_API const char *txbox_ws_path(const struct txbox_ws *ws);
 TXBOX_API const char *txbox_ws_state_path(const struct txbox_ws *ws);
+/* False for a workspace opened with TXBOX_OPEN_NOCREATE that has no state dir (no
+ * transaction ever ran there); true once this open created it or found it. */
+TXBOX_API bool txbox_ws_has_state(const struct txbox_ws *ws);
+/* True when this open made the state dir (the workspace's first transaction). */
+TXBOX_API bool txbox_ws_state_created(const struct txbox_ws *ws);
 
 /* Use this policy file instead of WORKSPACE/.txbox/policy or the built-in default.  The
  * policy is loaded (and errors reported) on first use. */

@@ -50,7 +50,7 @@ int cmd_diff(int argc, char **argv, const struct global_opts *g)
                 diff_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, 0);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_diff(ws, argv[1], &out, &err);

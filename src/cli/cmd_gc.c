@@ -130,7 +130,8 @@ int cmd_gc(int argc, char **argv, const struct global_opts *g)
                 gc_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, show || dry ? 0 : TXBOX_OPEN_RECOVER);
+        struct txbox_ws *ws = cli_open(g, save && !dry ? TXBOX_OPEN_RECOVER : show || dry ? TXBOX_OPEN_NOCREATE
+                                                                            : TXBOX_OPEN_RECOVER | TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_retention_get(ws, &ret, &err);

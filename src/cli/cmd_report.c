@@ -53,7 +53,7 @@ int cmd_report(int argc, char **argv, const struct global_opts *g)
                 report_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, 0);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         int st = 0;

@@ -34,7 +34,7 @@ int cmd_show(int argc, char **argv, const struct global_opts *g)
                 show_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, 0);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_show(ws, argv[optind], &rec, &err);

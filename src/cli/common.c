@@ -1,5 +1,6 @@
 /* Helpers shared by the verbs: opening the workspace, errors, human output. */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,11 +65,60 @@ static void show_notice(void *ctx, const char *msg)
         cli_error("warning: %s", msg);
 }
 
+void cli_discover(struct global_opts *g)
+{
+        struct txbox_error err;
+
+        if (g->workspace || txbox_ws_discover(g->state, &g->found, &err) < 0)
+                return;
+        g->discovered = true;
+        g->workspace = g->found.path;
+}
+
+void cli_globals_free(struct global_opts *g)
+{
+        if (g->discovered)
+                txbox_ws_discovery_free(&g->found);
+        g->discovered = false;
+}
+
+const char *cli_workspace(const struct global_opts *g) { return g->workspace ? g->workspace : "."; }
+
+/* The search found no workspace: where it looked, for messages. */
+static const char *stop_text(const struct txbox_ws_discovery *d, char *buf, size_t size)
+{
+        if (d->stopped && !strcmp(d->stopped, "mount")) {
+                snprintf(buf, size, "from here up to the mount point %s", d->stop_dir ? d->stop_dir : "?");
+                return buf;
+        }
+        if (d->stopped && !strcmp(d->stopped, "$HOME"))
+                return d->stop_dir && !strcmp(d->stop_dir, d->path) ? "here (your home directory)"
+                                                                      : "between here and your home directory";
+        return "from here up to /";
+}
+
+/* The current directory is $HOME itself, found as the workspace for want of a better one. */
+static bool home_fallback(const struct global_opts *g)
+{
+        return g->discovered && g->found.found == TXBOX_WS_CWD && g->found.stopped &&
+               !strcmp(g->found.stopped, "$HOME") && g->found.stop_dir && !strcmp(g->found.stop_dir, g->found.path);
+}
+
 struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
 {
         struct txbox_ws *ws = NULL;
         struct txbox_error err = {0};
-        int r = txbox_ws_open(g->workspace ? g->workspace : ".", g->state, flags, &ws, &err);
+        char buf[PATH_MAX + 100];
+
+        /* Your whole home as a workspace (every dot file, the state dir itself in it) is
+         * never a guess: it takes -C. */
+        if (!(flags & TXBOX_OPEN_NOCREATE) && home_fallback(g)) {
+                cli_error("the current directory is your home directory, and txbox does not make it a "
+                          "workspace unless asked: cd into a project (a directory holding .git or .txbox, "
+                          "or any directory: mkdir .txbox marks one) or pass -C DIR");
+                return NULL;
+        }
+        int r = txbox_ws_open(cli_workspace(g), g->state, flags, &ws, &err);
         if (r < 0) {
                 cli_error("%s", err.msg);
                 return NULL;
@@ -76,7 +126,24 @@ struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
         txbox_ws_set_notice(ws, show_notice, NULL);
         if (isatty(STDERR_FILENO))
                 txbox_ws_set_progress(ws, show_progress, NULL);
+        /* The first transaction of a workspace found for want of a marked one: say which. */
+        if (g->discovered && g->found.found == TXBOX_WS_CWD && txbox_ws_state_created(ws))
+                cli_error("new workspace '%s' (the current directory: no directory %s holds .txbox or "
+                          ".git; mkdir .txbox marks a workspace, -C DIR names one)",
+                          txbox_ws_path(ws), stop_text(&g->found, buf, sizeof(buf)));
         return ws;
+}
+
+void cli_no_transactions(const struct global_opts *g, struct txbox_ws *ws)
+{
+        char buf[PATH_MAX + 100];
+
+        if (g->discovered && g->found.found == TXBOX_WS_CWD)
+                cli_error("no transactions in workspace '%s' yet (the current directory: no directory %s "
+                          "holds .txbox or .git)",
+                          txbox_ws_path(ws), stop_text(&g->found, buf, sizeof(buf)));
+        else
+                cli_error("no transactions in workspace '%s' yet", txbox_ws_path(ws));
 }
 
 static void count_changes(const struct txbox_record *rec, size_t c[3])

@@ -20,6 +20,8 @@ struct txbox_ws {
         char *path;       /* canonical workspace path */
         char *state;      /* canonical state dir */
         char *state_mask; /* what the sandbox must not see (the state dir or its parent) */
+        bool no_state;      /* opened TXBOX_OPEN_NOCREATE without a state dir: nothing to read */
+        bool state_created; /* this open made the state dir */
         int ws_fd, state_fd, tx_fd, active_fd, lock_fd;
         int trash_fd;              /* state/trash: finished transactions' layers, to remove */
         int settle_fd;             /* state/settle: commits not yet covered by a filesystem sync */

@@ -686,10 +686,17 @@ static int recover(struct txbox_ws *ws, bool rows, struct txbox_recover_stats *s
 
 int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)
 {
+        if (ws->no_state) { /* no transaction ever ran: nothing to recover */
+                if (stats)
+                        *stats = (struct txbox_recover_stats){0};
+                return 0;
+        }
         return recover(ws, false, stats, err);
 }
 
 int txbox_recover_log(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)
 {
+        if (ws->no_state)
+                return txbox_recover(ws, stats, err);
         return recover(ws, true, stats, err);
 }
