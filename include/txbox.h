@@ -86,6 +86,23 @@ struct txbox_violation {
         char *detail;
 };
 
+/* What became of one command of a session (txbox run --tx). */
+enum txbox_sp_outcome {
+        TXBOX_SP_KEPT = 0,   /* it succeeded: its changes are part of the session */
+        TXBOX_SP_DROPPED,    /* it failed (or was discarded): its changes were dropped at once */
+        TXBOX_SP_DENIED,     /* the policy refused it: it never ran */
+        TXBOX_SP_ROLLED_BACK, /* kept, then dropped by txbox rollback --to */
+};
+
+struct txbox_savepoint {
+        int n;              /* the savepoint's number when it ran (1, 2, ...) */
+        char **argv;        /* its command, NULL-terminated */
+        int exit_code;      /* -1: none */
+        int signal;         /* 0: none */
+        enum txbox_sp_outcome outcome;
+        int64_t started_ms, duration_ms;
+};
+
 /* The record of one transaction: what the audit store keeps and what JSON shows. */
 struct txbox_record {
         char id[32];
@@ -113,6 +130,9 @@ struct txbox_record {
         /* --net=allow: the proxy's log of attempts, comma-separated; NULL when none.  In the
          * run's report only. */
         char *net_log;
+        /* A session's commands, in the order they ran (none for other transactions). */
+        struct txbox_savepoint *savepoints;
+        size_t nsavepoints;
 };
 
 enum txbox_commit_mode {
@@ -484,10 +504,24 @@ TXBOX_API int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_recor
  * *out and *seqs are malloc'd (txbox_records_free, free). */
 TXBOX_API int txbox_log_changes(struct txbox_ws *ws, int64_t since, int limit, struct txbox_record **out,
                                 int64_t **seqs, size_t *n, struct txbox_error *err);
-/* A unified diff of a transaction's text changes (committed: the originals it replaced vs
- * the workspace as it is now; pending: the workspace vs its changes; undone: the workspace vs
- * what the undo took away).  *out is malloc'd. */
+/* A unified diff of what transaction id changed: pending, the workspace against its changes
+ * (a session: all its savepoints, as the commit would fold them); committed, the originals
+ * it replaced against the versions it put in place (wherever later commits moved them: not
+ * the workspace as it is now); undone, the workspace against what the undo took away.
+ * *out is malloc'd. */
 TXBOX_API int txbox_diff(struct txbox_ws *ws, const char *id, char **out, struct txbox_error *err);
+struct txbox_diff_opts {
+        /* Only these paths (relative to the workspace) and what lies beneath them; "" is the
+         * whole workspace; NULL or empty: every path.  NULL-terminated. */
+        char *const *paths;
+        /* The net change since id: everything id and every later commit changed, the versions
+         * before the first of them against the workspace as it is now. */
+        bool since;
+};
+/* txbox_diff with options; *notes (may be NULL) gets lines about versions that changed
+ * outside txbox since (malloc'd, or NULL when none). */
+TXBOX_API int txbox_diff_ex(struct txbox_ws *ws, const char *id, const struct txbox_diff_opts *opts,
+                            char **out, char **notes, struct txbox_error *err);
 
 /* A self-contained HTML page of the newest limit transactions (<= 0: all): a timeline and
  * one collapsible entry each with command, decision, changes and diff.  *out is malloc'd. */
@@ -497,6 +531,7 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec);
 TXBOX_API void txbox_records_free(struct txbox_record *recs, size_t n);
 TXBOX_API const char *txbox_outcome_name(enum txbox_outcome o);
 TXBOX_API const char *txbox_change_name(enum txbox_change c);
+TXBOX_API const char *txbox_sp_outcome_name(enum txbox_sp_outcome o);
 /* The record as one JSON object (docs/CONTRACT.md), malloc'd, no trailing newline. */
 TXBOX_API char *txbox_record_json(const struct txbox_record *rec);
 /* An array of records as JSON. */

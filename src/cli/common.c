@@ -207,6 +207,45 @@ static void exit_text(const struct txbox_record *rec, char *buf, size_t size)
                 snprintf(buf, size, "-");
 }
 
+static bool is_session(const struct txbox_record *r)
+{
+        return r->nsavepoints || (r->argv && r->argv[0] && r->argv[1] && !r->argv[2] &&
+                                  !strcmp(r->argv[0], "txbox") && !strcmp(r->argv[1], "begin"));
+}
+
+/* A session's COMMAND: the commands it keeps, "; " between them, and how many others ran. */
+static char *session_line(const struct txbox_record *r, size_t max)
+{
+        char *joined = NULL;
+        size_t len = 0, other = 0, kept = 0;
+        FILE *f = open_memstream(&joined, &len);
+
+        for (size_t i = 0; f && i < r->nsavepoints; i++) {
+                if (r->savepoints[i].outcome != TXBOX_SP_KEPT) {
+                        other++;
+                        continue;
+                }
+                char *cmd = argv_line(r->savepoints[i].argv, max);
+                fprintf(f, "%s%s", kept++ ? "; " : "session: ", cmd ? cmd : "");
+                free(cmd);
+        }
+        if (f && !kept)
+                fputs("session", f);
+        if (f && other)
+                fprintf(f, " (+%zu not kept)", other);
+        if (f && !r->nsavepoints)
+                fputs(" (no command yet)", f);
+        if (!f || fclose(f) != 0)
+                return NULL;
+        if (len > max) {
+                size_t cut = max - 3;
+                while (cut > 0 && ((unsigned char)joined[cut] & 0xc0) == 0x80)
+                        cut--;
+                strcpy(joined + cut, "...");
+        }
+        return joined;
+}
+
 void print_log_table(FILE *f, const struct txbox_record *recs, size_t n)
 {
         bool color = cli_color(f);
@@ -216,7 +255,7 @@ void print_log_table(FILE *f, const struct txbox_record *recs, size_t n)
                 const struct txbox_record *r = &recs[i];
                 char when[32], ex[16], ch[40], dur[24];
                 size_t c[3];
-                char *cmd = argv_line(r->argv, 60);
+                char *cmd = is_session(r) ? session_line(r, 60) : argv_line(r->argv, 60);
                 count_changes(r, c);
                 format_time(r->started_ms, when, sizeof(when));
                 exit_text(r, ex, sizeof(ex));
@@ -246,7 +285,11 @@ void print_record_human(FILE *f, const struct txbox_record *rec)
         format_time(rec->started_ms, when, sizeof(when));
         exit_text(rec, ex, sizeof(ex));
         field(f, "tx", rec->id);
-        fprintf(f, "%-10s%s\n", "command", cmd ? cmd : "");
+        if (is_session(rec))
+                fprintf(f, "%-10s%s (a session of %zu command%s, below)\n", "command", cmd ? cmd : "",
+                        rec->nsavepoints, rec->nsavepoints == 1 ? "" : "s");
+        else
+                fprintf(f, "%-10s%s\n", "command", cmd ? cmd : "");
         field(f, "cwd", rec->cwd);
         snprintf(buf, sizeof(buf), "%s (%lld ms)", when, (long long)rec->duration_ms);
         field(f, "started", buf);
@@ -272,7 +315,22 @@ void print_record_human(FILE *f, const struct txbox_record *rec)
                 cli_human(f, rec->violations[i].detail);
                 fputs(")\n", f);
         }
-        fprintf(f, "changes   %zu\n", rec->npaths);
+        for (size_t i = 0; i < rec->nsavepoints; i++) {
+                const struct txbox_savepoint *sp = &rec->savepoints[i];
+                char *line = argv_line(sp->argv, 400);
+                char spex[16];
+                if (sp->signal)
+                        snprintf(spex, sizeof(spex), "sig %d", sp->signal);
+                else if (sp->exit_code >= 0)
+                        snprintf(spex, sizeof(spex), "%d", sp->exit_code);
+                else
+                        snprintf(spex, sizeof(spex), "-");
+                fprintf(f, "savepoint %-2d %-11s exit %-6s %6lld ms  %s\n", sp->n,
+                        txbox_sp_outcome_name(sp->outcome), spex, (long long)sp->duration_ms, line ? line : "");
+                free(line);
+        }
+        fprintf(f, "changes   %zu%s\n", rec->npaths,
+                is_session(rec) && rec->outcome == TXBOX_PENDING ? " (of its commands kept, together)" : "");
         for (size_t i = 0; i < rec->npaths; i++) {
                 fprintf(f, "  %c ", mark[rec->paths[i].change]);
                 cli_human(f, rec->paths[i].path);

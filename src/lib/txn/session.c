@@ -188,7 +188,12 @@ int txbox_session_savepoint(struct txbox_ws *ws, const char *id, char *const arg
         }
         strv_free(tx->sp_argv);
         tx->sp_argv = strv_dup(argv);
-        tx->t0_us = mono_us();
+        /* The command's own clock; tx->t0_us (txbox_tx_load) runs on, so that the session's
+         * time is its commands' time in all. */
+        tx->sp_t0_us = mono_us();
+        tx->sp_started_ms = now_ms();
+        tx->sp_exit = -1;
+        tx->sp_signal = 0;
         *out = tx;
         return 0;
 fail:
@@ -212,13 +217,77 @@ void tx_session_layers(const struct txbox_tx *tx, char **upper, char **work, str
                 strvec_push(lowers, xasprintf("%s/tx/%s/sp/%d/upper", base, tx->rec.id, k));
 }
 
-/* Savepoint tx->sp ends: kept when the command succeeded, dropped otherwise.  Kept, its
- * layer is made durable (the overlay is volatile), then it counts, by one rename; the
- * row's sync (finish_record) makes the rename durable before the command returns.
- * Dropped, it never counted: a crash in its removal leaves a name the next tidy removes. */
-int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error *err)
+/* The session's exit status: 0 once a command of it was kept (a kept command exited 0),
+ * else none; what a single command exited with is in its savepoint entry. */
+static int session_exit(const struct txbox_record *rec)
+{
+        for (size_t i = 0; i < rec->nsavepoints; i++)
+                if (rec->savepoints[i].outcome == TXBOX_SP_KEPT)
+                        return 0;
+        return -1;
+}
+
+/* The session's paths: the net change of its savepoints (tx_session_net).  Left as they
+ * are, with a word in the message, when it cannot be computed. */
+static void set_net_paths(struct txbox_tx *tx)
+{
+        struct changeset net;
+        struct txbox_error e;
+
+        if (tx_session_net(tx, &net, &e) < 0) {
+                char *m = xasprintf("%s (its net change could not be listed: %s)",
+                                    tx->rec.message ? tx->rec.message : "", e.msg);
+                free(tx->rec.message);
+                tx->rec.message = m;
+                return;
+        }
+        record_set_paths(&tx->rec, net.paths, net.npaths);
+        changeset_free(&net);
+}
+
+/* The session's row after command tx->sp ended as how: the command is added to its list,
+ * and the row says what the session holds now (its net change, exit 0 once a command was
+ * kept, its time in all).  The caller's record then says again what the command did (its
+ * status, signal, time and own changes), as txbox run --tx, MCP and the agent report it. */
+static int write_session_row(struct txbox_tx *tx, enum txbox_sp_outcome how, struct txbox_error *err)
+{
+        struct txbox_savepoint *sp = record_add_savepoint(&tx->rec, tx->sp_argv);
+        int64_t cmd_ms = (mono_us() - tx->sp_t0_us) / 1000;
+        struct txbox_path *own = NULL;
+        size_t nown = 0;
+
+        sp->n = tx->sp;
+        sp->outcome = how;
+        sp->exit_code = how == TXBOX_SP_DENIED ? -1 : tx->sp_exit;
+        sp->signal = how == TXBOX_SP_DENIED ? 0 : tx->sp_signal;
+        sp->started_ms = tx->sp_started_ms;
+        sp->duration_ms = cmd_ms;
+        if (tx->evaluated && how != TXBOX_SP_DENIED) {
+                own = tx->cs.paths;
+                nown = tx->cs.npaths;
+        }
+        set_net_paths(tx);
+        tx->rec.exit_code = session_exit(&tx->rec);
+        tx->rec.signal = 0;
+        int r = tx_session_keep(tx, err);
+        /* the command's own account, for whoever ran it */
+        tx->rec.exit_code = sp->exit_code;
+        tx->rec.signal = sp->signal;
+        tx->rec.duration_ms = cmd_ms;
+        if (own)
+                record_set_paths(&tx->rec, own, nown);
+        return r;
+}
+
+/* Savepoint tx->sp ends: kept when the command succeeded, dropped otherwise (how says
+ * which and why).  Kept, its layer is made durable (the overlay is volatile), then it
+ * counts, by one rename; the row's sync (finish_record) makes the rename durable before
+ * the command returns.  Dropped, it never counted: a crash in its removal leaves a name the
+ * next tidy removes. */
+int tx_session_end_savepoint(struct txbox_tx *tx, enum txbox_sp_outcome how, struct txbox_error *err)
 {
         char dir[32], sub[48], final[32];
+        bool keep = how == TXBOX_SP_KEPT;
         int r;
 
         tx_session_dir(tx, dir, sizeof(dir));
@@ -236,12 +305,12 @@ int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error 
                 tx_err(err, -r, "cannot keep savepoint %d of session %s: %s", tx->sp, tx->rec.id,
                        strerror(-r));
                 rm_rf_at(tx->dir_fd, dir);
-                tx_session_keep(tx, &e2);
+                write_session_row(tx, TXBOX_SP_DROPPED, &e2);
                 return r;
         }
         if (keep)
                 (void)failpoint("savepoint"); /* kept: past the rename only a crash is of interest */
-        return tx_session_keep(tx, err);
+        return write_session_row(tx, how, err);
 }
 
 int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct txbox_error *err)
@@ -274,7 +343,13 @@ int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct
                 r = tx_err(err, -r, "cannot drop the savepoints above %d of session %s: %s", n, tx->rec.id,
                            strerror(-r));
         if (r == 0) {
+                /* The commands whose savepoints went: rolled back, and out of the net change. */
+                for (size_t i = 0; i < tx->rec.nsavepoints; i++)
+                        if (tx->rec.savepoints[i].outcome == TXBOX_SP_KEPT && tx->rec.savepoints[i].n > n)
+                                tx->rec.savepoints[i].outcome = TXBOX_SP_ROLLED_BACK;
                 tx->sp = n;
+                set_net_paths(tx);
+                tx->rec.exit_code = session_exit(&tx->rec);
                 r = tx_session_keep(tx, err);
         }
         txbox_tx_free(tx);
@@ -424,6 +499,258 @@ int tx_session_fold(struct txbox_tx *tx, struct txbox_error *err)
                 return tx_err(err, -r, "cannot fold the savepoints of session %s: %s (txbox recover "
                               "finishes it)", tx->rec.id, strerror(-r));
         return 0;
+}
+
+/* ---- the session's net change: what a commit now would fold (review) ----
+ *
+ * After each command the session's row lists the change of all its savepoints together, as
+ * the commit will fold them: sp/1 .. sp/n merged in order (merge_layer's rules) and
+ * compared with the workspace.  The layers are not ours to move while the session stays
+ * open, so they are merged by hard links into sp/.net (a dot name: a crash leaves it to the
+ * next tidy), which changeset_build then reads, and which goes at once. */
+
+/* A copy of dirfd/name at dst/name: hard links for files, links and whiteouts (an empty
+ * file marked as whiteout where a link is refused), directories made anew with their mode
+ * and opaque mark.  The layers are the program's: nothing is followed. */
+static int clone_entry(int sfd, const char *name, int dfd, int depth);
+
+static int clone_dir(int sfd, const char *name, int dfd, const struct stat *st, int depth)
+{
+        char path[64 + NAME_MAX];
+        bool lent = false;
+        int r = 0;
+
+        if (depth > CS_MAX_DEPTH)
+                return -ELOOP;
+        if (mkdirat(dfd, name, 0700) < 0)
+                return -errno;
+        if (is_opaque_at(sfd, name)) {
+                snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
+                if (lsetxattr(path, "user.overlay.opaque", "y", 1, 0) < 0)
+                        return -errno;
+        }
+        _cleanup_close_ int d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* a directory the program closed (000): opened to its owner while read, as the
+         * changeset's walk does */
+        if (s < 0 && errno == EACCES && fchmodat(sfd, name, (st->st_mode | S_IRWXU) & 07777, 0) == 0) {
+                lent = true;
+                s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (d < 0 || s < 0)
+                r = -errno;
+        DIR *dir = s >= 0 && r == 0 ? dir_stream(s) : NULL;
+        struct dirent *de;
+        if (s >= 0 && r == 0 && !dir)
+                r = -errno;
+        while (dir && r == 0 && (de = readdir(dir)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        r = clone_entry(s, de->d_name, d, depth + 1);
+        if (dir)
+                closedir(dir);
+        if (s >= 0)
+                close(s);
+        if (lent && fchmodat(sfd, name, st->st_mode & 07777, 0) < 0 && r == 0)
+                r = -errno; /* the layer keeps the program's mode */
+        if (r == 0 && d >= 0 && fchmod(d, st->st_mode & 07777) < 0)
+                r = -errno;
+        return r;
+}
+
+static int clone_entry(int sfd, const char *name, int dfd, int depth)
+{
+        struct stat st;
+        char path[64 + NAME_MAX];
+
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return clone_dir(sfd, name, dfd, &st, depth);
+        if (linkat(sfd, name, dfd, name, 0) == 0)
+                return 0;
+        if (errno != EPERM && errno != EMLINK)
+                return -errno;
+        /* A link refused (protected_hardlinks, a file another uid owns): a whiteout is only
+         * its mark, and a file or symlink only its content or target. */
+        if (is_whiteout_at(sfd, name, &st)) {
+                int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return -errno;
+                close(fd);
+                snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
+                return lsetxattr(path, "user.overlay.whiteout", "y", 1, 0) < 0 ? -errno : 0;
+        }
+        if (S_ISLNK(st.st_mode)) {
+                char target[PATH_MAX];
+                ssize_t n = readlinkat(sfd, name, target, sizeof(target) - 1);
+                if (n < 0)
+                        return -errno;
+                target[n] = '\0';
+                return symlinkat(target, dfd, name) < 0 ? -errno : 0;
+        }
+        if (!S_ISREG(st.st_mode))
+                return -EPERM;
+        _cleanup_close_ int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        char buf[65536];
+        ssize_t n;
+        if (in < 0 || out < 0)
+                return -errno;
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                if (write(out, buf, (size_t)n) != n)
+                        return -EIO;
+        if (n < 0)
+                return -errno;
+        return fchmod(out, st.st_mode & 07777) < 0 ? -errno : 0;
+}
+
+/* merge_layer with top read-only: what would move is cloned instead. */
+static int link_merge_layer(int top, int base, int depth);
+
+static int link_merge_entry(int top, int base, const char *name, int depth)
+{
+        struct stat ts, bs;
+
+        if (fstatat(top, name, &ts, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        bool base_dir = fstatat(base, name, &bs, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(bs.st_mode);
+        if (S_ISDIR(ts.st_mode) && base_dir && !is_opaque_at(top, name) && !is_whiteout_at(top, name, &ts)) {
+                bool lent = false;
+                int t = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (t < 0 && errno == EACCES && fchmodat(top, name, (ts.st_mode | S_IRWXU) & 07777, 0) == 0) {
+                        lent = true;
+                        t = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                }
+                _cleanup_close_ int b = openat(base, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int r = t < 0 || b < 0 ? -errno : link_merge_layer(t, b, depth + 1);
+                if (t >= 0)
+                        close(t);
+                if (lent && fchmodat(top, name, ts.st_mode & 07777, 0) < 0 && r == 0)
+                        r = -errno;
+                return r < 0 ? r : fchmod(b, ts.st_mode & 07777) < 0 ? -errno : 0;
+        }
+        int r = rm_rf_at(base, name);
+        return r < 0 ? r : clone_entry(top, name, base, depth);
+}
+
+static int link_merge_layer(int top, int base, int depth)
+{
+        if (depth > CS_MAX_DEPTH)
+                return -ELOOP;
+        /* base's directories are ours, made 0700 until their last merge: opened to us */
+        struct stat bst;
+        if (fstat(base, &bst) == 0 && (bst.st_mode & S_IRWXU) != S_IRWXU &&
+            fchmod(base, (bst.st_mode | S_IRWXU) & 07777) < 0)
+                return -errno;
+        DIR *d = dir_stream(top);
+        struct dirent *de;
+        struct strvec names = {0};
+        int r = 0;
+
+        if (!d)
+                return -errno;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        strvec_push(&names, xstrdup(de->d_name));
+        closedir(d);
+        for (size_t i = 0; i < names.n && r == 0; i++)
+                r = link_merge_entry(top, base, names.v[i], depth);
+        strvec_clear(&names);
+        return r;
+}
+
+#define NET_DIR ".net"
+
+int tx_session_net(struct txbox_tx *tx, struct changeset *out, struct txbox_error *err)
+{
+        int n = count_savepoints(tx->dir_fd), r = 0;
+        char name[32];
+
+        memset(out, 0, sizeof(*out));
+        if (n == 0)
+                return 0;
+        if (n == 1) { /* one layer is its own fold */
+                _cleanup_close_ int up = openat(tx->dir_fd, "sp/1/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                                                 O_CLOEXEC);
+                if (up < 0)
+                        return tx_err(err, errno, "cannot open savepoint 1 of session %s: %s", tx->rec.id,
+                                      strerror(errno));
+                return changeset_build(up, tx->ws->ws_fd, out, err);
+        }
+        _cleanup_close_ int sp = openat(tx->dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sp < 0)
+                return tx_err(err, errno, "cannot open the savepoints of session %s: %s", tx->rec.id,
+                              strerror(errno));
+        rm_rf_at(sp, NET_DIR);
+        if (mkdirat(sp, NET_DIR, 0700) < 0)
+                return tx_err(err, errno, "cannot make '%s' in session %s: %s", NET_DIR, tx->rec.id,
+                              strerror(errno));
+        _cleanup_close_ int base = openat(sp, NET_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (base < 0)
+                r = -errno;
+        for (int k = 1; k <= n && r == 0; k++) {
+                snprintf(name, sizeof(name), "%d/upper", k);
+                _cleanup_close_ int top = openat(sp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = top < 0 ? -errno : link_merge_layer(top, base, 0);
+        }
+        if (r < 0)
+                r = tx_err(err, -r, "cannot merge the savepoints of session %s for review: %s", tx->rec.id,
+                           strerror(-r));
+        else
+                r = changeset_build(base, tx->ws->ws_fd, out, err);
+        rm_rf_at(sp, NET_DIR);
+        return r;
+}
+
+/* The file rel as the session's savepoints 1..n show it over the workspace, as overlayfs
+ * (and the fold) resolve it: the highest layer that has it, a whiteout or a file on the way
+ * hiding it, an opaque directory on the way hiding the layers beneath.  0: *fd is the file
+ * (or -1: none, or not a regular file); 1: no layer says anything (the workspace's). */
+static int layer_file(int layer, const char *rel, int *fd)
+{
+        _cleanup_free_ char *copy = xstrdup(rel);
+        _cleanup_close_ int cur = fcntl(layer, F_DUPFD_CLOEXEC, 3);
+        bool opaque = false;
+        struct stat st;
+        char *save = NULL, *c = strtok_r(copy, "/", &save);
+
+        *fd = -1;
+        while (c && cur >= 0) {
+                char *next = strtok_r(NULL, "/", &save);
+                if (fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return errno == ENOENT && !opaque ? 1 : 0;
+                if (is_whiteout_at(cur, c, &st))
+                        return 0;
+                if (!next) {
+                        if (S_ISREG(st.st_mode))
+                                *fd = openat(cur, c, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                        return 0;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return 0; /* a file or link here: nothing beneath it */
+                opaque = opaque || is_opaque_at(cur, c);
+                int sub = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                close(cur);
+                cur = sub;
+                c = next;
+        }
+        return cur < 0 ? 0 : 1;
+}
+
+int tx_session_open_file(int dir_fd, int ws_fd, const char *rel)
+{
+        int n = count_savepoints(dir_fd), fd;
+        char name[32];
+
+        for (int k = n; k >= 1; k--) {
+                snprintf(name, sizeof(name), "sp/%d/upper", k);
+                _cleanup_close_ int layer = openat(dir_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (layer < 0)
+                        return -1;
+                if (layer_file(layer, rel, &fd) == 0)
+                        return fd;
+        }
+        return open_beneath_regular(ws_fd, rel, NULL);
 }
 
 /* drop-to's savepoint number; garbage drops them all (fail closed: a rollback was asked). */
