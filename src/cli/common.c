@@ -213,28 +213,26 @@ static bool is_session(const struct txbox_record *r)
                                   !strcmp(r->argv[0], "txbox") && !strcmp(r->argv[1], "begin"));
 }
 
-/* A session's COMMAND: the commands it keeps, "; " between them, and how many others ran. */
+/* A session's COMMAND: how many of its commands it did not keep, then those it keeps. */
 static char *session_line(const struct txbox_record *r, size_t max)
 {
         char *joined = NULL;
         size_t len = 0, other = 0, kept = 0;
         FILE *f = open_memstream(&joined, &len);
 
-        for (size_t i = 0; f && i < r->nsavepoints; i++) {
-                if (r->savepoints[i].outcome != TXBOX_SP_KEPT) {
-                        other++;
-                        continue;
-                }
-                char *cmd = argv_line(r->savepoints[i].argv, max);
-                fprintf(f, "%s%s", kept++ ? "; " : "session: ", cmd ? cmd : "");
-                free(cmd);
-        }
-        if (f && !kept)
-                fputs("session", f);
+        for (size_t i = 0; i < r->nsavepoints; i++)
+                other += r->savepoints[i].outcome != TXBOX_SP_KEPT;
+        if (f)
+                fprintf(f, "session%s", r->nsavepoints ? "" : " (no command yet)");
         if (f && other)
                 fprintf(f, " (+%zu not kept)", other);
-        if (f && !r->nsavepoints)
-                fputs(" (no command yet)", f);
+        for (size_t i = 0; f && i < r->nsavepoints; i++) {
+                if (r->savepoints[i].outcome != TXBOX_SP_KEPT)
+                        continue;
+                char *cmd = argv_line(r->savepoints[i].argv, max);
+                fprintf(f, "%s%s", kept++ ? "; " : ": ", cmd ? cmd : "");
+                free(cmd);
+        }
         if (!f || fclose(f) != 0)
                 return NULL;
         if (len > max) {

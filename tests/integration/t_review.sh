@@ -1,0 +1,123 @@
+#!/bin/bash
+# What review shows (issue 31): a pending session's net change of all its savepoints in
+# diff, show and log; its commands and its own exit status in the log; txbox diff of an old
+# transaction shows what that transaction changed, not what came later; --stat, path
+# filters, --since; show and diff without an id take the newest.
+. "$(dirname "$0")/lib.sh"
+
+new_ws
+cd "$WS" || exit 1
+printf 'zero\n' >f.txt
+
+# ---- a session, command by command ----
+S=$(tx begin)
+tx run --tx "$S" -- sh -c 'echo one >> f.txt'
+d=$(tx diff "$S")
+is "$d" "--- a/f.txt
++++ b/f.txt
+@@ -1 +1,2 @@
+ zero
++one" "an appended file shows as appended, not emptied"
+tx run --tx "$S" -- sh -c 'echo two >> g.txt; echo again >> f.txt'
+d=$(tx diff "$S")
+like "$d" '\+one' "after a second command the diff still has the first one's line"
+like "$d" '\+again' "and the second one's"
+like "$d" '\+\+\+ b/g.txt' "and the second one's new file"
+rec=$(tx show --json "$S")
+like "$rec" '"modified": \["f.txt"\]' "show lists the first command's file"
+like "$rec" '"added": \["g.txt"\]' "and the second one's"
+like "$(tx show "$S")" 'savepoint 1  kept .*sh -c echo one >> f.txt' "show lists each command"
+row=$(tx log -n 1)
+like "$row" 'session: sh -c echo one >> f.txt; sh -c echo two' "the log row says what ran, not txbox begin"
+like "$row" 'pending +0 +\+1 ~1 -0' "and counts the net change of both"
+
+tx run --tx "$S" -- sh -c 'echo three > h.txt; exit 1' 2>/dev/null
+is "$?" 1 "a failing command returns its status"
+tx run --tx "$S" -- sh -c 'rm g.txt'
+rec=$(tx show --json "$S")
+like "$rec" '"changes": \{"added": \[\], "modified": \["f.txt"\], "deleted": \[\]\}' \
+        "a file made then removed within the session is no net change"
+like "$rec" '"exit_code": 0' "the session's exit is 0 after a failed command (its own is in its entry)"
+like "$rec" '"savepoints": \[\{"n": 1, "command": \["sh", "-c", "echo one >> f.txt"\], "result": "kept", "exit": 0' \
+        "show --json lists the commands"
+like "$rec" '"n": 3, "command": \["sh", "-c", "echo three > h.txt; exit 1"\], "result": "dropped", "exit": 1' \
+        "a dropped command with its status"
+is "$(printf '%s' "$rec" | grep -o '"outcome": "[a-z_]*"')" '"outcome": "pending"' \
+        "one outcome key in the record (the commands' have their own keys)"
+like "$(tx log -n 1)" 'pending +0 .*session \(\+1 not kept\): sh -c echo one' "the log row counts the command not kept"
+
+ok "rollback --to 2 drops the rm" tx rollback "$S" --to 2
+rec=$(tx show --json "$S")
+like "$rec" '"added": \["g.txt"\]' "the net change has g.txt again"
+like "$rec" '"n": 3, "command": \["sh", "-c", "rm g.txt"\], "result": "rolled_back"' "and the rm says rolled back"
+is "$(tx diff --stat "$S")" " f.txt | 2 ++
+ g.txt | 1 +
+ 2 files changed, 3 insertions(+)" "diff --stat of the session"
+ok "commit" tx commit "$S"
+is "$(cat f.txt g.txt)" "zero
+one
+again
+two" "the commit applied what the review showed"
+row=$(tx log -n 1)
+like "$row" "^$S  .* committed +0 " "the committed session's row exits 0"
+
+# ---- an old transaction's diff is its own ----
+tx run -- sh -c 'echo later >> f.txt'
+later=$(last_tx)
+echo hand >>f.txt
+d=$(tx diff "$S" -- f.txt)
+is "$d" "--- a/f.txt
++++ b/f.txt
+@@ -1 +1,3 @@
+ zero
++one
++again" "the session's diff has neither the later command's line nor the hand edit's"
+tx run -- sh -c 'echo last > f.txt'
+d=$(tx diff "$later" 2>"$T/err")
+like "$d" '^--- a/f.txt.* again
+\+later
+\+hand$' "a transaction replaced since: its version, from the later one's undo data"
+like "$(cat "$T/err")" '^txbox: note: f.txt: changed in place outside txbox after tx [0-9a-f]+; shown as tx [0-9a-f]+ has it$' \
+        "with the hand edit made in place since, which it says"
+echo inplace >>g.txt
+tx run -- sh -c 'rm g.txt'
+err=$(tx diff "$S" -- g.txt 2>&1 >/dev/null)
+like "$err" 'txbox: note: g.txt: changed in place outside txbox after tx' "a version edited in place says so"
+d=$(tx diff "$S" -- g.txt 2>/dev/null)
+like "$d" '\+two' "and still shows it"
+is "$(tx diff "$S" -- nothere)" "" "a path filter that names nothing: no diff"
+
+# ---- --since, and paths from a subdirectory ----
+d=$(tx diff --since "$S")
+like "$d" '^--- a/f.txt' "--since: f.txt"
+like "$d" '\+last' "as it is now"
+is "$(printf '%s' "$d" | grep -c 'g\.txt')" 0 "g.txt, made and deleted since: no change"
+mkdir -p sub
+d=$(cd sub && tx diff --stat --since "$S" -- ../f.txt)
+is "$d" " f.txt | 2 +-
+ 1 file changed, 1 insertion(+), 1 deletion(-)" "--since --stat, a path relative to a subdirectory"
+err=$(tx diff "$S" -- /etc/passwd 2>&1)
+is "$?" 2 "a path outside the workspace is bad usage"
+like "$err" "outside the workspace" "and says so"
+
+# ---- defaults ----
+like "$(tx show)" "^tx        $(last_tx)" "show without an id: the newest"
+tx run -- true
+is "$(tx diff)" "$(tx diff "$(tx log --json | grep -o '"tx": "[0-9a-f]*"' | sed -n 2p | cut -d'"' -f4)")" \
+        "diff without an id: the newest that changed something (not a no-op)"
+
+# ---- a log made before the savepoint table ----
+db=$(ls -d "$HOME"/.local/state/txbox/*/audit.db)
+if command -v sqlite3 >/dev/null; then
+        sqlite3 "$db" 'DROP TABLE savepoint'
+        ok "a log without the table lists" tx log
+        S2=$(tx begin)
+        tx run --tx "$S2" -- sh -c 'echo x > x.txt'
+        like "$(tx show --json "$S2")" '"savepoints": \[\{"n": 1' "its first session makes the table"
+        tx rollback "$S2" >/dev/null
+else
+        skip "a log without the table lists" "no sqlite3"
+        skip "its first session makes the table" "no sqlite3"
+fi
+
+done_testing
