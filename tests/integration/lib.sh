@@ -60,7 +60,8 @@ is() { # is GOT EXPECTED DESCRIPTION
 like() { # like GOT PATTERN DESCRIPTION (grep -E)
         _n=$((_n + 1))
         if printf '%s' "$1" | grep -qE -- "$2"; then echo "ok $_n - $3"; else
-                echo "not ok $_n - $3"; echo "#   got: '$1'"; echo "#   want match: '$2'"; _failed=$((_failed + 1)); fi
+                echo "not ok $_n - $3"; echo "#   got: '$(printf '%s' "$1" | head -c 3000)'"; echo "#   want match: '$2'"
+                _failed=$((_failed + 1)); fi
 }
 skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; }
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
