@@ -167,7 +167,7 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         extern char **environ;
         int r;
 
-        limits_resolve(&s->limits, s->upper, &p->limits);
+        limits_resolve(&s->limits, s->upper, &p->limits, &p->limits_why);
         limits_tmpfs_options(&p->limits, p->tmpfs_opts, sizeof(p->tmpfs_opts));
         struct stat st;
         p->upper_dev = s->upper && stat(s->upper, &st) == 0 ? st.st_dev : 0;
@@ -491,7 +491,7 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .listener = -1,
                                .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep};
         /* The file system's free space from here on is the program's to answer for. */
-        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits);
+        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits, &sb->prep.limits_why);
         /* A sandbox that died while setting up shows it on its status and error pipes. */
         if (sandbox_send_go(sb->sock, argv, cwd, s->stdio_redirect ? s->stdio : NULL) < 0) {
                 /* nothing to do here: sandbox_supervise_wait sees init gone */
