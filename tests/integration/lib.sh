@@ -24,6 +24,7 @@ if [ -z "${TXBOX_IN_JAIL:-}" ]; then
         cp "$BUILD/txbox" "$T/bin/txbox"
         cp tests/integration/*.sh "$T/tests/"
         cp tests/mcp/client.mjs "$T/tests/" # this tree's MCP test client (t_mcp.sh)
+        mkdir -p "$T/docs" && cp README.md docs/txbox.1 "$T/docs/" # replayed by t_docs.sh
         chmod -R a+rX "$T"
         if [ "$(id -u)" -eq 0 ] && [ "$JAIL_MODE" = user ]; then
                 chown -R 54321:54321 "$T"
