@@ -119,7 +119,7 @@ static void doctor_usage(FILE *f)
 {
         fprintf(f, "Usage: txbox [-C DIR] [--state DIR] doctor [--json]\n\n"
                    "Probe every protection txbox uses where it would run: the namespaces, an overlay on\n"
-                   "the workspace's own filesystem (-C DIR, default the current directory) with the state\n"
+                   "the workspace's own filesystem (-C DIR, default the one found from here up) with the state\n"
                    "dir beside it, the sandbox's own /proc, seccomp, Landlock and limits; then what a\n"
                    "container around txbox does (user-namespace mapping, seccomp mode, security label) and\n"
                    "the workspace's filesystem type.  Says what each missing protection costs and, inside\n"
