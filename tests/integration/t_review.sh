@@ -106,6 +106,17 @@ tx run -- true
 is "$(tx diff)" "$(tx diff "$(tx log --json | grep -o '"tx": "[0-9a-f]*"' | sed -n 2p | cut -d'"' -f4)")" \
         "diff without an id: the newest that changed something (not a no-op)"
 
+# ---- a crash after a command's savepoint was kept, before its row: recovery lists its change ----
+S3=$(tx begin)
+tx run --tx "$S3" -- sh -c 'echo c1 > c1.txt'
+TXBOX_FAILPOINT=savepoint:3 "$TXBOX" -C "$WS" run --tx "$S3" -- sh -c 'echo c2 > c2.txt' >/dev/null 2>&1
+is "$?" 137 "a crash just past the rename that keeps the second command's savepoint"
+tx recover >/dev/null
+rec=$(tx show --json "$S3")
+like "$rec" '"added": \["c1.txt", "c2.txt"\]' "recovery writes the session's net change with it"
+like "$rec" '"message": "session with 2 savepoints' "and its message"
+tx rollback "$S3" >/dev/null
+
 # ---- a log made before the savepoint table ----
 db=$(ls -d "$HOME"/.local/state/txbox/*/audit.db)
 if command -v sqlite3 >/dev/null; then

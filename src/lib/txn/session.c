@@ -663,27 +663,33 @@ static int link_merge_layer(int top, int base, int depth)
 
 int tx_session_net(struct txbox_tx *tx, struct changeset *out, struct txbox_error *err)
 {
-        int n = count_savepoints(tx->dir_fd), r = 0;
+        return tx_session_net_at(tx->ws, tx->dir_fd, tx->rec.id, out, err);
+}
+
+int tx_session_net_at(struct txbox_ws *ws, int dir_fd, const char *id, struct changeset *out,
+                      struct txbox_error *err)
+{
+        int n = count_savepoints(dir_fd), r = 0;
         char name[32];
 
         memset(out, 0, sizeof(*out));
         if (n == 0)
                 return 0;
         if (n == 1) { /* one layer is its own fold */
-                _cleanup_close_ int up = openat(tx->dir_fd, "sp/1/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                _cleanup_close_ int up = openat(dir_fd, "sp/1/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
                                                                                  O_CLOEXEC);
                 if (up < 0)
-                        return tx_err(err, errno, "cannot open savepoint 1 of session %s: %s", tx->rec.id,
+                        return tx_err(err, errno, "cannot open savepoint 1 of session %s: %s", id,
                                       strerror(errno));
-                return changeset_build(up, tx->ws->ws_fd, out, err);
+                return changeset_build(up, ws->ws_fd, out, err);
         }
-        _cleanup_close_ int sp = openat(tx->dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int sp = openat(dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sp < 0)
-                return tx_err(err, errno, "cannot open the savepoints of session %s: %s", tx->rec.id,
+                return tx_err(err, errno, "cannot open the savepoints of session %s: %s", id,
                               strerror(errno));
         rm_rf_at(sp, NET_DIR);
         if (mkdirat(sp, NET_DIR, 0700) < 0)
-                return tx_err(err, errno, "cannot make '%s' in session %s: %s", NET_DIR, tx->rec.id,
+                return tx_err(err, errno, "cannot make '%s' in session %s: %s", NET_DIR, id,
                               strerror(errno));
         _cleanup_close_ int base = openat(sp, NET_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (base < 0)
@@ -694,10 +700,10 @@ int tx_session_net(struct txbox_tx *tx, struct changeset *out, struct txbox_erro
                 r = top < 0 ? -errno : link_merge_layer(top, base, 0);
         }
         if (r < 0)
-                r = tx_err(err, -r, "cannot merge the savepoints of session %s for review: %s", tx->rec.id,
+                r = tx_err(err, -r, "cannot merge the savepoints of session %s for review: %s", id,
                            strerror(-r));
         else
-                r = changeset_build(base, tx->ws->ws_fd, out, err);
+                r = changeset_build(base, ws->ws_fd, out, err);
         rm_rf_at(sp, NET_DIR);
         return r;
 }

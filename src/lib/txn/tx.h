@@ -196,6 +196,9 @@ int tx_session_end_savepoint(struct txbox_tx *tx, enum txbox_sp_outcome how, str
 /* The net change of the session's savepoints against the workspace, as a commit now would
  * fold them (review: the session's row, show, log). */
 int tx_session_net(struct txbox_tx *tx, struct changeset *out, struct txbox_error *err);
+/* The same for the session ID whose tx dir is dir_fd (recovery; the caller holds its claim). */
+int tx_session_net_at(struct txbox_ws *ws, int dir_fd, const char *id, struct changeset *out,
+                      struct txbox_error *err);
 /* The regular file rel as a pending session's savepoints show it over the workspace (the
  * session's tx dir, the workspace root), opened; -1 when absent or not a regular file. */
 int tx_session_open_file(int dir_fd, int ws_fd, const char *rel);
