@@ -106,10 +106,27 @@ tx run -- true
 is "$(tx diff)" "$(tx diff "$(tx log --json | grep -o '"tx": "[0-9a-f]*"' | sed -n 2p | cut -d'"' -f4)")" \
         "diff without an id: the newest that changed something (not a no-op)"
 
+# ---- the net change listed while pending is what the commit applies ----
+mkdir -p tree/a/b tree/c && echo 1 >tree/a/b/x && echo 2 >tree/a/y && echo 3 >tree/c/z && echo 4 >tree/keep &&
+        ln -s keep tree/ln && chmod 755 tree/c
+S4=$(tx begin)
+for step in 'rm -rf tree/a && mkdir -p tree/a && echo new >tree/a/n' \
+        'echo changed >tree/keep && mkdir tree/d && echo d >tree/d/f' \
+        'echo 4 >tree/keep && rm -rf tree/d' \
+        'chmod 700 tree/c && rm tree/c/z && ln -sfn a tree/ln' \
+        'rm tree/a/n && mkdir tree/a/n && echo deep >tree/a/n/deep' \
+        'rm -rf tree/c && echo file >tree/c'; do
+        tx run --tx "$S4" -- sh -c "$step" || echo "# step failed: $step"
+done
+pending=$(tx show --json "$S4" | grep -o '"changes": {[^}]*}')
+tx commit "$S4" >/dev/null
+is "$(tx show --json "$S4" | grep -o '"changes": {[^}]*}')" "$pending" \
+        "six commands (a directory replaced, a file changed and changed back, a mode, a link, a file made a directory, a directory a file): listed before the commit as the commit applied them"
+
 # ---- a crash after a command's savepoint was kept, before its row: recovery lists its change ----
 S3=$(tx begin)
 tx run --tx "$S3" -- sh -c 'echo c1 > c1.txt'
-TXBOX_FAILPOINT=savepoint:3 "$TXBOX" -C "$WS" run --tx "$S3" -- sh -c 'echo c2 > c2.txt' >/dev/null 2>&1
+TXBOX_FAILPOINT=savepoint:2 "$TXBOX" -C "$WS" run --tx "$S3" -- sh -c 'echo c2 > c2.txt' >/dev/null 2>&1
 is "$?" 137 "a crash just past the rename that keeps the second command's savepoint"
 tx recover >/dev/null
 rec=$(tx show --json "$S3")

@@ -266,10 +266,13 @@ static int write_session_row(struct txbox_tx *tx, enum txbox_sp_outcome how, str
                 own = tx->cs.paths;
                 nown = tx->cs.npaths;
         }
+        trace_mark("savepoint ended");
         set_net_paths(tx);
+        trace_mark("net change listed");
         tx->rec.exit_code = session_exit(&tx->rec);
         tx->rec.signal = 0;
         int r = tx_session_keep(tx, err);
+        trace_mark("session row written");
         /* the command's own account, for whoever ran it */
         tx->rec.exit_code = sp->exit_code;
         tx->rec.signal = sp->signal;
@@ -659,6 +662,312 @@ static int link_merge_layer(int top, int base, int depth)
         return r;
 }
 
+/* ---- the net change read from the layers as they stand (no copy, no link) ----
+ *
+ * Every path any savepoint holds an entry for (a whiteout included) is a candidate; each is
+ * resolved through the savepoints from the newest down, as overlayfs (and the fold) resolve
+ * it, and compared with the workspace.  What a layer hides of the workspace (beneath a
+ * whiteout, a file, or an opaque directory) is listed as deleted. */
+
+/* Where the last lookup's parent directory led in one layer: candidates come sorted, so
+ * most lookups share it and cost one fstatat. */
+struct dircache {
+        char *dir;  /* the parent's path ("" the layer's root), or NULL */
+        int fd;     /* the parent, or -1 */
+        int state;  /* LK_NONE, LK_CUT (then no fd) or LK_FOUND */
+        bool opaque;
+};
+
+struct stack {
+        int n;
+        int layer[SESSION_MAX_SAVEPOINTS]; /* sp/N/upper, newest first */
+        struct dircache cache[SESSION_MAX_SAVEPOINTS];
+        struct dircache wcache; /* the workspace's */
+        int ws;
+};
+
+enum lk { LK_NONE, LK_CUT, LK_GONE, LK_FOUND };
+
+/* The parent directory dir (a path, "" for the root) of a lookup in one layer: LK_FOUND with
+ * *fd, LK_NONE (the layer has no such directory and hides nothing), or LK_CUT (a whiteout, a
+ * file or an opaque directory on the way hides it); *opaque when an opaque directory is on
+ * the way. */
+static int walk_dirs(int layer, const char *dir, int *fd, bool *opaque)
+{
+        _cleanup_free_ char *copy = xstrdup(dir);
+        int cur = fcntl(layer, F_DUPFD_CLOEXEC, 3);
+        char *save = NULL;
+        struct stat st;
+
+        *opaque = false;
+        *fd = -1;
+        if (cur < 0)
+                return -errno;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int r = fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+                if (r == 0 && S_ISDIR(st.st_mode)) {
+                        *opaque = *opaque || is_opaque_at(cur, c);
+                        int sub = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        r = sub < 0 ? -errno : 0;
+                        close(cur);
+                        cur = sub;
+                        if (r == 0)
+                                continue;
+                } else
+                        close(cur);
+                if (r == -ENOENT)
+                        return *opaque ? LK_CUT : LK_NONE;
+                return r < 0 ? r : LK_CUT; /* a whiteout or a file here */
+        }
+        *fd = cur;
+        return LK_FOUND;
+}
+
+/* rel in one layer: nothing said (LK_NONE), hidden by what lies above it in the layer
+ * (LK_CUT: a whiteout, a file, or an opaque directory without it), a whiteout (LK_GONE), or
+ * an entry (LK_FOUND, with its stat and, for a directory, whether it is opaque). */
+static int layer_lookup(int layer, struct dircache *dc, const char *rel, struct stat *st, bool *opaque)
+{
+        const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+        size_t dl = slash ? (size_t)(slash - rel) : 0;
+
+        if (!dc->dir || strlen(dc->dir) != dl || strncmp(dc->dir, rel, dl)) {
+                free(dc->dir);
+                if (dc->fd >= 0)
+                        close(dc->fd);
+                dc->dir = strndup(rel, dl);
+                dc->state = walk_dirs(layer, dc->dir, &dc->fd, &dc->opaque);
+        }
+        if (dc->state < 0 || dc->state != LK_FOUND)
+                return dc->state;
+        if (fstatat(dc->fd, base, st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? (dc->opaque ? LK_CUT : LK_NONE) : -errno;
+        if (is_whiteout_at(dc->fd, base, st))
+                return LK_GONE;
+        *opaque = S_ISDIR(st->st_mode) && is_opaque_at(dc->fd, base);
+        return LK_FOUND;
+}
+
+static void dircache_clear(struct dircache *dc)
+{
+        free(dc->dir);
+        if (dc->fd >= 0)
+                close(dc->fd);
+        dc->dir = NULL;
+        dc->fd = -1;
+}
+
+static int ws_lstat(struct stack *sk, const char *rel, struct stat *st);
+
+struct resolved {
+        bool present, from_ws; /* from_ws: no savepoint says anything: the workspace's own */
+        int layer;             /* the savepoint holding the entry (index into stack.layer) */
+        bool ws_under;         /* a directory the workspace's entries still show through */
+        struct stat st;
+};
+
+static int resolve(struct stack *sk, const char *rel, struct resolved *out)
+{
+        bool dir = false, op;
+        struct stat st;
+
+        memset(out, 0, sizeof(*out));
+        for (int i = 0; i < sk->n; i++) {
+                int r = layer_lookup(sk->layer[i], &sk->cache[i], rel, &st, &op);
+                if (r < 0)
+                        return r;
+                if (r == LK_NONE)
+                        continue;
+                if (r == LK_FOUND && S_ISDIR(st.st_mode)) {
+                        if (!dir) {
+                                out->present = dir = true;
+                                out->layer = i;
+                                out->st = st;
+                        }
+                        if (op)
+                                return 0; /* nothing beneath shows through */
+                        continue;
+                }
+                if (dir)
+                        return 0; /* a directory above hides what is here and beneath */
+                out->present = r == LK_FOUND;
+                out->layer = i;
+                out->st = st;
+                return 0;
+        }
+        if (dir) {
+                out->ws_under = true;
+                return 0;
+        }
+        out->from_ws = true;
+        out->present = ws_lstat(sk, rel, &out->st) == 0;
+        return 0;
+}
+
+struct plist {
+        struct txbox_path *v;
+        size_t n, cap;
+};
+
+static void plist_add(struct plist *l, const char *path, enum txbox_change c)
+{
+        if (l->n == l->cap) {
+                l->cap = l->cap ? 2 * l->cap : 64;
+                l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+        }
+        l->v[l->n++] = (struct txbox_path){xstrdup(path), c};
+}
+
+static int cmp_str_ptr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int cmp_tpath(const void *a, const void *b)
+{
+        return strcmp(((const struct txbox_path *)a)->path, ((const struct txbox_path *)b)->path);
+}
+
+/* Every path beneath rel (the directory fd) into names, depth first. */
+static int collect_at(int fd, const char *rel, int depth, struct strvec *names)
+{
+        if (depth > CS_MAX_DEPTH || names->n > CS_MAX_ENTRIES)
+                return -E2BIG;
+        DIR *d = dir_stream(fd);
+        struct dirent *de;
+        int r = 0;
+
+        if (!d)
+                return -errno;
+        while (r == 0 && (de = readdir(d))) {
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                char *path = *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+                strvec_push(names, path);
+                struct stat st;
+                if (de->d_type != DT_DIR &&
+                    (de->d_type != DT_UNKNOWN || fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                     !S_ISDIR(st.st_mode)))
+                        continue;
+                int sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = sub < 0 ? -errno : collect_at(sub, path, depth + 1, names);
+                if (sub >= 0)
+                        close(sub);
+        }
+        closedir(d);
+        return r;
+}
+
+/* Every path beneath rel in root (a layer or the workspace; "" the root itself); a
+ * directory closed to us (000, as a program may leave one) fails with -EACCES. */
+static int collect(int root, const char *rel, struct strvec *names)
+{
+        _cleanup_close_ int fd = *rel ? open_beneath(root, rel, O_RDONLY | O_DIRECTORY, 0)
+                                      : openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return *rel && (fd == -ENOTDIR || fd == -ENOENT) ? 0 : *rel ? fd : -errno;
+        return collect_at(fd, rel, 1, names);
+}
+
+/* lstat of rel in the workspace, no symlink on the way (the parent is cached). */
+static int ws_lstat(struct stack *sk, const char *rel, struct stat *st)
+{
+        const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+        size_t dl = slash ? (size_t)(slash - rel) : 0;
+        struct dircache *dc = &sk->wcache;
+
+        if (!dc->dir || strlen(dc->dir) != dl || strncmp(dc->dir, rel, dl)) {
+                dircache_clear(dc);
+                dc->dir = strndup(rel, dl);
+                dc->state = walk_dirs(sk->ws, dc->dir, &dc->fd, &dc->opaque);
+        }
+        if (dc->state != LK_FOUND)
+                return -ENOENT;
+        return fstatat(dc->fd, base, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+static bool same_content(const struct stack *sk, const struct resolved *f, const char *rel, const struct stat *w)
+{
+        const struct stat *u = &f->st;
+        const char *ub, *wb;
+
+        if (u->st_mode != w->st_mode || u->st_uid != w->st_uid || u->st_gid != w->st_gid)
+                return false;
+        if (!S_ISREG(u->st_mode) && !S_ISLNK(u->st_mode))
+                return S_ISDIR(u->st_mode) || u->st_rdev == w->st_rdev;
+        _cleanup_close_ int ud = open_parent_beneath(sk->layer[f->layer], rel, &ub);
+        _cleanup_close_ int wd = open_parent_beneath(sk->ws, rel, &wb);
+        if (ud < 0 || wd < 0)
+                return false;
+        if (S_ISREG(u->st_mode))
+                return files_equal_at(ud, ub, wd, wb) == 1;
+        char a[PATH_MAX], b[PATH_MAX];
+        ssize_t na = readlinkat(ud, ub, a, sizeof(a)), nb = readlinkat(wd, wb, b, sizeof(b));
+        return na >= 0 && na == nb && !memcmp(a, b, (size_t)na);
+}
+
+/* The workspace's entries beneath rel that the session's view no longer has: deleted. */
+static int hidden_beneath(struct stack *sk, const char *rel, struct plist *out)
+{
+        struct strvec w = {0};
+        struct resolved f;
+        int r = collect(sk->ws, rel, &w);
+
+        for (size_t i = 0; i < w.n && r == 0; i++)
+                if ((r = resolve(sk, w.v[i], &f)) == 0 && !f.present)
+                        plist_add(out, w.v[i], TXBOX_DELETED);
+        strvec_clear(&w);
+        return r;
+}
+
+static int net_walk(struct stack *sk, struct changeset *out)
+{
+        struct strvec cand = {0};
+        struct plist l = {0};
+        int r = 0;
+
+        for (int i = 0; i < sk->n && r == 0; i++)
+                r = collect(sk->layer[i], "", &cand);
+        if (r == 0 && cand.n > 1)
+                qsort(cand.v, cand.n, sizeof(*cand.v), cmp_str_ptr);
+        for (size_t i = 0; i < cand.n && r == 0; i++) {
+                const char *p = cand.v[i];
+                struct resolved f;
+                struct stat w;
+                if (i && !strcmp(p, cand.v[i - 1]))
+                        continue;
+                if ((r = resolve(sk, p, &f)) < 0 || f.from_ws)
+                        continue; /* the workspace's own: no change */
+                bool live = ws_lstat(sk, p, &w) == 0;
+                if (!f.present && live) {
+                        plist_add(&l, p, TXBOX_DELETED);
+                        if (S_ISDIR(w.st_mode))
+                                r = hidden_beneath(sk, p, &l);
+                } else if (f.present && !live)
+                        plist_add(&l, p, TXBOX_ADDED);
+                else if (f.present) {
+                        bool fd = S_ISDIR(f.st.st_mode), wd = S_ISDIR(w.st_mode);
+                        if (fd != wd || !same_content(sk, &f, p, &w) ||
+                            (fd && (f.st.st_mode & 07777) != (w.st_mode & 07777)))
+                                plist_add(&l, p, TXBOX_MODIFIED);
+                        if (wd && (!fd || !f.ws_under))
+                                r = hidden_beneath(sk, p, &l);
+                }
+        }
+        strvec_clear(&cand);
+        /* sorted, once each (a path found twice keeps its first change) */
+        if (l.n > 1)
+                qsort(l.v, l.n, sizeof(*l.v), cmp_tpath);
+        size_t k = 0;
+        for (size_t i = 0; i < l.n; i++) {
+                if (k && !strcmp(l.v[k - 1].path, l.v[i].path))
+                        free(l.v[i].path);
+                else
+                        l.v[k++] = l.v[i];
+        }
+        out->paths = l.v;
+        out->npaths = k;
+        out->cap_paths = l.cap;
+        return r;
+}
+
 #define NET_DIR ".net"
 
 int tx_session_net(struct txbox_tx *tx, struct changeset *out, struct txbox_error *err)
@@ -687,6 +996,29 @@ int tx_session_net_at(struct txbox_ws *ws, int dir_fd, const char *id, struct ch
         if (sp < 0)
                 return tx_err(err, errno, "cannot open the savepoints of session %s: %s", id,
                               strerror(errno));
+        /* Read from the layers as they stand; where that cannot be (a directory closed to
+         * us), merged by hard links as the fold would merge them. */
+        struct stack sk = {.n = n, .ws = ws->ws_fd, .wcache.fd = -1};
+        for (int i = 0; i < n; i++)
+                sk.cache[i].fd = sk.layer[i] = -1;
+        for (int i = 0; i < n && r == 0; i++) {
+                snprintf(name, sizeof(name), "%d/upper", n - i);
+                sk.layer[i] = openat(sp, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = sk.layer[i] < 0 ? -errno : 0;
+        }
+        if (r == 0)
+                r = net_walk(&sk, out);
+        for (int i = 0; i < n; i++) {
+                dircache_clear(&sk.cache[i]);
+                if (sk.layer[i] >= 0)
+                        close(sk.layer[i]);
+        }
+        dircache_clear(&sk.wcache);
+        trace_mark("savepoints read for review");
+        if (r != -EACCES)
+                return r < 0 ? tx_err(err, -r, "cannot read the savepoints of session %s: %s", id, strerror(-r)) : 0;
+        changeset_free(out);
+        r = 0;
         rm_rf_at(sp, NET_DIR);
         if (mkdirat(sp, NET_DIR, 0700) < 0)
                 return tx_err(err, errno, "cannot make '%s' in session %s: %s", NET_DIR, id,
@@ -699,11 +1031,13 @@ int tx_session_net_at(struct txbox_ws *ws, int dir_fd, const char *id, struct ch
                 _cleanup_close_ int top = openat(sp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 r = top < 0 ? -errno : link_merge_layer(top, base, 0);
         }
+        trace_mark("layers merged for review");
         if (r < 0)
                 r = tx_err(err, -r, "cannot merge the savepoints of session %s for review: %s", id,
                            strerror(-r));
         else
                 r = changeset_build(base, ws->ws_fd, out, err);
+        trace_mark("merged layers compared");
         rm_rf_at(sp, NET_DIR);
         return r;
 }
