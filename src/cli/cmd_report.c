@@ -83,13 +83,11 @@ int cmd_report(int argc, char **argv, const struct global_opts *g)
                         static const enum txbox_outcome order[] = {TXBOX_COMMITTED, TXBOX_ROLLED_BACK, TXBOX_DENIED,
                                                                    TXBOX_PENDING,   TXBOX_UNDONE,      TXBOX_RUNNING,
                                                                    TXBOX_COMMITTING, TXBOX_UNDOING};
-                        for (size_t k = 0, first = 1; k < sizeof(order) / sizeof(order[0]); k++)
-                                if (count[order[k]]) {
-                                        printf("%s %zu %s", first ? "," : ",", count[order[k]],
+                        for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+                                if (count[order[k]])
+                                        printf(", %zu %s", count[order[k]],
                                                order[k] == TXBOX_ROLLED_BACK ? "rolled back"
                                                                              : txbox_outcome_name(order[k]));
-                                        first = 0;
-                                }
                         printf("\n\n");
                         print_log_table(stdout, recs, n);
                 }
