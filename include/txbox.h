@@ -86,6 +86,23 @@ struct txbox_violation {
         char *detail;
 };
 
+/* What became of one command of a session (txbox run --tx). */
+enum txbox_sp_outcome {
+        TXBOX_SP_KEPT = 0,   /* it succeeded: its changes are part of the session */
+        TXBOX_SP_DROPPED,    /* it failed (or was discarded): its changes were dropped at once */
+        TXBOX_SP_DENIED,     /* the policy refused it: it never ran */
+        TXBOX_SP_ROLLED_BACK, /* kept, then dropped by txbox rollback --to */
+};
+
+struct txbox_savepoint {
+        int n;              /* the savepoint's number when it ran (1, 2, ...) */
+        char **argv;        /* its command, NULL-terminated */
+        int exit_code;      /* -1: none */
+        int signal;         /* 0: none */
+        enum txbox_sp_outcome outcome;
+        int64_t started_ms, duration_ms;
+};
+
 /* The record of one transaction: what the audit store keeps and what JSON shows. */
 struct txbox_record {
         char id[32];
@@ -113,6 +130,9 @@ struct txbox_record {
         /* --net=allow: the proxy's log of attempts, comma-separated; NULL when none.  In the
          * run's report only. */
         char *net_log;
+        /* A session's commands, in the order they ran (none for other transactions). */
+        struct txbox_savepoint *savepoints;
+        size_t nsavepoints;
 };
 
 enum txbox_commit_mode {
@@ -270,6 +290,37 @@ struct txbox_run_result {
 /* Flags for txbox_ws_open(). */
 #define TXBOX_OPEN_RECOVER 0x1u /* recover interrupted transactions first */
 #define TXBOX_OPEN_DEFER_LOG 0x2u /* open the audit log at its first use, not now */
+/* Read-only use (log, show, diff, report ...): a workspace without a state dir yet opens
+ * empty, and nothing is created; its log lists nothing (txbox_ws_has_state says which). */
+#define TXBOX_OPEN_NOCREATE 0x4u
+
+/* How txbox_ws_discover found the workspace. */
+enum txbox_ws_found {
+        TXBOX_WS_MARK = 0, /* the nearest directory holding .txbox, .git or .claude */
+        TXBOX_WS_STATE,    /* the nearest directory that already has a state dir */
+        TXBOX_WS_CWD,      /* neither up to where the search stops: the current directory */
+};
+
+struct txbox_ws_discovery {
+        char *path;                /* canonical (malloc'd; free it) */
+        enum txbox_ws_found found;
+        char mark[16];             /* TXBOX_WS_MARK: ".txbox", ".git" or ".claude" */
+        /* Where the search stopped without finding one (TXBOX_WS_CWD): "/" (the root),
+         * "$HOME" (the home directory, never a workspace by discovery) or "mount" (a file
+         * system boundary at stop_dir, crossed only with TXBOX_DISCOVERY_ACROSS_FILESYSTEM). */
+        const char *stopped;
+        char *stop_dir;            /* the last directory looked at (malloc'd or NULL) */
+};
+
+/* Find the workspace for a command started in the current directory, as git finds its
+ * repository: the nearest directory, from the current one up, that holds .txbox, .git (a
+ * directory or a file: worktrees, submodules) or .claude, or that already has a state dir
+ * (state_dir NULL: the default mapping); the home directory and what is above it are not
+ * searched, nor across a file system boundary (unless TXBOX_DISCOVERY_ACROSS_FILESYSTEM=1);
+ * else the current directory.  Paths are physical (symlinks resolved, as getcwd(3) gives
+ * them).  Fails only when the current directory cannot be found. */
+TXBOX_API int txbox_ws_discover(const char *state_dir, struct txbox_ws_discovery *out, struct txbox_error *err);
+TXBOX_API void txbox_ws_discovery_free(struct txbox_ws_discovery *d);
 
 /* Open a workspace.  state_dir NULL picks the default (on the workspace's filesystem,
  * outside the workspace).  Fails when the workspace is missing, the state dir is on
@@ -280,6 +331,11 @@ TXBOX_API void txbox_ws_close(struct txbox_ws *ws);
 /* Absolute, canonical paths of the workspace and the state dir. */
 TXBOX_API const char *txbox_ws_path(const struct txbox_ws *ws);
 TXBOX_API const char *txbox_ws_state_path(const struct txbox_ws *ws);
+/* False for a workspace opened with TXBOX_OPEN_NOCREATE that has no state dir (no
+ * transaction ever ran there); true once this open created it or found it. */
+TXBOX_API bool txbox_ws_has_state(const struct txbox_ws *ws);
+/* True when this open made the state dir (the workspace's first transaction). */
+TXBOX_API bool txbox_ws_state_created(const struct txbox_ws *ws);
 
 /* Use this policy file instead of WORKSPACE/.txbox/policy or the built-in default.  The
  * policy is loaded (and its errors reported) on first use. */
@@ -469,10 +525,24 @@ TXBOX_API int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_recor
  * *out and *seqs are malloc'd (txbox_records_free, free). */
 TXBOX_API int txbox_log_changes(struct txbox_ws *ws, int64_t since, int limit, struct txbox_record **out,
                                 int64_t **seqs, size_t *n, struct txbox_error *err);
-/* A unified diff of a transaction's text changes (committed: the originals it replaced vs
- * the workspace as it is now; pending: the workspace vs its changes; undone: the workspace vs
- * what the undo took away).  *out is malloc'd. */
+/* A unified diff of what transaction id changed: pending, the workspace against its changes
+ * (a session: all its savepoints, as the commit would fold them); committed, the originals
+ * it replaced against the versions it put in place (wherever later commits moved them: not
+ * the workspace as it is now); undone, the workspace against what the undo took away.
+ * *out is malloc'd. */
 TXBOX_API int txbox_diff(struct txbox_ws *ws, const char *id, char **out, struct txbox_error *err);
+struct txbox_diff_opts {
+        /* Only these paths (relative to the workspace) and what lies beneath them; "" is the
+         * whole workspace; NULL or empty: every path.  NULL-terminated. */
+        char *const *paths;
+        /* The net change since id: everything id and every later commit changed, the versions
+         * before the first of them against the workspace as it is now. */
+        bool since;
+};
+/* txbox_diff with options; *notes (may be NULL) gets lines about versions that changed
+ * outside txbox since (malloc'd, or NULL when none). */
+TXBOX_API int txbox_diff_ex(struct txbox_ws *ws, const char *id, const struct txbox_diff_opts *opts,
+                            char **out, char **notes, struct txbox_error *err);
 
 /* A self-contained HTML page of the newest limit transactions (<= 0: all): a timeline and
  * one collapsible entry each with command, decision, changes and diff.  *out is malloc'd. */
@@ -482,6 +552,7 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec);
 TXBOX_API void txbox_records_free(struct txbox_record *recs, size_t n);
 TXBOX_API const char *txbox_outcome_name(enum txbox_outcome o);
 TXBOX_API const char *txbox_change_name(enum txbox_change c);
+TXBOX_API const char *txbox_sp_outcome_name(enum txbox_sp_outcome o);
 /* The record as one JSON object (docs/CONTRACT.md), malloc'd, no trailing newline. */
 TXBOX_API char *txbox_record_json(const struct txbox_record *rec);
 /* An array of records as JSON. */

@@ -72,7 +72,7 @@ static int check_agents(const struct global_opts *g)
         char ws[PATH_MAX];
         int warned = 0;
 
-        if (!realpath(g->workspace ? g->workspace : ".", ws))
+        if (!realpath(cli_workspace(g), ws))
                 return 0;
         char *gem = read_config(ws, ".gemini/settings.json");
         if (gem && strstr(gem, "txbox") && !gemini_trusts(home, ws)) {
@@ -119,7 +119,7 @@ static void doctor_usage(FILE *f)
 {
         fprintf(f, "Usage: txbox [-C DIR] [--state DIR] doctor [--json]\n\n"
                    "Probe every protection txbox uses where it would run: the namespaces, an overlay on\n"
-                   "the workspace's own filesystem (-C DIR, default the current directory) with the state\n"
+                   "the workspace's own filesystem (-C DIR, default the one found from here up) with the state\n"
                    "dir beside it, the sandbox's own /proc, seccomp, Landlock and limits; then what a\n"
                    "container around txbox does (user-namespace mapping, seccomp mode, security label) and\n"
                    "the workspace's filesystem type.  Says what each missing protection costs and, inside\n"
@@ -144,7 +144,7 @@ static int print_json(const struct txbox_probe *p, int n, bool broken, const str
                                                         p[i].ok, "essential", p[i].essential, "detail",
                                                         p[i].detail, "cost", p[i].cost));
         o = json_pack("{s:s, s:s, s:b, s:s, s:b, s:o}", "txbox", TXBOX_VERSION, "kernel", u.release, "root",
-                      geteuid() == 0, "workspace", g->workspace ? g->workspace : ".", "ok", !broken, "probes",
+                      geteuid() == 0, "workspace", cli_workspace(g), "ok", !broken, "probes",
                       probes);
         char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
@@ -177,7 +177,7 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
                 doctor_usage(stderr);
                 return EXIT_USAGE;
         }
-        int n = txbox_doctor_at(g->workspace ? g->workspace : ".", g->state, p, PROBES_MAX);
+        int n = txbox_doctor_at(cli_workspace(g), g->state, p, PROBES_MAX);
         for (int i = 0; i < n; i++)
                 broken |= !p[i].ok && p[i].essential;
         if (json)

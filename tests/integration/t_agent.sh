@@ -131,7 +131,10 @@ like "$(tool_result c9)" 'line1\\nline2' "read_file returns the content"
 err1=$(cat "$T/err1")
 like "$err1" 'agent: step 1: model replied' "one line per step on stderr"
 like "$err1" 'retry 1 of 3' "the server error is retried"
-like "$err1" 'high-risk calls intercepted: 2 of 2 \(100%\)' "the summary: high-risk calls intercepted"
+like "$err1" 'stopped by a rule: 2 calls, all kept out of the workspace \(denied before running: rm-root 1; rolled back for a broken rule: rm-root 1\); a rule.s refusal is its judgement, not proof of danger' \
+        "the summary: calls stopped by a rule, by rule, without claiming they were dangerous"
+like "$(jq_ "$T/sum1.json" 'd["stopped_by_rules"]')" "\\{'rules': \\{'rm-root': \\{'denied': 1, 'broken': 1\\}\\}, 'other_rules': 0, 'asks_refused': 0\\}" \
+        "summary JSON: stopped_by_rules by rule"
 like "$err1" 'failed states rolled back: +2 of 2 \(100%\)' "the summary: failed states rolled back"
 is "$(jq_ "$T/sum1.json" 'd["committed"], d["rolled_back"], d["denied"], d["tool_errors"], d["http_retries"], d["tool_calls"], d["steps"]')" \
         "(3, 2, 1, 3, 2, 9, 8)" "summary JSON: 3 committed, 2 rolled back, 1 denied, 3 tool errors, 2 retries"
@@ -441,5 +444,21 @@ for mode in --atomic --no-atomic; do
 done
 echo "# agent kills ($ktrials trials each, --atomic and not): steps kept:$seen"
 ok "kill -9 of txbox agent mid-command and mid-commit: whole every time, rows settled" test "$bad" -eq 0
+
+# ---- an "ask" nobody can answer is refused, and not counted as a dangerous call ----
+new_ws
+{
+        turn "$(call q1 run_command "$(jstr '{"command": "npm publish"}')")"
+        turn "$(call q2 run_command "$(jstr '{"command": "echo ok >ok.txt"}')")"
+        final "published nothing"
+} >"$T/script_ask"
+start_server "$T/script_ask"
+agent --endpoint "$URL" --summary-json "$T/sum_ask.json" "publish" >/dev/null 2>"$T/err_ask"
+stop_server
+like "$(tool_result q1)" '"outcome": ?"denied"' "npm publish without --approve: refused"
+like "$(cat "$T/err_ask")" 'stopped by a rule: none' "an ask refused is not a call stopped as dangerous"
+like "$(cat "$T/err_ask")" 'asks refused: 1 \(the policy asks; without --approve nobody answers\)' "it is counted as an ask"
+is "$(jq_ "$T/sum_ask.json" 'd["denied"], d["high_risk"]["calls"], d["stopped_by_rules"]["asks_refused"]')" "(1, 0, 1)" \
+        "summary JSON: denied 1, none high-risk, 1 ask refused"
 
 done_testing

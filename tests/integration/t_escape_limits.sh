@@ -175,7 +175,7 @@ for how in open tmpfile mmap inflight; do
 done
 watch_free lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b; sleep 2'
 ok "two files of 20 MB under a 32 MiB limit: stopped (status $rc)" test "$rc" -eq 137
-like "$out" "stopped at its disk limit: .* over the limit of 32.0 MiB \(--max-disk\)" "... the line says what was measured"
+like "$out" "stopped at its disk limit: .* over the disk limit of 32.0 MiB \(TXBOX_LIMIT_DISK\)" "... the line says what was measured, and where the limit came from"
 out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 40000000 /dev/zero >a' 2>&1)
 like "$out" "stopped at its disk limit: " "a single file past the limit names the disk limit too"
 out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b' 2>&1)

@@ -112,6 +112,27 @@ char *agent_tool_error(struct loop *L, const char *fmt, ...)
         return json_dump_compact(json_pack("{s:s, s:s}", "outcome", "error", "error", msg));
 }
 
+/* Which rules stopped calls, for the summary (the first AGENT_RULES_MAX by name). */
+static void count_rule(struct agent_stats *st, const char *rule, bool denied)
+{
+        int i;
+
+        for (i = 0; i < st->nrules && strcmp(st->rules[i].rule, rule ? rule : "?"); i++)
+                ;
+        if (i == st->nrules) {
+                if (i == AGENT_RULES_MAX) {
+                        st->rules_other++;
+                        return;
+                }
+                snprintf(st->rules[i].rule, sizeof(st->rules[i].rule), "%s", rule ? rule : "?");
+                st->nrules++;
+        }
+        if (denied)
+                st->rules[i].denied++;
+        else
+                st->rules[i].broken++;
+}
+
 /* Counts one finished call into the measures (docs/AGENT.md defines them). */
 static void count_call(struct loop *L, const struct txbox_command_result *res)
 {
@@ -124,16 +145,24 @@ static void count_call(struct loop *L, const struct txbox_command_result *res)
         bool denied = res->rec.outcome == TXBOX_DENIED ||
                       (res->rec.decision && !strcmp(res->rec.decision, "deny") && res->rec.nviolations == 0);
 
+        /* An "ask" nobody could answer (no --approve): refused, but not judged dangerous. */
+        _cleanup_free_ char *ask = res->rec.rule ? xasprintf("denied by rule %s (needs approval):", res->rec.rule)
+                                                 : NULL;
+        bool asked = denied && ask && res->rec.message && !strncmp(res->rec.message, ask, strlen(ask));
+
         if (denied)
                 st->denied++;
         else if (rolled)
                 st->rolled_back++;
         else if (res->status == 0)
                 st->committed++;
-        if (denied || res->rec.nviolations > 0) {
+        if (asked)
+                st->asks_refused++;
+        else if (denied || res->rec.nviolations > 0) {
                 st->high_risk++;
                 if (res->status != 0)
                         st->high_risk_intercepted++;
+                count_rule(st, denied ? res->rec.rule : res->rec.violations[0].rule, denied);
         }
         if (!denied && res->status != 0 && res->status != TXBOX_EXIT_TXBOX) {
                 st->failed++;

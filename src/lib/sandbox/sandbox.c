@@ -167,7 +167,7 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         extern char **environ;
         int r;
 
-        limits_resolve(&s->limits, s->upper, &p->limits);
+        limits_resolve(&s->limits, s->upper, &p->limits, &p->limits_why);
         limits_tmpfs_options(&p->limits, p->tmpfs_opts, sizeof(p->tmpfs_opts));
         struct stat st;
         p->upper_dev = s->upper && stat(s->upper, &st) == 0 ? st.st_dev : 0;
@@ -545,7 +545,7 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .listener = -1,
                                .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep, .sigfd = sigfd};
         /* The file system's free space from here on is the program's to answer for. */
-        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits);
+        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits, &sb->prep.limits_why);
         /* A sandbox that died while setting up shows it on its status and error pipes, and its
          * reason on the error pipe.  One that is alive but was not given the program would
          * wait for it for ever: end it, and say so below if it left no reason of its own. */

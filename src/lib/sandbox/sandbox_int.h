@@ -26,6 +26,7 @@ struct sandbox_meter {
 /* What the supervisor prepares before clone for the children (they share its memory copy). */
 struct sandbox_prep {
         struct txbox_limits limits; /* resolved */
+        struct limit_origins limits_why; /* where each came from (messages) */
         char **envp;                /* filtered environment of the program */
         unsigned guard;             /* seccomp filter variant (GUARD_*) */
         int notify_sock;            /* children's end: the program sends its listener here */

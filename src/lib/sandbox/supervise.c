@@ -215,9 +215,11 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
         if (sv->limit == LIMIT_NONE &&
             (res->signal == SIGXFSZ || res->exit_code == TXBOX_EXIT_SIGNAL + SIGXFSZ)) {
                 snprintf(res->limit_hit, sizeof(res->limit_hit), "disk");
+                char lim[32];
+                human_size(sv->prep->limits.disk, lim, sizeof(lim));
                 snprintf(res->limit_detail, sizeof(res->limit_detail),
-                         "a file reached the disk limit of %.1f MiB (--max-disk; RLIMIT_FSIZE sends SIGXFSZ)",
-                         (double)sv->prep->limits.disk / (1 << 20));
+                         "a file reached the disk limit of %s (%s; RLIMIT_FSIZE sends SIGXFSZ)", lim,
+                         sv->prep->limits_why.disk);
         }
 }
 

@@ -141,7 +141,7 @@ static int retention_read(int state_fd, struct txbox_retention *out, struct txbo
 {
         _cleanup_free_ char *text = NULL;
         const char *env = getenv("TXBOX_RETENTION");
-        int r = read_file_at(state_fd, RETENTION_FILE, 4096, &text, NULL);
+        int r = state_fd < 0 ? -ENOENT : read_file_at(state_fd, RETENTION_FILE, 4096, &text, NULL);
 
         *out = defaults;
         if (r == -ENOENT)
@@ -605,6 +605,11 @@ TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, uns
                 if ((e = txbox_retention_get(ws, &in_force, err)) < 0)
                         return e;
                 r = &in_force;
+        }
+        if (ws->no_state) { /* no transaction ever ran: nothing to prune */
+                if (stats)
+                        *stats = st;
+                return 0;
         }
         ws_sweep_wait(ws); /* its trash and its log writes are done */
         if ((e = ws_lock(ws, err)) < 0)

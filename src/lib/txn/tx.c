@@ -623,6 +623,8 @@ void txbox_tx_set_result(struct txbox_tx *tx, const struct txbox_run_result *res
 {
         tx->rec.exit_code = res->exit_code;
         tx->rec.signal = res->signal;
+        tx->sp_exit = res->exit_code; /* a session's command: its savepoint entry */
+        tx->sp_signal = res->signal;
 }
 /* ---- evaluate ---- */
 

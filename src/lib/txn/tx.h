@@ -21,6 +21,8 @@ struct txbox_ws {
         char *path;       /* canonical workspace path */
         char *state;      /* canonical state dir */
         char *state_mask; /* what the sandbox must not see (the state dir or its parent) */
+        bool no_state;      /* opened TXBOX_OPEN_NOCREATE without a state dir: nothing to read */
+        bool state_created; /* this open made the state dir */
         int ws_fd, state_fd, tx_fd, active_fd, lock_fd;
         int trash_fd;              /* state/trash: finished transactions' layers, to remove */
         int settle_fd;             /* state/settle: commits not yet covered by a filesystem sync */
@@ -69,6 +71,8 @@ struct txbox_tx {
         struct idmap idmap; /* how ids map into the sandbox */
         int sp;             /* >0: this handle runs savepoint sp of a session */
         char **sp_argv;     /* the savepoint's command */
+        int64_t sp_t0_us, sp_started_ms; /* when it began (monotonic, wall clock) */
+        int sp_exit, sp_signal;          /* how it ended (txbox_tx_set_result) */
         int64_t begin_seq;  /* the newest commit_seq when the transaction began */
         int64_t begin_ns;   /* the filesystem's clock when it began (fs_now_ns) */
         struct policy_ctx pctx;      /* what relative paths in commands resolve against */
@@ -194,8 +198,18 @@ bool tx_is_session(const struct txbox_tx *tx);
 /* The staging directory of savepoint tx->sp while its command runs ("sp/N.new"). */
 void tx_session_dir(const struct txbox_tx *tx, char *buf, size_t size);
 void tx_session_layers(const struct txbox_tx *tx, char **upper, char **work, struct strvec *lowers);
-/* Savepoint tx->sp ends: kept when keep, else dropped; the session stays pending. */
-int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error *err);
+/* Savepoint tx->sp ends: kept (TXBOX_SP_KEPT), else dropped; the session stays pending, its
+ * row lists the command and the net change of the savepoints kept. */
+int tx_session_end_savepoint(struct txbox_tx *tx, enum txbox_sp_outcome how, struct txbox_error *err);
+/* The net change of the session's savepoints against the workspace, as a commit now would
+ * fold them (review: the session's row, show, log). */
+int tx_session_net(struct txbox_tx *tx, struct changeset *out, struct txbox_error *err);
+/* The same for the session ID whose tx dir is dir_fd (recovery; the caller holds its claim). */
+int tx_session_net_at(struct txbox_ws *ws, int dir_fd, const char *id, struct changeset *out,
+                      struct txbox_error *err);
+/* The regular file rel as a pending session's savepoints show it over the workspace (the
+ * session's tx dir, the workspace root), opened; -1 when absent or not a regular file. */
+int tx_session_open_file(int dir_fd, int ws_fd, const char *rel);
 /* Record the session as pending with a message listing what to do next. */
 int tx_session_keep(struct txbox_tx *tx, struct txbox_error *err);
 /* That message for pending transaction ID in dir_fd (a session, or one whose fold ended). */
