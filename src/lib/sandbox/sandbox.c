@@ -189,6 +189,14 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         limits_filter_env(environ, s->env_keep, &p->envp, res->env_dropped, sizeof(res->env_dropped));
         if (s->net == TXBOX_NET_ALLOW)
                 add_proxy_env(&p->envp);
+        /* The home's view: what init hides, and the caches it mounts (made here, as the
+         * user, before anything of the sandbox runs). */
+        sandbox_hidden_paths(s->home, s->workspace, s->hide, &p->hidden);
+        if (s->cache_root && s->home) {
+                sandbox_caches_plan(s->cache_root, s->cache_paths, s->home, s->workspace, s->state_dir,
+                                    p->hidden.v, true, &p->caches);
+                sandbox_caches_env(&p->caches, s->home, s->workspace, &p->envp);
+        }
         res->landlock_abi = guard_landlock_abi();
         return 0;
 }
@@ -212,6 +220,8 @@ static void sandbox_free(struct sandbox *sb)
         if (sb->blocked)
                 sigprocmask(SIG_SETMASK, &sb->old, NULL);
         free(sb->prep.envp);
+        strvec_clear(&sb->prep.hidden);
+        sandbox_caches_free(&sb->prep.caches);
         netproxy_stop(sb->prep.proxy, NULL, 0);
         free(sb->prep.rules);
         cgroup_tx_destroy(sb->prep.cg); /* init is gone (else it was handed to defer_reap) */

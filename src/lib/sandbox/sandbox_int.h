@@ -38,6 +38,8 @@ struct sandbox_prep {
         struct netproxy_rule *rules; /* --net=allow */
         size_t nrules;
         struct netproxy *proxy;      /* the supervisor's: its proxy process, forked before clone */
+        struct strvec hidden;        /* sandbox_hidden_paths: masked by init */
+        struct sandbox_caches caches; /* mounted by init */
 };
 
 /* What init reports when the program ends. */
