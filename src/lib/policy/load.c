@@ -321,7 +321,7 @@ static const char *sandbox_path_error(const char *s, bool home_only)
                 return "path too long";
         if (s[0] == '~' && s[1] && s[1] != '/')
                 return "~user is not supported; write ~/ or an absolute path";
-        if (home_only && (s[0] != '~' || !s[1] || !s[2]))
+        if (home_only && (s[0] != '~' || !s[1]))
                 return "a cache is a directory under the home: write ~/PATH";
         const char *rest = s[0] == '~' ? s + 1 : s;
         bool only_slashes = true;

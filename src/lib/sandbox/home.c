@@ -249,15 +249,17 @@ static int make_source(int rootfd, const char *rel)
         return fd < 0 ? fd : 0;
 }
 
-/* Where the home's cache path rel is for the host (every link followed), made when only
- * its last component is missing under a parent the user has (a tool's own directory, or
- * the home for ~/.cache, which the XDG rules define): NULL with *why when it cannot be had.
- * home_real: the home with its links followed; homefd: it, opened. */
-static char *cache_target(const char *home_real, int homefd, const char *rel, bool create, const char **why)
+/* Where the home's cache path rel is for the host, every link followed: a directory there
+ * (*missing false), or where one can be made (*missing true): only its last component is
+ * missing, under a parent the user has (a tool's own directory, or the home for ~/.cache,
+ * which the XDG rules define).  NULL with *why when it cannot be had.  home_real: the home
+ * with its links followed; homefd: it, opened. */
+static char *cache_target(const char *home_real, int homefd, const char *rel, bool *missing, const char **why)
 {
         char path[PATH_MAX], real[PATH_MAX];
         struct stat st;
 
+        *missing = false;
         /* Most paths have no link below the home: one look, no walk of every component. */
         int fd = open_beneath(homefd, rel, O_PATH | O_DIRECTORY, 0);
         if (fd >= 0) {
@@ -302,18 +304,22 @@ static char *cache_target(const char *home_real, int homefd, const char *rel, bo
         }
         size_t l = strlen(real);
         snprintf(real + l, sizeof(real) - l, "/%s", slash + 1);
-        if (!create)
-                return xstrdup(real); /* made at the first run */
-        if (mkdir(real, 0700) < 0 && errno != EEXIST) {
-                *why = "cannot be made here";
-                return NULL;
-        }
-        *slash = '/';
-        if (!realpath(path, real) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                *why = "not a directory";
-                return NULL;
-        }
+        *missing = true;
         return xstrdup(real);
+}
+
+/* Make the missing last component of target, found by cache_target, and check that it is
+ * what it was meant to be. */
+static int make_target(const char *target)
+{
+        char real[PATH_MAX];
+        struct stat st;
+
+        if (mkdir(target, 0700) < 0 && errno != EEXIST)
+                return -errno;
+        if (!realpath(target, real) || strcmp(real, target) || stat(real, &st) < 0 || !S_ISDIR(st.st_mode))
+                return -ENOTDIR;
+        return 0;
 }
 
 /* Why root cannot hold the caches of a sandbox of workspace, or NULL. */
@@ -332,6 +338,28 @@ static const char *root_problem(const char *root, const char *workspace, const c
                 if (path_is_within(root, hidden[i]))
                         return "the cache directory lies in a hidden path";
         return NULL;
+}
+
+/* The cache root, made when missing, ours and closed to everyone else: what sandboxes left
+ * there (set-user-ID files of root's sandboxes among them: nosuid holds only in the
+ * sandbox) must be out of other users' reach. */
+static int open_root(const char *root, int *fd)
+{
+        struct stat st;
+        int r;
+
+        *fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (*fd < 0 && errno == ENOENT && (r = mkdir_p(root, 0700)) < 0)
+                return r;
+        if (*fd < 0 && (*fd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+                return -errno;
+        if (fstat(*fd, &st) < 0)
+                return -errno;
+        if (st.st_uid != geteuid())
+                return -EPERM;
+        if ((st.st_mode & 077) && fchmod(*fd, 0700) < 0)
+                return -errno;
+        return 0;
 }
 
 static size_t default_index(const char *rel)
@@ -357,7 +385,8 @@ static void plan_one(struct sandbox_caches *c, struct sandbox_cache *e, int root
                      bool create)
 {
         const char *why = NULL;
-        e->target = cache_target(home_real, homefd, e->rel, create, &why);
+        bool missing;
+        e->target = cache_target(home_real, homefd, e->rel, &missing, &why);
         if (!e->target) {
                 e->why = why;
                 return;
@@ -371,6 +400,9 @@ static void plan_one(struct sandbox_caches *c, struct sandbox_cache *e, int root
         for (size_t i = 0; !e->why && hidden && hidden[i]; i++)
                 if (path_is_within(e->target, hidden[i]))
                         e->why = "lies in a hidden path";
+        /* Made only once it is known to be harmless where it is. */
+        if (!e->why && create && missing && make_target(e->target) < 0)
+                e->why = "cannot be made here";
         if (!e->why && create && rootfd >= 0 && make_source(rootfd, e->rel) < 0)
                 e->why = "its directory in the cache root cannot be made";
         if (e->why) {
@@ -409,6 +441,7 @@ int sandbox_caches_plan(const char *root, char *const *rels, const char *home, c
                         const char *state_mask, char *const *hidden, bool create, struct sandbox_caches *out)
 {
         _cleanup_close_ int rootfd = -1, homefd = -1;
+        int r;
         size_t n = rels ? strv_len(rels) : ARRAY_SIZE(cache_defaults);
         char home_real[PATH_MAX];
 
@@ -427,9 +460,9 @@ int sandbox_caches_plan(const char *root, char *const *rels, const char *home, c
                 out->off = xstrdup(problem);
                 return 0;
         }
-        if (create && (rootfd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0 &&
-            (mkdir_p(root, 0700) < 0 || (rootfd = open(root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)) {
-                out->off = xasprintf("the cache directory cannot be made: %s", strerror(errno));
+        if (create && (r = open_root(root, &rootfd)) < 0) {
+                out->off = r == -EPERM ? xasprintf("the cache directory '%s' belongs to another user", root)
+                                       : xasprintf("the cache directory '%s' cannot be used: %s", root, strerror(-r));
                 return 0;
         }
         char **plain = xcalloc(n + 1, sizeof(char *));
