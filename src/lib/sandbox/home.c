@@ -22,38 +22,128 @@
  * a new credential file in it is hidden too. */
 const char *const sandbox_secret_paths[] = {
         /* keys and tools' tokens */
-        ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc",
-        ".git-credentials", ".git-credential-cache", ".config/git/credentials", ".npmrc", ".yarnrc",
-        ".yarnrc.yml", ".pypirc", ".config/gh", ".config/glab-cli", ".config/hub", ".cargo/credentials",
-        ".cargo/credentials.toml", ".gem/credentials", ".m2/settings.xml", ".m2/settings-security.xml",
-        ".gradle/gradle.properties", ".pgpass", ".my.cnf", ".mylogin.cnf", ".vault-token",
-        ".terraform.d/credentials.tfrc.json", ".terraformrc", ".config/doctl", ".config/hcloud", ".oci",
-        ".s3cfg", ".boto", ".config/rclone", ".databrickscfg", ".kaggle", ".huggingface",
-        ".cache/huggingface/token", ".config/configstore", ".netlify", ".local/share/com.vercel.cli",
-        ".fly", ".tsh", ".jfrog", ".cloudflared", ".snowsql", ".dbt", ".env",
+        ".ssh",
+        ".gnupg",
+        ".aws",
+        ".azure",
+        ".config/gcloud",
+        ".kube",
+        ".docker",
+        ".netrc",
+        ".git-credentials",
+        ".git-credential-cache",
+        ".config/git/credentials",
+        ".npmrc",
+        ".yarnrc",
+        ".yarnrc.yml",
+        ".pypirc",
+        ".config/gh",
+        ".config/glab-cli",
+        ".config/hub",
+        ".cargo/credentials",
+        ".cargo/credentials.toml",
+        ".gem/credentials",
+        ".m2/settings.xml",
+        ".m2/settings-security.xml",
+        ".gradle/gradle.properties",
+        ".pgpass",
+        ".my.cnf",
+        ".mylogin.cnf",
+        ".vault-token",
+        ".terraform.d/credentials.tfrc.json",
+        ".terraformrc",
+        ".config/doctl",
+        ".config/hcloud",
+        ".oci",
+        ".s3cfg",
+        ".boto",
+        ".config/rclone",
+        ".databrickscfg",
+        ".kaggle",
+        ".huggingface",
+        ".cache/huggingface/token",
+        ".config/configstore",
+        ".netlify",
+        ".local/share/com.vercel.cli",
+        ".fly",
+        ".tsh",
+        ".jfrog",
+        ".cloudflared",
+        ".snowsql",
+        ".dbt",
+        ".env",
         /* password stores and keyrings */
-        ".password-store", ".local/share/keyrings", ".config/op", ".op", ".config/1Password",
+        ".password-store",
+        ".local/share/keyrings",
+        ".config/op",
+        ".op",
+        ".config/1Password",
         ".config/sops",
         /* coding agents: their tokens, API keys, settings with MCP servers' keys, transcripts */
-        ".claude", ".claude.json", ".claude.json.backup", ".codex", ".gemini", ".qwen", ".aider",
-        ".aider.conf.yml", ".cursor", ".config/Cursor", ".codeium", ".config/Windsurf", ".continue",
-        ".openhands", ".config/goose", ".local/share/opencode", ".local/share/amp", ".config/amp",
-        ".config/crush", ".local/share/crush", ".config/github-copilot",
-        ".config/Code/User/globalStorage", ".vscode-server/data/User/globalStorage",
+        ".claude",
+        ".claude.json",
+        ".claude.json.backup",
+        ".codex",
+        ".gemini",
+        ".qwen",
+        ".aider",
+        ".aider.conf.yml",
+        ".cursor",
+        ".config/Cursor",
+        ".codeium",
+        ".config/Windsurf",
+        ".continue",
+        ".openhands",
+        ".config/goose",
+        ".local/share/opencode",
+        ".local/share/amp",
+        ".config/amp",
+        ".config/crush",
+        ".local/share/crush",
+        ".config/github-copilot",
+        ".config/Code/User/globalStorage",
+        ".vscode-server/data/User/globalStorage",
         /* browsers' and chat apps' profiles: cookies are sessions, saved passwords */
-        ".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
-        ".config/microsoft-edge", ".config/vivaldi", ".config/opera", ".config/Slack", ".config/discord",
+        ".mozilla",
+        ".config/google-chrome",
+        ".config/chromium",
+        ".config/BraveSoftware",
+        ".config/microsoft-edge",
+        ".config/vivaldi",
+        ".config/opera",
+        ".config/Slack",
+        ".config/discord",
         /* histories */
-        ".bash_history", ".zsh_history", ".history", ".local/share/fish/fish_history", ".python_history",
-        ".node_repl_history", ".psql_history", ".mysql_history", ".sqlite_history", ".lesshst", ".viminfo",
+        ".bash_history",
+        ".zsh_history",
+        ".history",
+        ".local/share/fish/fish_history",
+        ".python_history",
+        ".node_repl_history",
+        ".psql_history",
+        ".mysql_history",
+        ".sqlite_history",
+        ".lesshst",
+        ".viminfo",
         NULL,
 };
 
 /* Variables that name a credential file or directory elsewhere (KUBECONFIG: a list). */
 const char *const sandbox_secret_envs[] = {
-        "CLAUDE_CONFIG_DIR", "CODEX_HOME", "GNUPGHOME", "PASSWORD_STORE_DIR", "AWS_SHARED_CREDENTIALS_FILE",
-        "AWS_CONFIG_FILE", "AZURE_CONFIG_DIR", "CLOUDSDK_CONFIG", "GOOGLE_APPLICATION_CREDENTIALS",
-        "KUBECONFIG", "DOCKER_CONFIG", "GH_CONFIG_DIR", "NPM_CONFIG_USERCONFIG", "npm_config_userconfig",
+        "CLAUDE_CONFIG_DIR",
+        "CODEX_HOME",
+        "GNUPGHOME",
+        "PASSWORD_STORE_DIR",
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "AWS_CONFIG_FILE",
+        "AZURE_CONFIG_DIR",
+        "CLOUDSDK_CONFIG",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "KUBECONFIG",
+        "DOCKER_CONFIG",
+        "GH_CONFIG_DIR",
+        "NPM_CONFIG_USERCONFIG",
+        "npm_config_userconfig",
         NULL,
 };
 
@@ -128,7 +218,8 @@ static bool listed(const struct strvec *v, const char *p)
 static void add_hidden(struct strvec *out, const char *path, const char *workspace, bool unique)
 {
         char *p = normal_path(path);
-        if (!p || !strcmp(p, "/") || (workspace && path_is_within(workspace, p)) || (!unique && listed(out, p))) {
+        if (!p || !strcmp(p, "/") || (workspace && path_is_within(workspace, p)) ||
+            (!unique && listed(out, p))) {
                 free(p);
                 return;
         }
@@ -428,8 +519,8 @@ static void plan_redirects(struct sandbox_caches *c, const char *home)
                         continue;
                 bool dup = false;
                 for (size_t k = 0; k < i; k++)
-                        dup |= c->v[k].env && !strncmp(c->v[k].env, cache_defaults[d].env,
-                                                       strlen(cache_defaults[d].env)) &&
+                        dup |= c->v[k].env &&
+                               !strncmp(c->v[k].env, cache_defaults[d].env, strlen(cache_defaults[d].env)) &&
                                c->v[k].env[strlen(cache_defaults[d].env)] == '=';
                 e->env = dup ? NULL
                              : xasprintf("%s=%s/.cache/%s", cache_defaults[d].env, home, cache_defaults[d].sub);
@@ -462,7 +553,8 @@ int sandbox_caches_plan(const char *root, char *const *rels, const char *home, c
         }
         if (create && (r = open_root(root, &rootfd)) < 0) {
                 out->off = r == -EPERM ? xasprintf("the cache directory '%s' belongs to another user", root)
-                                       : xasprintf("the cache directory '%s' cannot be used: %s", root, strerror(-r));
+                                       : xasprintf("the cache directory '%s' cannot be used: %s", root,
+                                                   strerror(-r));
                 return 0;
         }
         char **plain = xcalloc(n + 1, sizeof(char *));
@@ -508,7 +600,8 @@ void sandbox_caches_env(struct sandbox_caches *c, const char *home, const char *
         char **v = xcalloc(n + add + 2, sizeof(char *));
         for (size_t i = 0; i < n; i++) {
                 const char *e = (*envp)[i];
-                if (cache_mounted && !strncmp(e, "XDG_CACHE_HOME=", 15) && xdg_cache_elsewhere(e, home, workspace)) {
+                if (cache_mounted && !strncmp(e, "XDG_CACHE_HOME=", 15) &&
+                    xdg_cache_elsewhere(e, home, workspace)) {
                         free(c->xdg);
                         c->xdg = xasprintf("XDG_CACHE_HOME=%s/.cache", home);
                         v[k++] = c->xdg;
