@@ -265,6 +265,10 @@ struct txbox_run_result {
         /* The run's watch (or a termination signal, then cancel_signal) cancelled it. */
         bool cancelled;
         int cancel_signal;
+        /* connect()s to unix sockets outside the sandbox (the host's), refused with EACCES:
+         * how many, and the first one's path as the program named it ("" when none). */
+        unsigned unix_refused;
+        char unix_refused_path[112];
 };
 
 /* Flags for txbox_ws_open(). */

@@ -282,9 +282,21 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, st
         step(cmd, res, TXBOX_STEP_RAN, rr.exec_failed ? err->msg : NULL);
         if (txbox_tx_finish(tx, cmd->mode, &rr, &res->status, &why, err) < 0)
                 why = err->msg;
-        _cleanup_free_ char *noted = NULL;
+        _cleanup_free_ char *noted = NULL, *sock = NULL;
         if (res->status != 0 && !cmd->own_stdio && met_erofs(res))
                 why = noted = why ? xasprintf("%s; %s", why, EROFS_NOTICE) : xstrdup(EROFS_NOTICE);
+        /* The supervisor refused it: told whatever the program printed. */
+        if (res->status != 0 && rr.unix_refused) {
+                char more[48] = "";
+                if (rr.unix_refused > 1)
+                        snprintf(more, sizeof(more), " (and %u more)", rr.unix_refused - 1);
+                sock = xasprintf("%s%sthe program's connection to the unix socket '%s' outside the sandbox was "
+                                 "refused (EACCES)%s: only sockets in the sandbox's /tmp and /dev/shm are "
+                                 "reachable (--allow-unix-sockets lets every one through)",
+                                 why ? why : "", why ? "; " : "", rr.unix_refused_path,
+                                 more);
+                why = sock;
+        }
         step(cmd, res, TXBOX_STEP_FINISHED, why);
 }
 

@@ -183,7 +183,13 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
                               "--max-cpus needs a cgroup with the cpu controller, and none can be had "
                               "here (txbox doctor says why)");
         p->last_cap = read_last_cap();
-        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0);
+        /* Unix sockets: the user's opt-in lets every connect through; else, where the
+         * supervisor can take the program's sockets, it makes every connect itself and only
+         * the sandbox's own unix sockets are reachable; else none can be made. */
+        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) |
+                   (s->allow_unix_sockets                                   ? GUARD_ALLOW_UNIX
+                    : guard_notify_available() && sockconn_available() ? GUARD_NOTIFY_CONNECT
+                                                                            : 0);
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
                 return r;
         limits_filter_env(environ, s->env_keep, &p->envp, res->env_dropped, sizeof(res->env_dropped));
@@ -500,6 +506,7 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         sb->blocked = true;
         struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .listener = -1,
                                .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep};
+        sockconn_init(&sv.conn, s->net != TXBOX_NET_HOST);
         /* The file system's free space from here on is the program's to answer for. */
         disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits);
         /* A sandbox that died while setting up shows it on its status and error pipes. */
@@ -510,6 +517,9 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         sv.sigfd = sigfd;
         sv.notify_sock = TAKE_FD(sb->sock);
         sandbox_supervise_wait(&sv, res);
+        res->unix_refused = sv.conn.refused;
+        snprintf(res->unix_refused_path, sizeof(res->unix_refused_path), "%s", sv.conn.refused_path);
+        sockconn_free(&sv.conn);
         trace_mark("program exited");
         netproxy_stop(TAKE_PTR(sb->prep.proxy), res->net_log, sizeof(res->net_log));
         closep(&sv.notify_sock);

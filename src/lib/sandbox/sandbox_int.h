@@ -12,6 +12,7 @@
 
 #include "sandbox/sandbox.h"
 #include "sandbox/reslimits.h"
+#include "sandbox/sockconn.h"
 
 struct cgroup_tx;
 struct netproxy;
@@ -114,6 +115,7 @@ struct supervise {
         const struct sandbox_spec *spec;
         struct sandbox_prep *prep;
         struct disk_meter disk;
+        struct sockconn conn; /* the program's connects (GUARD_NOTIFY_CONNECT) */
         int limit;
         char detail[256];
 };
