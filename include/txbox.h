@@ -156,8 +156,9 @@ struct txbox_run_opts {
         /* Environment variables passed although their names look secret (--env NAME);
          * NULL-terminated, may be NULL. */
         const char *const *env_keep;
-        /* Let the program create unix sockets (--allow-unix-sockets): pathname sockets on
-         * the read-only host filesystem become reachable. */
+        /* Let the program connect to every unix socket (--allow-unix-sockets): pathname
+         * sockets on the read-only host filesystem become reachable.  Without it only the
+         * sandbox's own are (in its /tmp and /dev/shm; docs/SECURITY.md, "Connections"). */
         bool allow_unix_sockets;
         /* The program's stdin, stdout and stderr: when stdio_redirect, these descriptors
          * instead of the caller's (the MCP server and the agent loop capture output). */
