@@ -1,8 +1,9 @@
 /* The program's connect(2)s, made by the supervisor.
  *
  * A unix socket file on the read-only host tree is still connectable (docker.sock, an
- * ssh-agent, the D-Bus session bus: code run outside the sandbox), and Landlock before ABI 9
- * cannot refuse a pathname connect.  A seccomp filter cannot either: it cannot read connect's
+ * ssh-agent, the D-Bus session bus: code run outside the sandbox), and Landlock cannot
+ * refuse a pathname connect (its LANDLOCK_ACCESS_FS_RESOLVE_UNIX right, merged in 2026, is
+ * in no kernel this was written for).  A seccomp filter cannot either: it cannot read connect's
  * address nor tell the family of its descriptor, and letting the call go on after a look would
  * race (another thread swaps the descriptor with dup2 or rewrites the address between the
  * look and the kernel's own read).  So every connect stops at the supervisor, which takes the
