@@ -2,6 +2,7 @@
  * hidden paths and the private caches.  Only makes directories under its own temporary
  * directory; mounts nothing (the integration tests t_home.sh run the sandbox). */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +236,31 @@ static void test_caches(void)
         sandbox_caches_plan("/tmp/txbox-caches", NULL, home, ws, NULL, NULL, true, &c);
         ok(c.off && strstr(c.off, "/tmp"), "a cache root under /tmp (the sandbox's own): no caches");
         sandbox_caches_free(&c);
+        strvec_clear(&hidden);
+
+        /* What exists now is what init masks. */
+        mk(home, ".config/gh");
+        mk(home, ".local/state");
+        mk(t, "outside/creds");
+        snprintf(p, sizeof(p), "%s/.netrc", home);
+        close(open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        char extra1[PATH_MAX + 32], extra2[PATH_MAX + 32];
+        snprintf(extra1, sizeof(extra1), "%s/outside/creds", t);
+        snprintf(extra2, sizeof(extra2), "%s/outside/none", t);
+        char *const extra[] = {extra1, extra2, NULL};
+        sandbox_hidden_paths(home, ws, extra, &hidden);
+        size_t all = hidden.n;
+        sandbox_hidden_present(&hidden, home);
+        snprintf(p, sizeof(p), "%s/.ssh", home);
+        bool dot_ssh = has(&hidden, p);
+        snprintf(p, sizeof(p), "%s/.config/gh", home);
+        bool gh = has(&hidden, p);
+        snprintf(p, sizeof(p), "%s/.netrc", home);
+        bool netrc = has(&hidden, p);
+        snprintf(p, sizeof(p), "%s/.local/share/keyrings", home);
+        ok(dot_ssh && gh && netrc && has(&hidden, extra1), "present: a directory, one in ~/.config, a file, an extra path");
+        ok(!has(&hidden, p) && !has(&hidden, extra2), "missing ones are dropped (~/.local/share absent, an extra)");
+        is_int(hidden.n, 4, "exactly those four of %zu", all);
         strvec_clear(&hidden);
 
         rm_rf_at(AT_FDCWD, t);

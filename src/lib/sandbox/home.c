@@ -13,6 +13,7 @@
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
 
+#include <dirent.h>
 #include <limits.h>
 
 #include "sandbox/sandbox_int.h"
@@ -270,6 +271,104 @@ void sandbox_hidden_paths(const char *home, const char *workspace, char *const *
         }
         for (size_t i = 0; extra && extra[i]; i++)
                 add_hidden(out, extra[i], workspace, false);
+}
+
+/* The names in directory dir (NULL when it cannot be read), sorted, for many lookups. */
+struct names {
+        char *path;
+        char **v;
+        size_t n;
+        bool loaded, readable;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void names_load(struct names *d)
+{
+        DIR *dir = opendir(d->path);
+        struct dirent *e;
+        size_t cap = 0;
+
+        d->loaded = true;
+        d->readable = dir || errno == ENOENT || errno == ENOTDIR; /* missing: holds nothing */
+        if (!dir)
+                return;
+        while ((e = readdir(dir))) {
+                if (d->n == cap)
+                        d->v = xrealloc(d->v, (cap = cap ? 2 * cap : 64) * sizeof(char *));
+                d->v[d->n++] = xstrdup(e->d_name);
+        }
+        closedir(dir);
+        qsort(d->v, d->n, sizeof(char *), cmp_str);
+}
+
+/* Is name in d?  An unreadable directory may hold anything: yes. */
+static bool names_has(struct names *d, const char *name, size_t len)
+{
+        char key[NAME_MAX + 1];
+        if (!d->loaded)
+                names_load(d);
+        if (!d->readable || len > NAME_MAX)
+                return true;
+        memcpy(key, name, len);
+        key[len] = '\0';
+        const char *k = key;
+        return bsearch(&k, d->v, d->n, sizeof(char *), cmp_str) != NULL;
+}
+
+static void names_free(struct names *d)
+{
+        for (size_t i = 0; i < d->n; i++)
+                free(d->v[i]);
+        free(d->v);
+        free(d->path);
+}
+
+void sandbox_hidden_present(struct strvec *hidden, const char *home)
+{
+        /* Most hidden paths are a name or two below the home, and most are missing: the home's
+         * directory and those of its .config and .local/share are read once each, instead
+         * of looking up a hundred paths one by one. */
+        struct names dirs[3] = {{.path = home ? xstrdup(home) : NULL},
+                                {.path = home ? xasprintf("%s/.config", home) : NULL},
+                                {.path = home ? xasprintf("%s/.local/share", home) : NULL}};
+        size_t k = 0, hl = home ? strlen(home) : 0;
+        struct stat st;
+
+        for (size_t i = 0; i < hidden->n; i++) {
+                char *p = hidden->v[i];
+                bool there = true;
+                if (home && hl > 1 && !strncmp(p, home, hl) && p[hl] == '/') {
+                        const char *rel = p + hl + 1;
+                        size_t first = strcspn(rel, "/");
+                        there = names_has(&dirs[0], rel, first);
+                        for (int d = 1; there && rel[first] && d < 3; d++) {
+                                const char *sub = dirs[d].path + hl + 1;
+                                size_t sl = strlen(sub);
+                                if (!strncmp(rel, sub, sl) && rel[sl] == '/') {
+                                        there = names_has(&dirs[d], rel + sl + 1, strcspn(rel + sl + 1, "/"));
+                                        if (!strchr(rel + sl + 1, '/'))
+                                                goto decided; /* a name of that directory: listed or not */
+                                }
+                        }
+                        if (there && !rel[first])
+                                goto decided; /* a name of the home's */
+                }
+                there = there && lstat(p, &st) == 0;
+        decided:
+                if (there)
+                        hidden->v[k++] = p;
+                else
+                        free(p);
+        }
+        hidden->n = k;
+        if (hidden->v)
+                hidden->v[k] = NULL;
+        for (int d = 0; d < 3; d++)
+                names_free(&dirs[d]);
 }
 
 /* ---- caches ---- */

@@ -203,6 +203,7 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
                                     p->hidden.v, true, &p->caches);
                 sandbox_caches_env(&p->caches, s->home, s->workspace, &p->envp);
         }
+        sandbox_hidden_present(&p->hidden, s->home); /* after the plan, which may make some */
         res->landlock_abi = guard_landlock_abi();
         return 0;
 }

@@ -85,6 +85,11 @@ extern const char *const sandbox_secret_envs[];
  * variables of our environment name, and extra (absolute); lexically normal, none that is
  * the root or holds the workspace, each once.  Appended to out (malloc'd strings). */
 void sandbox_hidden_paths(const char *home, const char *workspace, char *const *extra, struct strvec *out);
+/* Keep only the paths of hidden that exist on the host now (a name below home is looked up
+ * in its directory's listing, read once; the rest with lstat): what init then masks.  A
+ * path missing here holds no secret of the host's; one that appears in the moment before
+ * init masks would be missed, as would any made after. */
+void sandbox_hidden_present(struct strvec *hidden, const char *home);
 /* The built-in cache paths, home-relative: the i-th, or NULL past the last. */
 const char *sandbox_default_cache(size_t i);
 
