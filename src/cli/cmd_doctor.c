@@ -147,10 +147,10 @@ static void print_home(const struct txbox_home_view *v)
                 cli_human(stdout, v->cache_root);
                 putchar('\n');
                 for (size_t i = 0; i < v->ncaches; i++) {
-                        printf("  %-8s ", v->caches[i].active ? "ok" : "-");
+                        size_t l = v->caches[i].path ? strlen(v->caches[i].path) : 0;
+                        printf("  ");
                         cli_human(stdout, v->caches[i].path);
-                        printf("%*s", (int)(v->caches[i].path && strlen(v->caches[i].path) < 32
-                                                    ? 32 - strlen(v->caches[i].path) : 1), "");
+                        printf("%*s", (int)(l < 28 ? 28 - l : 1), "");
                         cli_human(stdout, v->caches[i].detail);
                         putchar('\n');
                 }

@@ -94,7 +94,8 @@ rm -rf "$WS/.cache"
 
 out=$(tx doctor 2>&1)
 like "$out" "writable caches, kept across transactions, never committed: $ROOT" "doctor names the cache root"
-like "$out" "ok +~/\.cache +mounted" "doctor: ~/.cache mounted"
+like "$out" "
+  ~/\.cache +mounted" "doctor: ~/.cache mounted"
 like "$out" "~/go/pkg/mod +its directory does not exist here; GOMODCACHE=~/.cache/go-mod instead" \
         "doctor: a tool sent to ~/.cache by its variable"
 like "$(TXBOX_CACHE=off tx doctor 2>&1)" "writable caches: none: turned off \(TXBOX_CACHE=off\)" "doctor: off"
