@@ -44,6 +44,18 @@ is "$(tx run --timeout=30 --net=host -- python3 "$T/own.py" stream /tmp/own.sock
 out=$(tx run --timeout=30 --commit=discard -- python3 "$T/own.py" stream "$WS/own.sock" 2>&1)
 like "$out" "Permission denied" "a socket in the workspace is refused (its place is /tmp; one left there is never committed)"
 
+# From a thread that is not the program's first (every Go program, Python's threads).
+out=$(tx run --timeout=30 --net=loopback -- python3 -c '
+import socket, threading
+s = socket.socket(socket.AF_UNIX); s.bind("/tmp/t.sock"); s.listen(4)
+t = socket.socket(); t.bind(("127.0.0.1", 0)); t.listen(4)
+res = []
+def client():
+    c = socket.socket(socket.AF_UNIX); c.connect("/tmp/t.sock"); res.append("unix")
+    d = socket.create_connection(t.getsockname()); res.append("tcp")
+th = threading.Thread(target=client); th.start(); th.join(); print(" ".join(res))' 2>&1)
+is "$out" "unix tcp" "connects from another thread of the program: unix and TCP"
+
 # A blocking connect waits for room in a full backlog, as outside: the supervisor answers it
 # once the listener accepted (it never waits itself).
 out=$(tx run --timeout=30 -- python3 -c '

@@ -214,6 +214,29 @@ static int unix_connect(struct sockconn *c, int listener, const struct seccomp_n
         return r;
 }
 
+#ifndef PIDFD_THREAD
+#define PIDFD_THREAD O_EXCL
+#endif
+
+/* A pidfd for the thread that asked (its descriptors): PIDFD_THREAD since Linux 6.9, else
+ * its thread group's leader, which shares them (threads share one table of descriptors). */
+static int thread_pidfd(pid_t tid)
+{
+        char path[64], line[128];
+        int fd = (int)syscall(SYS_pidfd_open, tid, PIDFD_THREAD);
+        if (fd >= 0 || errno != EINVAL)
+                return fd;
+        if ((fd = (int)syscall(SYS_pidfd_open, tid, 0)) >= 0 || errno != EINVAL)
+                return fd; /* the leader itself */
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)tid);
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
+        long tgid = 0;
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "Tgid: %ld", &tgid) == 1)
+                        break;
+        return tgid > 0 ? (int)syscall(SYS_pidfd_open, (pid_t)tgid, 0) : -1;
+}
+
 int sockconn_handle(struct sockconn *c, int listener, const struct seccomp_notif *n)
 {
         bool compat = n->data.arch == AUDIT_ARCH_I386;
@@ -225,7 +248,7 @@ int sockconn_handle(struct sockconn *c, int listener, const struct seccomp_notif
 
         snprintf(mem, sizeof(mem), "/proc/%u/mem", n->pid);
         _cleanup_close_ int m = open(mem, O_RDONLY | O_CLOEXEC);
-        _cleanup_close_ int pidfd = (int)syscall(SYS_pidfd_open, (pid_t)n->pid, 0);
+        _cleanup_close_ int pidfd = thread_pidfd((pid_t)n->pid);
         _cleanup_close_ int sock = -1;
         /* The pid may have been reused between the notification and our opens. */
         if (!still_waiting(listener, n->id))
