@@ -302,7 +302,8 @@ static void names_load(struct names *d)
                 d->v[d->n++] = xstrdup(e->d_name);
         }
         closedir(dir);
-        qsort(d->v, d->n, sizeof(char *), cmp_str);
+        if (d->n)
+                qsort(d->v, d->n, sizeof(char *), cmp_str);
 }
 
 /* Is name in d?  An unreadable directory may hold anything: yes. */
@@ -316,7 +317,7 @@ static bool names_has(struct names *d, const char *name, size_t len)
         memcpy(key, name, len);
         key[len] = '\0';
         const char *k = key;
-        return bsearch(&k, d->v, d->n, sizeof(char *), cmp_str) != NULL;
+        return d->n && bsearch(&k, d->v, d->n, sizeof(char *), cmp_str) != NULL;
 }
 
 static void names_free(struct names *d)
