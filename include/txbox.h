@@ -179,8 +179,9 @@ struct txbox_run_opts {
         /* Environment variables passed although their names look secret (--env NAME);
          * NULL-terminated, may be NULL. */
         const char *const *env_keep;
-        /* Let the program create unix sockets (--allow-unix-sockets): pathname sockets on
-         * the read-only host filesystem become reachable. */
+        /* Let the program connect to every unix socket (--allow-unix-sockets): pathname
+         * sockets on the read-only host filesystem become reachable.  Without it only the
+         * sandbox's own are (in its /tmp and /dev/shm; docs/SECURITY.md, "Connections"). */
         bool allow_unix_sockets;
         /* The program's stdin, stdout and stderr: when stdio_redirect, these descriptors
          * instead of the caller's (the MCP server and the agent loop capture output). */
@@ -285,6 +286,10 @@ struct txbox_run_result {
         /* The run's watch (or a termination signal, then cancel_signal) cancelled it. */
         bool cancelled;
         int cancel_signal;
+        /* connect()s to unix sockets outside the sandbox (the host's), refused with EACCES:
+         * how many, and the first one's path as the program named it ("" when none). */
+        unsigned unix_refused;
+        char unix_refused_path[112];
 };
 
 /* Flags for txbox_ws_open(). */
@@ -512,6 +517,27 @@ struct txbox_probe {
  * the state dir. */
 TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_dir, struct txbox_probe *out,
                               size_t max);
+
+/* What a sandbox of a workspace makes of the user's home (txbox doctor; docs/SECURITY.md,
+ * "Writable caches" and "Hidden paths"): the private cache root with each cache path, and
+ * the paths hidden.  Looks only: nothing is made. */
+struct txbox_home_entry {
+        char *path;   /* "~/.npm", or absolute outside the home */
+        char *detail; /* caches: where it is mounted, or why not and what is set instead */
+        bool active;  /* caches: mounted; hidden: present here (so masked) */
+};
+struct txbox_home_view {
+        char *cache_root; /* the private cache root, or NULL */
+        char *caches_off; /* why there are no caches at all, or NULL */
+        struct txbox_home_entry *caches, *hidden;
+        size_t ncaches, nhidden;
+};
+/* For workspace, --state DIR (NULL: the default) and --policy FILE (NULL: the workspace's
+ * own or the built-in one, as a run would load it).  0, or -errno with err (an unreadable
+ * policy). */
+TXBOX_API int txbox_home_view(const char *workspace, const char *state_dir, const char *policy_file,
+                              struct txbox_home_view *out, struct txbox_error *err);
+TXBOX_API void txbox_home_view_free(struct txbox_home_view *v);
 
 /* Audit reads. */
 TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **out, size_t *n,

@@ -88,6 +88,12 @@ tree_hash() {
         (cd "$1" && find . -path ./.git -prune -o -printf '%p %y %m %l\n' | LC_ALL=C sort &&
                 find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) | sha256sum | cut -c1-16
 }
+# tree_hash of the home but for ~/.cache, where txbox keeps the sandbox's private caches
+# (made at the first run, written by sandboxed programs; t_home.sh tests what is there).
+home_hash() {
+        (cd "$HOME" && find . -path ./.cache -prune -o -printf '%p %y %m %l\n' | LC_ALL=C sort &&
+                find . -path ./.cache -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) | sha256sum | cut -c1-16
+}
 tx() { "$TXBOX" -C "$WS" "$@"; }
 # The id of the newest transaction.
 last_tx() { tx log --json -n 1 | sed -n 's/^\[{"tx": *"\([0-9a-f]*\)".*/\1/p'; }

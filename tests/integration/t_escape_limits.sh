@@ -189,6 +189,16 @@ ok "data past the limit hidden in a directory closed to its owner: rolled back (
 like "$out" "stopped at its disk limit" "... naming the disk limit"
 is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
 
+# The caches are no part of the transaction, but their writes take the same disk: the
+# free-space bound stops a program that fills one (300 MB unstopped; the cache root is on
+# the state dir's file system here, as by default).
+watch_free lim "$TXBOX" -C "$WS" run -- sh -c 'mkdir -p ~/.cache; for i in $(seq 1 15); do
+        head -c 20000000 /dev/zero >~/.cache/fill$i; sleep 0.1; done; sleep 2'
+ok "filling a cache past the disk limit: stopped (status $rc)" test "$rc" -eq 137
+like "$out" "stopped at its disk limit: the file system's free space dropped" "... by the free-space bound"
+ok "... the host's free space dropped by at most the limit plus slack ($drop KiB)" test "$drop" -le "$bound"
+rm -f "$HOME/.cache/txbox/caches/.cache/fill"*
+
 # Files written: entries of the upper layer; /tmp and /dev/shm get as many inodes at most.
 out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-files=500 -- \
         python3 -c 'import time

@@ -15,7 +15,7 @@ new_ws
 STATE="$T/state"
 MCP=("$TXBOX" -C "$WS" --state "$STATE" mcp)
 mkdir -p "$HOME/precious" && echo keep >"$HOME/precious/file"
-home_before=$(tree_hash "$HOME")
+home_before=$(home_hash)
 
 # ---- raw JSON-RPC: malformed input, unknown methods, oversized messages, wrong types ----
 init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
@@ -148,7 +148,7 @@ is "$?" 2 "an unknown agent is a usage error"
 printf 'rules:\n  - id: no-make\n    decision: deny\n    reason: use ninja\n    program: make\n' >"$T/hook-policy"
 like "$(ev Bash 'make' | "$TXBOX" --policy "$T/hook-policy" hook claude-code)" 'no-make: use ninja' "--policy reaches the hook"
 is "$(tree_hash "$WS")" "$hook_before" "the hook ran nothing: the workspace is unchanged"
-is "$(tree_hash "$HOME")" "$home_before" "nor the home"
+is "$(home_hash)" "$home_before" "nor the home"
 
 # ---- kill -9 of the server mid-command and mid-commit (one-shot and session): after
 # txbox recover the workspace is whole, no row is left running or committing, and a session
@@ -262,7 +262,7 @@ like "$(get deny.rule)" '^[a-z]' "the refusal names a rule"
 is "$(get deny.isError)" "true" "the refusal is isError"
 is "$(get deny.text_has_rule)" "true" "the text block has the rule"
 is "$(get deny.text_has_reason)" "true" "the text block has the reason"
-is "$(tree_hash "$HOME")" "$home_before" "the home is untouched"
+is "$(home_hash)" "$home_before" "the home is untouched"
 is "$(get check.decision)" "allow" "check_command: ls is allowed"
 is "$(get list.count)" "3" "list_transactions: the raw run, the commit and the refusal"
 is "$(get list.outcomes)" "denied,committed,committed" "list_transactions: newest first"

@@ -17,6 +17,16 @@
  * it has an answer finds a sandbox started an answer earlier, whose init is ready. */
 #define WS_PREPARED_MAX 2
 
+/* What the sandbox makes of the home (home.c): from the policy (sandbox:) and txbox's
+ * environment (TXBOX_HIDE, TXBOX_CACHE, XDG_CACHE_HOME). */
+struct tx_home {
+        struct strvec hide;    /* more paths to hide, absolute */
+        char *cache_root;      /* the private cache root, or NULL: no caches */
+        const char *cache_off; /* why there are none (a constant), or NULL */
+        struct strvec caches;  /* cache_list: the policy's cache paths ("~/x") */
+        bool cache_list;       /* false: the built-in list */
+};
+
 struct txbox_ws {
         char *path;       /* canonical workspace path */
         char *state;      /* canonical state dir */
@@ -88,6 +98,7 @@ struct txbox_tx {
         struct sandbox *sb;          /* prestarted, waiting for the command */
         struct sandbox_spec spec;    /* sb's (and the run's) spec; strings below */
         char *upper, *work;
+        struct tx_home home;
         struct strvec lowers;
         struct txbox_run_opts sb_opts; /* what sb was started with */
 };
@@ -139,6 +150,9 @@ void ws_sweep_db_wait(struct txbox_ws *ws);
 /* The user's home directory (absolute), or NULL: the default state dir's root and the
  * sandbox's HOME (ws.c). */
 const char *ws_home_dir(void);
+
+void tx_home_config(const char *workspace, const struct policy *pol, struct tx_home *h);
+void tx_home_clear(struct tx_home *h);
 
 /* Retention (gc.c): one automatic pass when a commit happened since the last one (or an
  * hour went by), run by the sweeper beside a program; skipped while the workspace lock is
