@@ -101,7 +101,7 @@ static void set_message(struct txbox_tx *tx, const char *msg)
         tx->rec.message = xstrdup_or_null(msg);
 }
 
-static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox_error *err)
+static int record_outcome(struct txbox_tx *tx, enum txbox_outcome o, struct txbox_error *err)
 {
         /* The overlay is mounted volatile (no sync per copy-up, none at unmount): a layer that
          * outlives this process, for a later commit or the session's next command, is made
@@ -122,6 +122,23 @@ static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox
         }
         int r = audit_insert(tx->ws->audit, &tx->rec, err); /* ended before it ran (denied) */
         tx->in_log = r == 0;
+        return r;
+}
+
+/* The transaction ends as o (or stays pending) in its record and its state.  A rollback or
+ * a refusal has removed the layers already: it is what it is whether or not its row could
+ * be written (recovery rolls back a transaction without layers).  A commit whose row could
+ * not be written is the caller's to hand to recovery. */
+static int finish_record(struct txbox_tx *tx, enum txbox_outcome o, struct txbox_error *err)
+{
+        int r = record_outcome(tx, o, err);
+
+        if (o == TXBOX_ROLLED_BACK)
+                tx_move(tx, TX_ROLLED_BACK);
+        else if (o == TXBOX_DENIED)
+                tx_move(tx, TX_DENIED);
+        else if (r == 0)
+                tx_move(tx, o == TXBOX_COMMITTED ? TX_COMMITTED : TX_PENDING);
         return r;
 }
 
@@ -246,6 +263,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
          * The log row goes first, with the paths and the exit status: recovery completes a
          * commit from its journal and this row. */
         tx->rec.outcome = TXBOX_COMMITTING;
+        tx_move(tx, TX_COMMITTING);
         if ((r = audit_update(tx->ws->audit, &tx->rec, err)) < 0)
                 goto unrecord;
         tx->paths_in_log = true;
@@ -282,7 +300,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
         if (before == TXBOX_PENDING)
                 set_message(tx, NULL); /* "is pending: txbox commit ..." no longer holds */
         if ((r = finish_record(tx, TXBOX_COMMITTED, err)) < 0)
-                tx->stuck = true; /* applied and marked, the row not written (a full disk): recovery's */
+                tx_move(tx, TX_STUCK); /* applied and marked, the row not written (a full disk): recovery's */
         return r;
 revert:; /* a label needs a statement before the declaration below (C11; clang holds to it) */
         /* Put the workspace back as it was; the error above is what the user needs to see.
@@ -291,13 +309,14 @@ revert:; /* a label needs a statement before the declaration below (C11; clang h
          * fail too, a crash from here on leaves a journal: completed by recovery, also whole.) */
         const char *plan = renameat(tx->dir_fd, "journal", tx->dir_fd, "revert") == 0 ? "revert" : "journal";
         if (journal_revert(tx->ws->ws_fd, upper, undo, tx->cs.ops, tx->cs.nops, &e2) < 0) {
-                tx->stuck = true;
+                tx_move(tx, TX_STUCK);
                 return tx_err_wrap(err, "%s; the workspace is being restored by 'txbox recover'", e2.msg);
         }
         unlinkat(tx->dir_fd, plan, 0);
 unrecord:
         tx->rec.outcome = before;
         tx->rec.commit_seq = 0;
+        tx_move(tx, TX_EVALUATED); /* nothing of it applied */
         if (tx->paths_in_log)
                 audit_update_row(tx->ws->audit, &tx->rec, &e2);
         else
@@ -310,7 +329,7 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
 {
         int r;
 
-        if (!tx->evaluated && (r = txbox_tx_evaluate(tx, err)) < 0)
+        if (tx->state != TX_EVALUATED && (r = txbox_tx_evaluate(tx, err)) < 0)
                 return r;
         if (tx->cs.nviolations)
                 return tx_err(err, EPERM, "tx %s broke rule %s on '%s' (%s); it cannot be committed",
@@ -321,9 +340,9 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
         r = commit_locked(tx, err);
         ws_unlock(tx->ws);
         trace_mark("commit: recorded");
-        if (r < 0 && tx->stuck)
+        if (r < 0 && tx->state == TX_STUCK)
                 closep(&tx->lock_fd); /* leave active/ID for recovery */
-        if (r < 0 && !tx->stuck && tx->rec.outcome == TXBOX_PENDING &&
+        if (r < 0 && tx->state != TX_STUCK && tx->rec.outcome == TXBOX_PENDING &&
             faccessat(tx->dir_fd, "prepared", F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
                 /* It failed (a full disk) after its layer was prepared: that layer no longer
                  * says what the program did and can never be judged again (changeset_prepare),
@@ -357,7 +376,7 @@ int txbox_tx_commit(struct txbox_tx *tx, struct txbox_error *err)
 int txbox_tx_rollback(struct txbox_tx *tx, const char *message, struct txbox_error *err)
 {
         sandbox_abort(TAKE_PTR(tx->sb)); /* its init may still be mounting the layers */
-        if (tx->stuck) /* a commit recovery finishes: its directory and claim are recovery's */
+        if (tx->state == TX_STUCK) /* a commit recovery finishes: its directory and claim are recovery's */
                 return tx_err(err, EAGAIN, "tx %s is left to 'txbox recover'", tx->rec.id);
         /* Removed at once, not trashed: what a failed program wrote can be big, and its
          * space is the user's again when the command returns.  A pending one (a session,

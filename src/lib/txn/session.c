@@ -262,7 +262,7 @@ static int write_session_row(struct txbox_tx *tx, enum txbox_sp_outcome how, str
         sp->signal = how == TXBOX_SP_DENIED ? 0 : tx->sp_signal;
         sp->started_ms = tx->sp_started_ms;
         sp->duration_ms = cmd_ms;
-        if (tx->evaluated && how != TXBOX_SP_DENIED) {
+        if (tx->state == TX_EVALUATED && how != TXBOX_SP_DENIED) {
                 own = tx->cs.paths;
                 nown = tx->cs.npaths;
         }

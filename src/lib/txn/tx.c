@@ -317,6 +317,7 @@ int txbox_tx_load(struct txbox_ws *ws, const char *id, struct txbox_tx **out, st
         if ((r = read_snapshot(tx, err)) < 0)
                 goto fail;
         tx->in_log = true;
+        tx->state = TX_PENDING;
         tx->t0_us = mono_us() - tx->rec.duration_ms * 1000;
         *out = tx;
         return 0;
@@ -461,6 +462,7 @@ int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
                 return r;
         else
                 tx->in_log = true;
+        tx_move(tx, TX_SEALED);
         trace_mark("sealed");
         return 0;
 }
@@ -592,6 +594,8 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         ws_sweep(tx->ws, tx->log_copy); /* row and audit checkpoint while this program runs, then trash */
         r = sandbox_exec(TAKE_PTR(tx->sb), tx->sp ? tx->sp_argv : tx->rec.argv,
                          opts && opts->cwd ? opts->cwd : tx->ws->path, res, err);
+        if (r == 0)
+                tx_move(tx, TX_RAN);
         /* The thread's audit writes never interleave with ours (last_insert_rowid, open
          * transactions): it is done with the log once the program has run.  Joined before
          * the next sandbox is cloned, or when the workspace closes. */
@@ -663,7 +667,7 @@ int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
         if ((r = tx_judge_effects(tx, upper, err)) < 0)
                 return tx_err_wrap(err, "evaluate tx %s", tx->rec.id);
         tx_record_take_changes(tx);
-        tx->evaluated = true;
+        tx_move(tx, TX_EVALUATED);
         return (int)tx->cs.nviolations;
 }
 

@@ -12,6 +12,7 @@
 #include "policy/policy.h"
 #include "sandbox/execorigin.h"
 #include "sandbox/sandbox.h"
+#include "txn/txstate.h"
 
 /* Transactions a server keeps prepared: two, so that a client that asks again as soon as
  * it has an answer finds a sandbox started an answer earlier, whose init is ready. */
@@ -74,9 +75,8 @@ struct txbox_tx {
         int dir_fd;  /* state/tx/ID */
         int lock_fd; /* state/active/ID, flock'd */
         struct changeset cs;
-        bool evaluated;
+        enum tx_state state; /* where it is in its life (txstate.h); tx_move moves it */
         int64_t t0_us;
-        bool stuck; /* a failed commit could not be reverted: recovery owns it now */
         char *warning; /* a non-fatal problem seen before the run (unmapped owners) */
         struct idmap idmap; /* how ids map into the sandbox */
         int sp;             /* >0: this handle runs savepoint sp of a session */
