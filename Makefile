@@ -2,6 +2,7 @@
 PREFIX ?= /usr/local
 BUILD  ?= build
 CC     ?= gcc
+OBJCOPY ?= objcopy
 PKGS   := libseccomp sqlite3 jansson libfyaml libcurl
 
 # Library headers as system headers: libcurl's .pc adds -I/usr/include/<multiarch>, which would
@@ -66,7 +67,7 @@ REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/hook_edit.o $(BUILD)/src/cli/common.o
 
 .PHONY: all deps check test check-clients check-pod unit integration layers demo bench install clean stress fuzz fuzz-bins
-all: $(BUILD)/txbox $(BUILD)/testing/txbox $(UNIT_BIN) $(REPLAY_BIN)
+all: $(BUILD)/txbox $(BUILD)/libtxbox.a $(BUILD)/testing/txbox $(UNIT_BIN) $(REPLAY_BIN)
 
 $(BUILD)/testing/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
@@ -76,7 +77,20 @@ $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
+# Two archives of the same objects.  libtxbox.a is the library for programs that embed txbox
+# (include/txbox.h): linked into one object whose every symbol but the API's (TXBOX_API,
+# default visibility; all else is compiled -fvisibility=hidden) is made local, so that it
+# exports only txbox_ names and cannot clash with an embedder's own xmalloc or json_ helpers
+# (tests/lint/t_symbols.sh).  libtxbox-int.a keeps the internal names global: the CLI, the
+# fuzz targets, the corpus driver and the benchmarks are built from the parts, not through
+# the API.
 $(BUILD)/libtxbox.a: $(LIB_OBJ)
+	@rm -f $@ $(BUILD)/libtxbox.o
+	$(LD) -r -o $(BUILD)/libtxbox.o $^
+	$(OBJCOPY) --localize-hidden $(BUILD)/libtxbox.o
+	ar rcs $@ $(BUILD)/libtxbox.o
+
+$(BUILD)/libtxbox-int.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
@@ -84,7 +98,7 @@ $(BUILD)/testing/libtxbox.a: $(TEST_LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/txbox: $(CLI_OBJ) $(BUILD)/libtxbox.a
+$(BUILD)/txbox: $(CLI_OBJ) $(BUILD)/libtxbox-int.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/testing/txbox: $(TEST_CLI_OBJ) $(BUILD)/testing/libtxbox.a
@@ -96,15 +110,15 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/testing/libtxbox.a
 	$(CC) $(CFLAGS) -DTXBOX_TESTING $(DEPFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/testing/libtxbox.a $(LDLIBS)
 
 .SECONDEXPANSION:
-$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a
+$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox-int.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c \
-		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox.a $(LDLIBS)
+		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox-int.a $(LDLIBS)
 
-$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a
+$(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox-int.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -fsanitize=fuzzer -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c \
-		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox.a $(LDLIBS)
+		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox-int.a $(LDLIBS)
 
 fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 

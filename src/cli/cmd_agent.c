@@ -188,7 +188,7 @@ static void log_line(void *ctx, const char *line)
 
 static int write_summary_json(const char *file, const struct agent_stats *st)
 {
-        _cleanup_free_ char *s = json_dump_compact(agent_summary_json(st));
+        _cleanup_free_ char *s = jv_dump(agent_summary_json(st));
         FILE *f = fopen(file, "we");
         if (!f || fprintf(f, "%s\n", s) < 0 || fclose(f) != 0) {
                 cli_error("agent: cannot write the summary to '%s': %s", file, strerror(errno));

@@ -382,7 +382,7 @@ static void system_message_to(const char *answer, const char *msg)
                 json_decref(j);
                 j = json_object();
         }
-        if (j && json_object_set_new(j, "systemMessage", json_text(msg)) < 0) {
+        if (j && json_object_set_new(j, "systemMessage", jv_text(msg)) < 0) {
                 json_decref(j);
                 j = NULL;
         }

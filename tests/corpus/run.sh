@@ -22,15 +22,15 @@ fi
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 [ -d "$CORPUS/dcg-corpus" ] || skip "corpus not found at $CORPUS"
 python3 -c 'import yaml, tomllib' 2>/dev/null || skip "python3 with PyYAML and tomllib (3.11+) needed"
-[ -f "$BUILD/libtxbox.a" ] || skip "$BUILD/libtxbox.a missing; run make first"
+[ -f "$BUILD/libtxbox-int.a" ] || skip "$BUILD/libtxbox-int.a missing; run make first"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/txbox-corpus.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 # A sanitizer build of the library (make SANITIZE=1) needs the sanitizers' runtime too.
 san=""
-nm "$BUILD/libtxbox.a" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined"
+nm "$BUILD/libtxbox-int.a" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined"
 # shellcheck disable=SC2046,SC2086
-cc -O2 $san -Iinclude -Isrc/lib -o "$work/driver" tests/corpus/driver.c "$BUILD/libtxbox.a" \
+cc -O2 $san -Iinclude -Isrc/lib -o "$work/driver" tests/corpus/driver.c "$BUILD/libtxbox-int.a" \
         $(pkg-config --libs libseccomp sqlite3 jansson libfyaml) || { echo "Bail out! driver build failed"; exit 1; }
 
 CORPUS="$CORPUS" WORK="$work" python3 - <<'PY' || exit 1

@@ -35,7 +35,7 @@ void agent_logf(struct loop *L, const char *fmt, ...)
 
 static void add_message(struct loop *L, const char *role, const char *content)
 {
-        json_arr_add(L->messages, json_pack("{s:s, s:o}", "role", role, "content", json_text(content)));
+        jv_push(L->messages, json_pack("{s:s, s:o}", "role", role, "content", jv_text(content)));
 }
 
 /* A call that is not run because the turn asked for too many: every call still gets its
@@ -75,7 +75,7 @@ static int run_calls(struct loop *L, json_t *calls, int *ncalls)
                 _cleanup_free_ char *text = run ? agent_tool_call(L, call, &r) : not_run(L, i);
                 refused += r || !run;
                 const char *id = json_string_value(json_object_get(call, "id"));
-                json_arr_add(L->messages, json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id",
+                jv_push(L->messages, json_pack("{s:s, s:s, s:s}", "role", "tool", "tool_call_id",
                                                     id ? id : "", "content", text));
         }
         return refused;
@@ -91,7 +91,7 @@ static void name_calls(json_t *calls, int step)
         json_array_foreach(calls, i, c) {
                 const char *id = json_string_value(json_object_get(c, "id"));
                 if (json_is_object(c) && (!id || !*id))
-                        json_obj_set(c, "id", json_sprintf("call_txbox_%d_%zu", step, i));
+                        jv_set(c, "id", json_sprintf("call_txbox_%d_%zu", step, i));
         }
 }
 
@@ -112,8 +112,8 @@ static int step(struct loop *L, int n, int *refused_turns, struct txbox_error *e
         const char *content = json_string_value(json_object_get(msg, "content"));
         name_calls(calls, n);
         json_t *echo = json_deep_copy(msg);
-        json_obj_set(echo, "role", json_string("assistant"));
-        json_arr_add(L->messages, echo);
+        jv_set(echo, "role", json_string("assistant"));
+        jv_push(L->messages, echo);
         agent_logf(L, "step %d: model replied in %lld ms with %zu tool call%s%s", n,
                    (long long)(mono_us() - t0) / 1000, json_array_size(calls),
                    json_array_size(calls) == 1 ? "" : "s",
@@ -324,33 +324,33 @@ json_t *agent_summary_json(const struct agent_stats *st)
                               "http_retries", st->http_retries, "stop", st->stop, "finished", st->finished,
                               "model_ms", (json_int_t)st->model_ms, "txbox_ms", (json_int_t)st->txbox_ms,
                               "wall_ms", (json_int_t)st->wall_ms);
-        json_nonnull(o);
-        json_obj_set(o, "high_risk", json_pack("{s:i, s:i, s:o}", "calls", st->high_risk, "intercepted",
+        jv_nonnull(o);
+        jv_set(o, "high_risk", json_pack("{s:i, s:i, s:o}", "calls", st->high_risk, "intercepted",
                                                st->high_risk_intercepted, "share_pct",
                                                st->high_risk
                                                ? json_real(share(st->high_risk_intercepted, st->high_risk))
                                                              : json_null()));
-        json_t *rules = json_nonnull(json_object());
+        json_t *rules = jv_nonnull(json_object());
         for (int i = 0; i < st->nrules; i++)
-                json_obj_set(rules, st->rules[i].rule,
+                jv_set(rules, st->rules[i].rule,
                              json_pack("{s:i, s:i}", "denied", st->rules[i].denied, "broken", st->rules[i].broken));
-        json_obj_set(o, "stopped_by_rules", json_pack("{s:o, s:i, s:i}", "rules", rules, "other_rules", st->rules_other,
+        jv_set(o, "stopped_by_rules", json_pack("{s:o, s:i, s:i}", "rules", rules, "other_rules", st->rules_other,
                                                       "asks_refused", st->asks_refused));
-        json_obj_set(o, "failed_states", json_pack("{s:i, s:i, s:o}", "failed", st->failed, "rolled_back",
+        jv_set(o, "failed_states", json_pack("{s:i, s:i, s:o}", "failed", st->failed, "rolled_back",
                                                    st->failed_rolled_back, "share_pct",
                                                    st->failed
                                                    ? json_real(share(st->failed_rolled_back, st->failed))
                                                               : json_null()));
         double ov = overhead_ms(st);
-        json_obj_set(o, "overhead", ov < 0 ? json_null()
+        jv_set(o, "overhead", ov < 0 ? json_null()
                                            : json_pack("{s:f, s:f, s:f, s:f}", "per_tx_ms", ov, "pct_of_wall",
                                                        overhead_pct(st), "bare_ms", st->bare_ms, "tx_ms",
                                                        st->tx_true_ms));
-        json_obj_set(o, "not_run", json_integer(st->not_run));
-        json_obj_set(o, "session", st->session[0] ? json_string(st->session) : json_null());
-        json_obj_set(o, "session_outcome",
+        jv_set(o, "not_run", json_integer(st->not_run));
+        jv_set(o, "session", st->session[0] ? json_string(st->session) : json_null());
+        jv_set(o, "session_outcome",
                      st->session_outcome ? json_string(st->session_outcome) : json_null());
-        json_obj_set(o, "final_answer", json_text(st->final_answer));
+        jv_set(o, "final_answer", jv_text(st->final_answer));
         return o;
 }
 

@@ -180,12 +180,12 @@ static void sse_merge_calls(json_t *calls, json_t *deltas)
                 if (k >= SSE_MAX_CALLS)
                         continue;
                 while (json_array_size(calls) <= k)
-                        json_arr_add(calls, json_pack("{s:s, s:{s:s, s:s}}", "type", "function", "function",
+                        jv_push(calls, json_pack("{s:s, s:{s:s, s:s}}", "type", "function", "function",
                                                       "name", "", "arguments", ""));
                 json_t *c = json_array_get(calls, k), *fn = json_object_get(c, "function");
                 json_t *df = json_object_get(d, "function");
                 if (json_is_string(json_object_get(d, "id")))
-                        json_obj_set(c, "id", json_incref(json_object_get(d, "id")));
+                        jv_set(c, "id", json_incref(json_object_get(d, "id")));
                 static const char *const parts[] = {"name", "arguments"};
                 for (size_t p = 0; p < 2; p++) {
                         const char *add = json_string_value(json_object_get(df, parts[p]));
@@ -193,7 +193,7 @@ static void sse_merge_calls(json_t *calls, json_t *deltas)
                                 continue;
                         _cleanup_free_ char *v =
                                 xasprintf("%s%s", json_string_value(json_object_get(fn, parts[p])), add);
-                        json_obj_set(fn, parts[p], json_text(v));
+                        jv_set(fn, parts[p], jv_text(v));
                 }
         }
 }
@@ -202,7 +202,7 @@ static void sse_merge_calls(json_t *calls, json_t *deltas)
  * assembled into one message, or NULL with why filled. */
 static json_t *parse_sse(const char *body, struct reply *rp, char *why, size_t whylen)
 {
-        json_t *calls = json_nonnull(json_array());
+        json_t *calls = jv_nonnull(json_array());
         char *content = xstrdup("");
         int chunks = 0;
 
@@ -242,9 +242,9 @@ static json_t *parse_sse(const char *body, struct reply *rp, char *why, size_t w
                 return NULL;
         }
         rp->msg = json_pack("{s:s, s:o}", "role", "assistant", "content",
-                            *content ? json_text(content) : json_null());
+                            *content ? jv_text(content) : json_null());
         if (json_array_size(calls))
-                json_obj_set(rp->msg, "tool_calls", calls);
+                jv_set(rp->msg, "tool_calls", calls);
         else
                 json_decref(calls);
         free(content);
@@ -263,7 +263,7 @@ static void record_response(FILE *f, const struct reply *rp)
 {
         json_t *j = json_pack("{s:[{s:i, s:O, s:s}]}", "choices", "index", 0, "message", rp->msg,
                               "finish_reason", rp->finish[0] ? rp->finish : "stop");
-        _cleanup_free_ char *line = json_dump_compact(json_nonnull(j));
+        _cleanup_free_ char *line = jv_dump(jv_nonnull(j));
         fprintf(f, "%s\n", line);
         fflush(f);
 }
@@ -281,7 +281,7 @@ bool agent_ask_model(struct loop *L, struct reply *rp, struct txbox_error *err)
         /* "stream": false: some servers stream unless told not to (the reply is read whole). */
         json_t *req = json_pack("{s:s, s:O, s:O, s:s, s:b}", "model", L->o->model, "messages", L->messages,
                                 "tools", L->tools, "tool_choice", "auto", "stream", 0);
-        _cleanup_free_ char *text = json_dump_compact(json_nonnull(req));
+        _cleanup_free_ char *text = jv_dump(jv_nonnull(req));
         int attempts = L->o->http_attempts > 0 ? L->o->http_attempts : 4;
         long backoff = L->o->retry_base_ms > 0 ? L->o->retry_base_ms : 1000;
         char why[512] = "";

@@ -26,7 +26,7 @@ static json_t *tool_def(const char *name, const char *desc, json_t *props, json_
 json_t *agent_tool_defs(void)
 {
         json_t *t = json_array();
-        json_arr_add(t, json_nonnull(tool_def(
+        jv_push(t, jv_nonnull(tool_def(
                                 "run_command",
                                 "Run a shell command (/bin/sh -c) in the workspace as one transaction. "
                                 "Returns the exit status, outcome (committed, rolled_back, denied), changed "
@@ -37,11 +37,11 @@ json_t *agent_tool_defs(void)
                                           "the shell command", "timeout_s", "type", "number", "description",
                                           "optional time limit in seconds"),
                                 json_pack("[s]", "command"))));
-        json_arr_add(t, json_nonnull(tool_def("read_file",
+        jv_push(t, jv_nonnull(tool_def("read_file",
                                               "Read a text file of the workspace (path relative to it).",
                                               json_pack("{s:{s:s}}", "path", "type", "string"),
                                               json_pack("[s]", "path"))));
-        json_arr_add(t, json_nonnull(tool_def(
+        jv_push(t, jv_nonnull(tool_def(
                                 "write_file",
                                 "Create or replace a file of the workspace with the given content (at most 1 "
                                 "MiB), as one transaction; parent directories are created.",
@@ -109,7 +109,7 @@ char *agent_tool_error(struct loop *L, const char *fmt, ...)
         vsnprintf(msg, sizeof(msg), fmt, ap);
         va_end(ap);
         L->st->tool_errors++;
-        return json_dump_compact(json_pack("{s:s, s:s}", "outcome", "error", "error", msg));
+        return jv_dump(json_pack("{s:s, s:s}", "outcome", "error", "error", msg));
 }
 
 /* Which rules stopped calls, for the summary (the first AGENT_RULES_MAX by name). */
@@ -178,25 +178,25 @@ static char *result_json(struct loop *L, const struct txbox_command_result *res,
 {
         static const char *const exempt[] = {"stdout", "stderr", NULL};
         _cleanup_free_ char *line = summary_outcome(&res->rec, res->status, res->why);
-        json_t *o = json_nonnull(json_pack("{s:o}", "summary", json_text(line)));
+        json_t *o = jv_nonnull(json_pack("{s:o}", "summary", jv_text(line)));
         json_t *r = record_to_json(&res->rec);
 
         json_object_update(o, r);
         json_decref(r);
         if (shown_argv) /* what the model asked for, not the whole command (write_file's content) */
-                json_obj_set(o, "argv", json_incref(shown_argv));
-        json_obj_set(o, "exit_status", json_integer(res->status));
-        json_obj_set(o, "why", json_text(res->why));
-        json_obj_set(o, "stdout", json_text(res->out));
-        json_obj_set(o, "stdout_truncated", json_boolean(res->out_truncated));
-        json_obj_set(o, "stderr", json_text(res->err));
-        json_obj_set(o, "stderr_truncated", json_boolean(res->err_truncated));
+                jv_set(o, "argv", json_incref(shown_argv));
+        jv_set(o, "exit_status", json_integer(res->status));
+        jv_set(o, "why", jv_text(res->why));
+        jv_set(o, "stdout", jv_text(res->out));
+        jv_set(o, "stdout_truncated", json_boolean(res->out_truncated));
+        jv_set(o, "stderr", jv_text(res->err));
+        jv_set(o, "stderr_truncated", json_boolean(res->err_truncated));
         /* The model needs none of these and they cost context. */
         json_object_del(o, "cwd");
         json_object_del(o, "started_ms");
         json_object_del(o, "commit_seq");
         summary_fit(o, &res->rec, L->o->result_budget ? L->o->result_budget : SUMMARY_BUDGET, exempt);
-        return json_dump_compact(o);
+        return jv_dump(o);
 }
 
 /* Run cmd as a transaction, count it, log it; returns the tool result text (with shown_argv,
@@ -316,7 +316,7 @@ static char *do_write_file(struct loop *L, json_t *args)
          * model's context (the audit log keeps the command whole). */
         _cleanup_free_ char *size = xasprintf("(%zu bytes)", len);
         json_t *shown = json_pack("[s, s, s]", "write_file", rel, size);
-        char *text = run_tx(L, &cmd, label, json_nonnull(shown));
+        char *text = run_tx(L, &cmd, label, jv_nonnull(shown));
         json_decref(shown);
         strv_free(argv);
         return text;

@@ -51,7 +51,7 @@ static json_t *do_initialize(struct mcp_server *s, json_t *params, struct rpc_er
         snprintf(s->version, sizeof(s->version), "%s", ver);
         s->initialized = true;
         mcp_log(s, "client asked for protocol %.40s; speaking %s", want, ver);
-        return json_nonnull(json_pack(
+        return jv_nonnull(json_pack(
                 "{s:s, s:{s:{s:b}}, s:{s:s, s:s, s:s}, s:s}", "protocolVersion", ver, "capabilities", "tools",
                 "listChanged", 0, "serverInfo", "name", "txbox", "title", "txbox transactional shell",
                 "version", TXBOX_VERSION, "instructions",
@@ -71,7 +71,7 @@ static json_t *dispatch(struct mcp_server *s, const char *method, json_t *params
         if (!strcmp(method, "initialize"))
                 return do_initialize(s, params, e);
         if (!strcmp(method, "ping"))
-                return json_nonnull(json_object());
+                return jv_nonnull(json_object());
         if (!strcmp(method, "tools/list"))
                 return mcp_tools_list();
         if (!strcmp(method, "tools/call"))
@@ -81,14 +81,14 @@ static json_t *dispatch(struct mcp_server *s, const char *method, json_t *params
 
 char *mcp_rpc_reply(json_t *id, json_t *result, const struct rpc_error *e)
 {
-        json_t *r = json_nonnull(json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id ? id : json_null()));
+        json_t *r = jv_nonnull(json_pack("{s:s, s:O}", "jsonrpc", "2.0", "id", id ? id : json_null()));
         if (result)
-                json_obj_set(r, "result", result);
+                jv_set(r, "result", result);
         else
-                json_obj_set(
+                jv_set(
                         r, "error",
-                        json_nonnull(json_pack("{s:i, s:o}", "code", e->code, "message", json_text(e->msg))));
-        return json_dump_compact(r);
+                        jv_nonnull(json_pack("{s:i, s:o}", "code", e->code, "message", jv_text(e->msg))));
+        return jv_dump(r);
 }
 
 char *mcp_rpc_error_reply(json_t *id, int code, const char *msg)

@@ -286,7 +286,7 @@ bool mcp_urgent(struct mcp_server *s, bool pings)
                         continue;
                 }
                 if (k == MSG_PING) {
-                        send_line(io, mcp_rpc_reply(io->q[i].id, json_nonnull(json_object()), NULL));
+                        send_line(io, mcp_rpc_reply(io->q[i].id, jv_nonnull(json_object()), NULL));
                         queue_drop(io, i);
                         continue;
                 }

@@ -72,17 +72,17 @@ static json_t *arg_schema(const struct arg_spec *a)
         static const char *const type_names[] = {"string", "integer", "number"};
         json_t *p = json_pack("{s:s, s:s}", "type", type_names[a->type], "description", a->desc);
 
-        json_nonnull(p);
+        jv_nonnull(p);
         if (a->choices) {
-                json_t *e = json_nonnull(json_array());
+                json_t *e = jv_nonnull(json_array());
                 for (const char *const *c = a->choices; *c; c++)
-                        json_arr_add(e, json_string(*c));
-                json_obj_set(p, "enum", e);
+                        jv_push(e, json_string(*c));
+                jv_set(p, "enum", e);
         }
         if (a->type != ARG_STRING) {
-                json_obj_set(p, "minimum",
+                jv_set(p, "minimum",
                              a->type == ARG_INTEGER ? json_integer((json_int_t)a->min) : json_real(a->min));
-                json_obj_set(p, "maximum",
+                jv_set(p, "maximum",
                              a->type == ARG_INTEGER ? json_integer((json_int_t)a->max) : json_real(a->max));
         }
         return p;
@@ -90,14 +90,14 @@ static json_t *arg_schema(const struct arg_spec *a)
 
 static json_t *input_schema(const struct tool *t)
 {
-        json_t *props = json_nonnull(json_object()), *req = json_nonnull(json_array());
+        json_t *props = jv_nonnull(json_object()), *req = jv_nonnull(json_array());
 
         for (size_t i = 0; i < t->nargs; i++) {
-                json_obj_set(props, t->args[i].name, arg_schema(&t->args[i]));
+                jv_set(props, t->args[i].name, arg_schema(&t->args[i]));
                 if (t->args[i].required)
-                        json_arr_add(req, json_string(t->args[i].name));
+                        jv_push(req, json_string(t->args[i].name));
         }
-        return json_nonnull(json_pack("{s:s, s:o, s:o, s:b}", "type", "object", "properties", props,
+        return jv_nonnull(json_pack("{s:s, s:o, s:o, s:b}", "type", "object", "properties", props,
                                       "required", req, "additionalProperties", 0));
 }
 
@@ -110,7 +110,7 @@ static json_t *output_schema(const struct tool *t)
 
         if (!o) /* a bug in the table below: tests/unit/test_mcp.c parses every schema */
                 abort();
-        json_obj_set(o, "type", json_string("object"));
+        jv_set(o, "type", json_string("object"));
         return o;
 }
 
@@ -243,7 +243,7 @@ static json_t *result_json(const struct txbox_record *rec, int status, const cha
 {
         static const char *const exempt[] = {"stdout", "stderr", NULL};
         _cleanup_free_ char *line = summary_outcome(rec, status, why);
-        json_t *o = json_nonnull(json_pack("{s:o}", "summary", json_text(line)));
+        json_t *o = jv_nonnull(json_pack("{s:o}", "summary", jv_text(line)));
 
         json_t *r = record_to_json(rec);
         json_object_update(o, r);
@@ -288,14 +288,14 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
                 s->drop_reply = true;
                 mcp_cancelled_by(s, res.cancel_signal);
         }
-        json_t *extra = json_nonnull(json_object());
-        json_obj_set(extra, "status", json_integer(res.status));
-        json_obj_set(extra, "why", json_text(res.why));
-        json_obj_set(extra, "stdout", json_text(res.out));
-        json_obj_set(extra, "stderr", json_text(res.err));
-        json_obj_set(extra, "stdout_truncated", json_boolean(res.out_truncated));
-        json_obj_set(extra, "stderr_truncated", json_boolean(res.err_truncated));
-        json_obj_set(extra, "truncated", json_boolean(res.out_truncated || res.err_truncated));
+        json_t *extra = jv_nonnull(json_object());
+        jv_set(extra, "status", json_integer(res.status));
+        jv_set(extra, "why", jv_text(res.why));
+        jv_set(extra, "stdout", jv_text(res.out));
+        jv_set(extra, "stderr", jv_text(res.err));
+        jv_set(extra, "stdout_truncated", json_boolean(res.out_truncated));
+        jv_set(extra, "stderr_truncated", json_boolean(res.err_truncated));
+        jv_set(extra, "truncated", json_boolean(res.out_truncated || res.err_truncated));
         o->is_error = res.status != 0;
 
         /* The text block says what happened first, then the details; the output is in the JSON. */
@@ -326,11 +326,11 @@ static int call_check(struct mcp_server *s, json_t *args, struct tool_out *o)
         ws_decide(s->ws, p, &ctx, arg_str(args, "command"), NULL, &res);
         o->is_error = !strcmp(res.rule, POLICY_RULE_FAILED);
         bool allow = res.decision == POLICY_ALLOW;
-        o->structured = json_nonnull(json_pack(
+        o->structured = jv_nonnull(json_pack(
                 "{s:s, s:o, s:o, s:o, s:o}", "decision", policy_decision_name(res.decision), "rule",
-                allow ? json_null() : json_text(res.rule), "reason",
-                allow ? json_null() : json_text(res.reason), "command",
-                allow ? json_null() : json_text(res.command), "offset", allow || res.offset < 0 ? json_null()
+                allow ? json_null() : jv_text(res.rule), "reason",
+                allow ? json_null() : jv_text(res.reason), "command",
+                allow ? json_null() : jv_text(res.command), "offset", allow || res.offset < 0 ? json_null()
                 : json_integer(res.offset)));
         if (allow)
                 fputs("allow: the policy lets this command run\n", o->text);
@@ -350,21 +350,21 @@ static int call_list(struct mcp_server *s, json_t *args, struct tool_out *o)
         if (!s->ws || txbox_log(s->ws, lim ? (int)json_integer_value(lim) : LIST_DEFAULT, &recs, &n,
                                 &err) < 0)
                 return tool_fail(o, "cannot read the audit log: %s", s->ws ? err.msg : "no workspace");
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         fprintf(o->text, "%zu transaction%s, newest first:\n", n, n == 1 ? "" : "s");
         for (size_t i = 0; i < n; i++) {
                 /* Each record's changes as counts and the paths that fit 1 KB: twenty venvs
                  * would otherwise be megabytes (show_transaction gives one whole). */
                 json_t *r = record_to_json(&recs[i]);
                 summary_fit(r, &recs[i], 1024, NULL);
-                json_arr_add(arr, r);
+                jv_push(arr, r);
                 fprintf(o->text, "%s %-11s %zu change%s  ", recs[i].id, txbox_outcome_name(recs[i].outcome),
                         recs[i].npaths, recs[i].npaths == 1 ? " " : "s");
                 for (char **a = recs[i].argv; a && *a; a++)
                         fprintf(o->text, "%s%.200s", a == recs[i].argv ? "" : " ", *a);
                 fputc('\n', o->text);
         }
-        o->structured = json_nonnull(json_pack("{s:o}", "transactions", arr));
+        o->structured = jv_nonnull(json_pack("{s:o}", "transactions", arr));
         txbox_records_free(recs, n);
         return 0;
 }
@@ -386,9 +386,9 @@ static int call_show(struct mcp_server *s, json_t *args, struct tool_out *o)
         if (cut)
                 diff[cap] = '\0';
         /* The whole list of paths: this is where a summarised result points for it. */
-        json_t *extra = json_nonnull(json_object());
-        json_obj_set(extra, "diff", json_text(diff));
-        json_obj_set(extra, "diff_truncated", json_boolean(cut));
+        json_t *extra = jv_nonnull(json_object());
+        jv_set(extra, "diff", jv_text(diff));
+        jv_set(extra, "diff_truncated", json_boolean(cut));
         o->structured = result_json(&rec, -1, NULL, extra, 0, 0);
         text_record(o->text, &rec, -1, NULL);
         fprintf(o->text, "--- diff%s ---\n%s", cut ? " (truncated)" : "", diff);
@@ -481,7 +481,7 @@ static int call_begin(struct mcp_server *s, json_t *args, struct tool_out *o)
                 txbox_record_clear(&rec);
                 return tool_fail(o, "cannot begin a session: %s", s->ws ? err.msg : "no workspace");
         }
-        o->structured = json_nonnull(json_pack("{s:o}", "tx", json_text(rec.id)));
+        o->structured = jv_nonnull(json_pack("{s:o}", "tx", jv_text(rec.id)));
         fprintf(o->text,
                 "session %s begun: pass tx=\"%s\" to run_command to add to it; commit_transaction or "
                 "rollback_transaction decide it as a whole\n",
@@ -626,18 +626,18 @@ static const struct tool *tool_find(const char *name)
 
 json_t *mcp_tools_list(void)
 {
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         for (size_t i = 0; i < ARRAY_SIZE(tools); i++) {
                 const struct tool *t = &tools[i];
                 json_t *ann = json_pack("{s:b, s:b, s:b, s:b}", "readOnlyHint", t->read_only,
                                         "destructiveHint",
                                         t->destructive, "idempotentHint", t->read_only, "openWorldHint", 0);
-                json_arr_add(arr, json_nonnull(json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", t->name,
+                jv_push(arr, jv_nonnull(json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", t->name,
                                                          "description", t->desc, "inputSchema",
                                                          input_schema(t), "outputSchema", output_schema(t),
-                                                         "annotations", json_nonnull(ann))));
+                                                         "annotations", jv_nonnull(ann))));
         }
-        return json_nonnull(json_pack("{s:o}", "tools", arr));
+        return jv_nonnull(json_pack("{s:o}", "tools", arr));
 }
 
 json_t *mcp_tools_call(struct mcp_server *s, json_t *params, struct rpc_error *e)
@@ -654,7 +654,7 @@ json_t *mcp_tools_call(struct mcp_server *s, json_t *params, struct rpc_error *e
                                     name);
         if (args && !json_is_object(args) && !json_is_null(args))
                 return mcp_rpc_fail(e, MCP_INVALID_PARAMS, "params.arguments must be an object");
-        json_t *empty = json_nonnull(json_object());
+        json_t *empty = jv_nonnull(json_object());
         if (!json_is_object(args))
                 args = empty;
         struct tool_out o = {0};
@@ -671,22 +671,22 @@ json_t *mcp_tools_call(struct mcp_server *s, json_t *params, struct rpc_error *e
                 tool_fail(&o, "no workspace is open");
         fclose(o.text);
         json_decref(empty);
-        json_t *content = json_nonnull(json_array());
+        json_t *content = jv_nonnull(json_array());
         /* Clients that read text only get the structured result as JSON text (the spec's
          * advice), then the summary in words. */
         if (o.structured) {
-                char *dump = json_dump_compact(json_incref(o.structured));
-                json_arr_add(content,
-                             json_nonnull(json_pack("{s:s, s:o}", "type", "text", "text", json_text(dump))));
+                char *dump = jv_dump(json_incref(o.structured));
+                jv_push(content,
+                             jv_nonnull(json_pack("{s:s, s:o}", "type", "text", "text", jv_text(dump))));
                 free(dump);
         }
         if (o.text_len || !o.structured)
-                json_arr_add(content, json_nonnull(json_pack("{s:s, s:o}", "type", "text", "text",
-                                                             json_text(o.text_buf))));
+                jv_push(content, jv_nonnull(json_pack("{s:s, s:o}", "type", "text", "text",
+                                                             jv_text(o.text_buf))));
         free(o.text_buf);
-        json_t *res = json_nonnull(json_pack("{s:o, s:b}", "content", content, "isError", o.is_error));
+        json_t *res = jv_nonnull(json_pack("{s:o, s:b}", "content", content, "isError", o.is_error));
         if (o.structured)
-                json_obj_set(res, "structuredContent", o.structured);
+                jv_set(res, "structuredContent", o.structured);
         mcp_log(s, "%s: %s", t->name, o.is_error ? "error" : "ok");
         return res;
 }

@@ -313,14 +313,14 @@ size_t summary_json_size(json_t *obj, const char *const *exempt)
         for (; exempt && exempt[k] && k < ARRAY_SIZE(saved); k++) {
                 saved[k] = json_incref(json_object_get(obj, exempt[k]));
                 if (saved[k])
-                        json_obj_set(obj, exempt[k], json_string(""));
+                        jv_set(obj, exempt[k], json_string(""));
         }
-        char *s = json_dumps(obj, JSON_PRESERVE_ORDER); /* as json_dump_compact */
+        char *s = json_dumps(obj, JSON_PRESERVE_ORDER); /* as jv_dump */
         size_t n = s ? strlen(s) : 0;
         free(s);
         for (size_t i = 0; i < k; i++)
                 if (saved[i])
-                        json_obj_set(obj, exempt[i], saved[i]);
+                        jv_set(obj, exempt[i], saved[i]);
         return n;
 }
 
@@ -329,13 +329,13 @@ static json_t *changes_capped(const struct txbox_record *rec, size_t keep)
 {
         json_t *a[3];
         for (int k = 0; k < 3; k++)
-                a[k] = json_nonnull(json_array());
+                a[k] = jv_nonnull(json_array());
         for (size_t i = 0; i < rec->npaths; i++) {
                 json_t *arr = a[rec->paths[i].change % 3];
                 if (json_array_size(arr) < keep)
-                        json_arr_add(arr, json_text(rec->paths[i].path));
+                        jv_push(arr, jv_text(rec->paths[i].path));
         }
-        return json_nonnull(json_pack("{s:o, s:o, s:o}", "added", a[0], "modified", a[1], "deleted", a[2]));
+        return jv_nonnull(json_pack("{s:o, s:o, s:o}", "added", a[0], "modified", a[1], "deleted", a[2]));
 }
 
 static void cut_string(json_t *obj, const char *key)
@@ -344,7 +344,7 @@ static void cut_string(json_t *obj, const char *key)
         if (!json_is_string(v) || json_string_length(v) <= CUT_STRING)
                 return;
         _cleanup_free_ char *e = summary_escape(json_string_value(v), CUT_STRING);
-        json_obj_set(obj, key, json_text(e));
+        jv_set(obj, key, jv_text(e));
 }
 
 /* The last resort: what the model sent (a heredoc of 100 KB), long messages, many violations. */
@@ -353,30 +353,30 @@ static void cut_rest(json_t *obj)
         json_t *argv = json_object_get(obj, "argv"), *viol = json_object_get(obj, "violations");
 
         if (json_is_array(argv)) {
-                json_t *a = json_nonnull(json_array());
+                json_t *a = jv_nonnull(json_array());
                 size_t n = json_array_size(argv);
                 for (size_t i = 0; i < n && i < CUT_ARGV; i++) {
                         const char *s = json_string_value(json_array_get(argv, i));
                         _cleanup_free_ char *e = summary_escape(s ? s : "", CUT_STRING);
-                        json_arr_add(a, json_text(e));
+                        jv_push(a, jv_text(e));
                 }
                 if (n > CUT_ARGV) {
                         _cleanup_free_ char *more = xasprintf("... (%zu more arguments)", n - CUT_ARGV);
-                        json_arr_add(a, json_text(more));
+                        jv_push(a, jv_text(more));
                 }
-                json_obj_set(obj, "argv", a);
+                jv_set(obj, "argv", a);
         }
         cut_string(obj, "message");
         cut_string(obj, "reason");
         cut_string(obj, "why");
         cut_string(obj, "summary");
         if (json_is_array(viol) && json_array_size(viol) > CUT_VIOLATIONS) {
-                json_t *a = json_nonnull(json_array());
+                json_t *a = jv_nonnull(json_array());
                 for (size_t i = 0; i < CUT_VIOLATIONS; i++)
-                        json_arr_add(a, json_incref(json_array_get(viol, i)));
-                json_obj_set(obj, "violations", a);
+                        jv_push(a, json_incref(json_array_get(viol, i)));
+                jv_set(obj, "violations", a);
         }
-        json_obj_set(obj, "result_cut", json_true());
+        jv_set(obj, "result_cut", json_true());
 }
 
 size_t summary_fit(json_t *obj, const struct txbox_record *rec, size_t budget, const char *const *exempt)
@@ -384,10 +384,10 @@ size_t summary_fit(json_t *obj, const struct txbox_record *rec, size_t budget, c
         struct change_counts c;
 
         summary_counts(rec, &c);
-        json_obj_set(obj, "change_counts",
-                     json_nonnull(json_pack("{s:I, s:I, s:I}", "added", (json_int_t)c.added, "modified",
+        jv_set(obj, "change_counts",
+                     jv_nonnull(json_pack("{s:I, s:I, s:I}", "added", (json_int_t)c.added, "modified",
                                             (json_int_t)c.modified, "deleted", (json_int_t)c.deleted)));
-        json_obj_set(obj, "changes_truncated", json_false());
+        jv_set(obj, "changes_truncated", json_false());
         size_t size = summary_json_size(obj, exempt);
         if (!budget || size <= budget)
                 return size;
@@ -396,16 +396,16 @@ size_t summary_fit(json_t *obj, const struct txbox_record *rec, size_t budget, c
         size_t most = c.added > c.modified ? c.added : c.modified;
         most = most > c.deleted ? most : c.deleted;
         size_t lo = 0, hi = most; /* lo fits (once tried), hi + 1 does not */
-        json_obj_set(obj, "changes_truncated", json_true());
+        jv_set(obj, "changes_truncated", json_true());
         while (lo < hi) {
                 size_t mid = lo + (hi - lo + 1) / 2;
-                json_obj_set(obj, "changes", changes_capped(rec, mid));
+                jv_set(obj, "changes", changes_capped(rec, mid));
                 if (summary_json_size(obj, exempt) <= budget)
                         lo = mid;
                 else
                         hi = mid - 1;
         }
-        json_obj_set(obj, "changes", changes_capped(rec, lo));
+        jv_set(obj, "changes", changes_capped(rec, lo));
         if ((size = summary_json_size(obj, exempt)) <= budget)
                 return size;
         cut_rest(obj);

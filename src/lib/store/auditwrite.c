@@ -17,7 +17,7 @@ static json_t *enc_str(const char *s)
         static const char digits[] = "0123456789abcdef";
 
         if (!s)
-                return json_nonnull(json_null());
+                return jv_nonnull(json_null());
         json_t *j = json_string(s);
         if (j)
                 return j;
@@ -28,29 +28,29 @@ static json_t *enc_str(const char *s)
                 hex[2 * i + 1] = digits[(unsigned char)s[i] & 15];
         }
         hex[2 * n] = '\0';
-        return json_nonnull(json_pack("{s:s}", "hex", hex));
+        return jv_nonnull(json_pack("{s:s}", "hex", hex));
 }
 
 static char *argv_to_text(char *const *argv)
 {
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         for (size_t i = 0; argv && argv[i]; i++)
-                json_arr_add(arr, enc_str(argv[i]));
-        return json_dump_compact(arr);
+                jv_push(arr, enc_str(argv[i]));
+        return jv_dump(arr);
 }
 
 static char *violations_to_text(const struct txbox_record *rec)
 {
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         for (size_t i = 0; i < rec->nviolations; i++) {
                 const struct txbox_violation *v = &rec->violations[i];
-                json_t *o = json_nonnull(json_object());
-                json_obj_set(o, "rule", enc_str(v->rule));
-                json_obj_set(o, "path", enc_str(v->path));
-                json_obj_set(o, "detail", enc_str(v->detail));
-                json_arr_add(arr, o);
+                json_t *o = jv_nonnull(json_object());
+                jv_set(o, "rule", enc_str(v->rule));
+                jv_set(o, "path", enc_str(v->path));
+                jv_set(o, "detail", enc_str(v->detail));
+                jv_push(arr, o);
         }
-        return json_dump_compact(arr);
+        return jv_dump(arr);
 }
 
 /* ---- rows <-> records ---- */

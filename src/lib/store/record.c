@@ -231,26 +231,26 @@ char *utf8_lossy(const char *s)
 /* ---- JSON ---- */
 
 /* jansson reports out-of-memory as NULL; the library's policy (xmalloc) is to abort then. */
-json_t *json_nonnull(json_t *j)
+json_t *jv_nonnull(json_t *j)
 {
         if (!j)
                 abort();
         return j;
 }
 
-void json_obj_set(json_t *obj, const char *key, json_t *val)
+void jv_set(json_t *obj, const char *key, json_t *val)
 {
-        if (json_object_set_new(obj, key, json_nonnull(val)) < 0)
+        if (json_object_set_new(obj, key, jv_nonnull(val)) < 0)
                 abort();
 }
 
-void json_arr_add(json_t *arr, json_t *val)
+void jv_push(json_t *arr, json_t *val)
 {
-        if (json_array_append_new(arr, json_nonnull(val)) < 0)
+        if (json_array_append_new(arr, jv_nonnull(val)) < 0)
                 abort();
 }
 
-char *json_dump_compact(json_t *j)
+char *jv_dump(json_t *j)
 {
         /* One line with the separators docs/CONTRACT.md shows (", " and ": "). */
         char *s = json_dumps(j, JSON_PRESERVE_ORDER);
@@ -260,15 +260,15 @@ char *json_dump_compact(json_t *j)
         return s;
 }
 
-json_t *json_text(const char *s)
+json_t *jv_text(const char *s)
 {
         if (!s)
-                return json_nonnull(json_null());
+                return jv_nonnull(json_null());
         json_t *j = json_string(s);
         if (j)
                 return j;
         _cleanup_free_ char *fixed = utf8_lossy(s);
-        return json_nonnull(json_string(fixed));
+        return jv_nonnull(json_string(fixed));
 }
 
 /* ---- lossless names ----
@@ -293,7 +293,7 @@ static json_t *json_hex_if_lossy(const char *s)
 {
         static const char digits[] = "0123456789abcdef";
         if (!s || utf8_valid(s))
-                return json_nonnull(json_null());
+                return jv_nonnull(json_null());
         size_t n = strlen(s);
         _cleanup_free_ char *hex = xmalloc(2 * n + 1);
         for (size_t i = 0; i < n; i++) {
@@ -301,7 +301,7 @@ static json_t *json_hex_if_lossy(const char *s)
                 hex[2 * i + 1] = digits[(unsigned char)s[i] & 15];
         }
         hex[2 * n] = '\0';
-        return json_nonnull(json_string(hex));
+        return jv_nonnull(json_string(hex));
 }
 
 /* An array parallel to the strings given (hex where lossy, else null), or NULL when every
@@ -313,22 +313,22 @@ static json_t *hex_array(const char *const *v, size_t n)
                 any = v[i] && !utf8_valid(v[i]);
         if (!any)
                 return NULL;
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         for (size_t i = 0; i < n; i++)
-                json_arr_add(arr, json_hex_if_lossy(v[i]));
+                jv_push(arr, json_hex_if_lossy(v[i]));
         return arr;
 }
 
 static json_t *json_int_or_null(int64_t v, bool is_null)
 {
-        return json_nonnull(is_null ? json_null() : json_integer((json_int_t)v));
+        return jv_nonnull(is_null ? json_null() : json_integer((json_int_t)v));
 }
 
 static json_t *argv_json(char *const *argv)
 {
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         for (size_t i = 0; argv && argv[i]; i++)
-                json_arr_add(arr, json_text(argv[i]));
+                jv_push(arr, jv_text(argv[i]));
         return arr;
 }
 
@@ -356,8 +356,8 @@ static json_t *changes_hex_json(const struct txbox_record *rec)
                 if (!arr)
                         continue;
                 if (!obj)
-                        obj = json_nonnull(json_object());
-                json_obj_set(obj, change_names[c], arr);
+                        obj = jv_nonnull(json_object());
+                jv_set(obj, change_names[c], arr);
         }
         return obj;
 }
@@ -365,32 +365,32 @@ static json_t *changes_hex_json(const struct txbox_record *rec)
 static json_t *changes_json(const struct txbox_record *rec)
 {
         json_t *lists[ARRAY_SIZE(change_names)];
-        json_t *obj = json_nonnull(json_object());
+        json_t *obj = jv_nonnull(json_object());
 
         for (size_t c = 0; c < ARRAY_SIZE(change_names); c++) {
-                lists[c] = json_nonnull(json_array());
-                json_obj_set(obj, change_names[c], lists[c]); /* obj holds the reference */
+                lists[c] = jv_nonnull(json_array());
+                jv_set(obj, change_names[c], lists[c]); /* obj holds the reference */
         }
         for (size_t i = 0; i < rec->npaths; i++) {
                 unsigned c = (unsigned)rec->paths[i].change;
                 if (c < ARRAY_SIZE(change_names) && rec->paths[i].path)
-                        json_arr_add(lists[c], json_text(rec->paths[i].path));
+                        jv_push(lists[c], jv_text(rec->paths[i].path));
         }
         return obj;
 }
 
 static json_t *violations_json(const struct txbox_record *rec)
 {
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         for (size_t i = 0; i < rec->nviolations; i++) {
                 const struct txbox_violation *v = &rec->violations[i];
-                json_t *o = json_nonnull(json_object());
-                json_obj_set(o, "rule", json_text(v->rule));
-                json_obj_set(o, "path", json_text(v->path));
+                json_t *o = jv_nonnull(json_object());
+                jv_set(o, "rule", jv_text(v->rule));
+                jv_set(o, "path", jv_text(v->path));
                 if (v->path && !utf8_valid(v->path))
-                        json_obj_set(o, "path_hex", json_hex_if_lossy(v->path));
-                json_obj_set(o, "detail", json_text(v->detail));
-                json_arr_add(arr, o);
+                        jv_set(o, "path_hex", json_hex_if_lossy(v->path));
+                jv_set(o, "detail", jv_text(v->detail));
+                jv_push(arr, o);
         }
         return arr;
 }
@@ -398,20 +398,20 @@ static json_t *violations_json(const struct txbox_record *rec)
 /* A session's commands: what ran and how each ended. */
 static json_t *savepoints_json(const struct txbox_record *rec)
 {
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         for (size_t i = 0; i < rec->nsavepoints; i++) {
                 const struct txbox_savepoint *sp = &rec->savepoints[i];
-                json_t *o = json_nonnull(json_object());
+                json_t *o = jv_nonnull(json_object());
                 /* Keys of their own: a line-oriented reader of the record (grep '"outcome"')
                  * must not take a command's for the session's. */
-                json_obj_set(o, "n", json_integer(sp->n));
-                json_obj_set(o, "command", argv_json(sp->argv));
-                json_obj_set(o, "result", json_text(txbox_sp_outcome_name(sp->outcome)));
-                json_obj_set(o, "exit", json_int_or_null(sp->exit_code, sp->exit_code < 0));
-                json_obj_set(o, "killed_by", json_int_or_null(sp->signal, sp->signal == 0));
-                json_obj_set(o, "start_ms", json_int_or_null(sp->started_ms, false));
-                json_obj_set(o, "time_ms", json_int_or_null(sp->duration_ms, false));
-                json_arr_add(arr, o);
+                jv_set(o, "n", json_integer(sp->n));
+                jv_set(o, "command", argv_json(sp->argv));
+                jv_set(o, "result", jv_text(txbox_sp_outcome_name(sp->outcome)));
+                jv_set(o, "exit", json_int_or_null(sp->exit_code, sp->exit_code < 0));
+                jv_set(o, "killed_by", json_int_or_null(sp->signal, sp->signal == 0));
+                jv_set(o, "start_ms", json_int_or_null(sp->started_ms, false));
+                jv_set(o, "time_ms", json_int_or_null(sp->duration_ms, false));
+                jv_push(arr, o);
         }
         return arr;
 }
@@ -419,60 +419,60 @@ static json_t *savepoints_json(const struct txbox_record *rec)
 json_t *record_to_json(const struct txbox_record *rec)
 {
         char id[sizeof(rec->id) + 1];
-        json_t *o = json_nonnull(json_object());
+        json_t *o = jv_nonnull(json_object());
 
         /* id is a fixed array: do not trust it to be terminated. */
         memcpy(id, rec->id, sizeof(rec->id));
         id[sizeof(rec->id)] = '\0';
 
-        json_obj_set(o, "tx", json_text(id));
-        json_obj_set(o, "argv", argv_json(rec->argv));
-        json_obj_set(o, "decision", json_text(rec->decision));
-        json_obj_set(o, "rule", json_text(rec->rule));
-        json_obj_set(o, "reason", json_text(rec->reason));
-        json_obj_set(o, "exit_code", json_int_or_null(rec->exit_code, rec->exit_code < 0));
-        json_obj_set(o, "signal", json_int_or_null(rec->signal, rec->signal == 0));
-        json_obj_set(o, "outcome", json_text(txbox_outcome_name(rec->outcome)));
-        json_obj_set(o, "changes", changes_json(rec));
-        json_obj_set(o, "violations", violations_json(rec));
-        json_obj_set(o, "duration_ms", json_int_or_null(rec->duration_ms, false));
+        jv_set(o, "tx", jv_text(id));
+        jv_set(o, "argv", argv_json(rec->argv));
+        jv_set(o, "decision", jv_text(rec->decision));
+        jv_set(o, "rule", jv_text(rec->rule));
+        jv_set(o, "reason", jv_text(rec->reason));
+        jv_set(o, "exit_code", json_int_or_null(rec->exit_code, rec->exit_code < 0));
+        jv_set(o, "signal", json_int_or_null(rec->signal, rec->signal == 0));
+        jv_set(o, "outcome", jv_text(txbox_outcome_name(rec->outcome)));
+        jv_set(o, "changes", changes_json(rec));
+        jv_set(o, "violations", violations_json(rec));
+        jv_set(o, "duration_ms", json_int_or_null(rec->duration_ms, false));
         /* Extras beyond docs/CONTRACT.md, which allows adding fields. */
-        json_obj_set(o, "cwd", json_text(rec->cwd));
-        json_obj_set(o, "started_ms", json_int_or_null(rec->started_ms, false));
-        json_obj_set(o, "message", json_text(rec->message));
-        json_obj_set(o, "commit_seq", json_int_or_null(rec->commit_seq, rec->commit_seq <= 0));
+        jv_set(o, "cwd", jv_text(rec->cwd));
+        jv_set(o, "started_ms", json_int_or_null(rec->started_ms, false));
+        jv_set(o, "message", jv_text(rec->message));
+        jv_set(o, "commit_seq", json_int_or_null(rec->commit_seq, rec->commit_seq <= 0));
         if (rec->env_dropped) {
-                json_t *a = json_nonnull(json_array());
+                json_t *a = jv_nonnull(json_array());
                 _cleanup_free_ char *copy = xstrdup(rec->env_dropped);
                 char *save = NULL;
                 for (char *n = strtok_r(copy, ",", &save); n; n = strtok_r(NULL, ",", &save))
-                        json_arr_add(a, json_text(n));
-                json_obj_set(o, "env_dropped", a);
+                        jv_push(a, jv_text(n));
+                jv_set(o, "env_dropped", a);
         }
         if (rec->net_log)
-                json_obj_set(o, "net", json_text(rec->net_log));
+                jv_set(o, "net", jv_text(rec->net_log));
         /* the exact bytes of names that are not UTF-8 (see "lossless names" above) */
         json_t *h;
         if ((h = argv_hex_json(rec->argv)))
-                json_obj_set(o, "argv_hex", h);
+                jv_set(o, "argv_hex", h);
         if ((h = changes_hex_json(rec)))
-                json_obj_set(o, "changes_hex", h);
+                jv_set(o, "changes_hex", h);
         if (rec->cwd && !utf8_valid(rec->cwd))
-                json_obj_set(o, "cwd_hex", json_hex_if_lossy(rec->cwd));
+                jv_set(o, "cwd_hex", json_hex_if_lossy(rec->cwd));
         if (rec->nsavepoints)
-                json_obj_set(o, "savepoints", savepoints_json(rec));
+                jv_set(o, "savepoints", savepoints_json(rec));
         return o;
 }
 
 TXBOX_API char *txbox_record_json(const struct txbox_record *rec)
 {
-        return json_dump_compact(record_to_json(rec));
+        return jv_dump(record_to_json(rec));
 }
 
 TXBOX_API char *txbox_records_json(const struct txbox_record *recs, size_t n)
 {
-        json_t *arr = json_nonnull(json_array());
+        json_t *arr = jv_nonnull(json_array());
         for (size_t i = 0; i < n; i++)
-                json_arr_add(arr, record_to_json(&recs[i]));
-        return json_dump_compact(arr);
+                jv_push(arr, record_to_json(&recs[i]));
+        return jv_dump(arr);
 }

@@ -37,16 +37,16 @@ void record_set_changes(struct txbox_record *rec, const struct txbox_path *paths
 /* A JSON value for a C string: null for NULL, the string itself when it is valid UTF-8,
  * else a copy with every invalid byte replaced by U+FFFD (file names and arguments are
  * bytes, JSON text is Unicode).  Never NULL. */
-json_t *json_text(const char *s);
+json_t *jv_text(const char *s);
 
 /* s with every byte that is not part of valid UTF-8 replaced by U+FFFD; malloc'd. */
 char *utf8_lossy(const char *s);
 
 /* jansson reports out-of-memory as NULL or -1; like xmalloc, these abort then. */
-json_t *json_nonnull(json_t *j);
-void json_obj_set(json_t *obj, const char *key, json_t *val); /* steals val */
-void json_arr_add(json_t *arr, json_t *val);                  /* steals val */
+json_t *jv_nonnull(json_t *j);
+void jv_set(json_t *obj, const char *key, json_t *val); /* steals val */
+void jv_push(json_t *arr, json_t *val);                  /* steals val */
 /* Compact JSON text of j (malloc'd, no trailing newline); drops the reference to j. */
-char *json_dump_compact(json_t *j);
+char *jv_dump(json_t *j);
 
 #endif

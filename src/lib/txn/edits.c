@@ -322,10 +322,10 @@ static void capture_one(struct txbox_ws *ws, int cfd, size_t i, struct entry *e,
 
 static json_t *entry_json(const struct entry *e)
 {
-        return json_nonnull(json_pack("{s:o, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b}", "path",
-                                      json_nonnull(json_stringn(e->path, strlen(e->path))), "before",
+        return jv_nonnull(json_pack("{s:o, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:b, s:b}", "path",
+                                      jv_nonnull(json_stringn(e->path, strlen(e->path))), "before",
                                       before_names[e->before], "made_from",
-                                      e->made_from ? json_nonnull(json_stringn(e->made_from, strlen(e->made_from)))
+                                      e->made_from ? jv_nonnull(json_stringn(e->made_from, strlen(e->made_from)))
                                                    : json_null(),
                                       "ino", (json_int_t)e->ino, "mode", (json_int_t)e->mode, "size",
                                       (json_int_t)e->size, "mtime_ns", (json_int_t)e->mtime_ns, "uid",
@@ -335,12 +335,12 @@ static json_t *entry_json(const struct entry *e)
 
 static int write_meta(int cfd, const struct capture *c, struct txbox_error *err)
 {
-        json_t *argv = json_nonnull(json_array()), *es = json_nonnull(json_array());
+        json_t *argv = jv_nonnull(json_array()), *es = jv_nonnull(json_array());
         for (char **a = c->argv; *a; a++)
-                json_arr_add(argv, json_nonnull(json_stringn(*a, strlen(*a))));
+                jv_push(argv, jv_nonnull(json_stringn(*a, strlen(*a))));
         for (size_t i = 0; i < c->n; i++)
-                json_arr_add(es, entry_json(&c->e[i]));
-        json_t *m = json_nonnull(json_pack("{s:i, s:I, s:I, s:o, s:o}", "version", 1, "created_ms",
+                jv_push(es, entry_json(&c->e[i]));
+        json_t *m = jv_nonnull(json_pack("{s:i, s:I, s:I, s:o, s:o}", "version", 1, "created_ms",
                                            (json_int_t)c->created_ms, "begin_seq", (json_int_t)c->begin_seq,
                                            "argv", argv, "entries", es));
         char *s = json_dumps(m, JSON_COMPACT | JSON_ENSURE_ASCII);
@@ -912,7 +912,7 @@ static int write_row(struct txbox_ws *ws, int dir, const struct capture *c, stru
         ws_note_commit_seq(ws, rec->commit_seq);
         (void)failpoint("edit"); /* past the row: only a crash is of interest */
         ws_write_commit_marker(dir, rec->commit_seq);
-        _cleanup_free_ char *j = json_dump_compact(record_to_json(rec));
+        _cleanup_free_ char *j = jv_dump(record_to_json(rec));
         _cleanup_free_ char *b = xasprintf("%lld 0\n%s\n", (long long)c->begin_seq, j);
         write_file_atomic_at(dir, "begin", b, strlen(b), false);
         return 0;

@@ -173,7 +173,7 @@ static int write_snapshot(struct txbox_tx *tx, bool *defer, struct txbox_error *
         /* Line 2, the record: should this process die before the row is written, recovery
          * logs the run from it; kept after a commit, it gives a log that lost the row the
          * command line back (logrepair.c). */
-        _cleanup_free_ char *rec = json_dump_compact(record_to_json(&tx->rec));
+        _cleanup_free_ char *rec = jv_dump(record_to_json(&tx->rec));
         _cleanup_free_ char *buf =
                 xasprintf("%lld %lld\n%s\n", (long long)tx->begin_seq, (long long)tx->begin_ns, rec);
         if ((r = write_file_atomic_at(tx->dir_fd, "begin", buf, strlen(buf), false)) < 0)
