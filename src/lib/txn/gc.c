@@ -13,7 +13,14 @@
  *
  * Never touched: a transaction with a claim in active/ (a process works on it, or recovery
  * must), one whose commit is not settled yet (settle/: recovery after a reboot replays its
- * journal from tx/ID), a pending one, one half-way through an undo. */
+ * journal from tx/ID), a pending one, one half-way through an undo.
+ *
+ * The automatic pass after each commit (gc_auto) must not cost in proportion to the commits
+ * kept (up to a thousand by default): it takes the sizes and commit times of state/gc for
+ * the directories listed there without looking at them again, measures only the new ones,
+ * and looks again at a listed one only before pruning it.  Only an undo changes a commit's
+ * directory once it is listed: it first leaves state/gc-stale (durably), and the next pass
+ * then checks every directory, as txbox gc and a pass an hour after the last full one do. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <limits.h>
@@ -25,6 +32,7 @@
 
 #define RETENTION_FILE "retention"
 #define GC_FILE "gc"
+#define GC_STALE_FILE "gc-stale"
 #define GC_FILE_MAX (8u << 20)
 #define GC_AUTO_MAX 64      /* prunes per automatic pass: it runs beside a program */
 #define GC_AUTO_STALE_S 3600 /* an automatic pass at least this often, for the age limit */
@@ -191,6 +199,9 @@ struct gc_scan {
         unsigned skipped;
         int64_t pruned_ms;     /* from state/gc */
         int64_t seq;           /* newest commit seq at the last pass, from state/gc */
+        int64_t checked_s;     /* when a pass last looked at every directory, from state/gc */
+        bool trusted;          /* known entries taken as they are (gc_auto) */
+        struct strvec claimed; /* trusted: the names in active/ */
 };
 
 static void scan_free(struct gc_scan *sc)
@@ -198,6 +209,7 @@ static void scan_free(struct gc_scan *sc)
         free(sc->v);
         free(sc->known);
         strvec_clear(&sc->orphans);
+        strvec_clear(&sc->claimed);
 }
 
 static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
@@ -291,11 +303,25 @@ static void add_entry(struct gc_scan *sc, const struct gc_entry *e)
         sc->v[sc->n++] = *e;
 }
 
+static struct gc_entry *known_entry(const struct gc_scan *sc, const char *id)
+{
+        struct gc_entry key = {0};
+        snprintf(key.id, sizeof(key.id), "%s", id);
+        return sc->nknown ? bsearch(&key, sc->known, sc->nknown, sizeof(key), by_id) : NULL;
+}
+
 static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *settled, bool use_log,
                      struct gc_scan *sc)
 {
         struct stat mk, dst;
+        struct gc_entry *k;
 
+        /* Trusted (see the top): listed, and no claim in active/. */
+        if (sc->trusted && (k = known_entry(sc, id)) && k->time_ns && !strvec_has(&sc->claimed, id)) {
+                add_entry(sc, k);
+                sc->v[sc->n - 1].pinned = strvec_has(settled, id);
+                return;
+        }
         /* Claimed: a process works on it, or recovery must. */
         if (faccessat(ws->active_fd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
                 sc->skipped++;
@@ -304,9 +330,7 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
         /* Measured by an earlier pass and unchanged since (a marker, an undo would have
          * changed the directory's mtime): one stat, no walk. */
         if (fstatat(ws->tx_fd, id, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode)) {
-                struct gc_entry key = {0}, *k;
-                snprintf(key.id, sizeof(key.id), "%s", id);
-                k = sc->nknown ? bsearch(&key, sc->known, sc->nknown, sizeof(key), by_id) : NULL;
+                k = known_entry(sc, id);
                 if (k && k->mtime_ns == ts_ns(&dst.st_mtim) && k->time_ns) {
                         add_entry(sc, k);
                         sc->v[sc->n - 1].pinned = strvec_has(settled, id);
@@ -341,11 +365,31 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
 /* state/gc: "txbox-gc 1", "seq N", "pruned_ms N", then "ID MTIME_NS BYTES TIME_NS" per
  * transaction measured (its directory's mtime, its size, its commit time).  Anything
  * malformed is ignored: it is measured again. */
+/* "ID MTIME_NS BYTES TIME_NS": a line of state/gc read by hand (sscanf would cost a pass
+ * with a thousand commits kept more than the rest of it). */
+static bool parse_entry(char *l, char id[32], long long *mt, unsigned long long *b, long long *t)
+{
+        char *sp = strchr(l, ' '), *end;
+        if (!sp || sp - l >= 32)
+                return false;
+        memcpy(id, l, (size_t)(sp - l));
+        id[sp - l] = '\0';
+        errno = 0;
+        *mt = strtoll(sp + 1, &end, 10);
+        if (*end != ' ')
+                return false;
+        *b = strtoull(end + 1, &end, 10);
+        if (*end != ' ')
+                return false;
+        *t = strtoll(end + 1, &end, 10);
+        return *end == '\0' && errno == 0 && is_tx_id(id);
+}
+
 static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
 {
         _cleanup_free_ char *text = NULL;
         char *save = NULL;
-        long long seq = -1, ms = 0;
+        long long seq = -1, ms = 0, checked = 0;
         size_t cap = 0;
 
         sc->seq = -1;
@@ -356,10 +400,11 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
                 char id[32];
                 long long mt, t;
                 unsigned long long b;
-                if (sscanf(l, "seq %lld", &seq) == 1 || sscanf(l, "pruned_ms %lld", &ms) == 1)
+                if (!parse_entry(l, id, &mt, &b, &t)) {
+                        if (sscanf(l, "seq %lld", &seq) != 1 && sscanf(l, "pruned_ms %lld", &ms) != 1)
+                                sscanf(l, "checked_s %lld", &checked);
                         continue;
-                if (sscanf(l, "%31s %lld %llu %lld", id, &mt, &b, &t) != 4 || !is_tx_id(id))
-                        continue;
+                }
                 if (sc->nknown == cap) {
                         cap = cap ? 2 * cap : 64;
                         sc->known = xrealloc(sc->known, cap * sizeof(*sc->known));
@@ -376,6 +421,7 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
                 qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
         sc->seq = seq;
         sc->pruned_ms = ms;
+        sc->checked_s = checked;
 }
 
 /* Sizes of entries found unchanged since the last pass, from state/gc. */
@@ -392,7 +438,7 @@ static void cache_apply(struct gc_scan *sc)
 }
 
 static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq,
-                       int64_t pruned_ms)
+                       int64_t pruned_ms, bool durable)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -400,12 +446,14 @@ static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kep
 
         if (!f)
                 return -ENOMEM;
-        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\n", (long long)seq, (long long)pruned_ms);
+        /* checked_s: now after a pass that looked at every directory, else the last one's. */
+        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\n", (long long)seq,
+                (long long)pruned_ms, (long long)(sc->trusted ? sc->checked_s : (int64_t)time(NULL)));
         for (size_t i = 0; i < kept; i++)
                 fprintf(f, "%s %lld %llu %lld\n", sc->v[i].id, (long long)sc->v[i].mtime_ns,
                         (unsigned long long)sc->v[i].bytes, (long long)sc->v[i].time_ns);
         fclose(f);
-        int r = write_file_atomic_at(ws->state_fd, GC_FILE, buf, len, false);
+        int r = write_file_atomic_at(ws->state_fd, GC_FILE, buf, len, durable);
         free(buf);
         return r;
 }
@@ -418,7 +466,28 @@ static int newest_first(const void *a, const void *b)
         return strcmp(y->id, x->id);
 }
 
-static int scan(struct txbox_ws *ws, bool use_log, struct gc_scan *sc)
+/* Whether the automatic pass may take state/gc's entries as they are: a full pass checked
+ * every directory less than GC_AUTO_STALE_S ago, and no undo happened since (gc-stale). */
+static bool cache_trusted(struct txbox_ws *ws, const struct gc_scan *sc)
+{
+        int64_t age = (int64_t)time(NULL) - sc->checked_s;
+        return sc->seq >= 0 && sc->checked_s > 0 && age >= 0 && age < GC_AUTO_STALE_S &&
+               faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+static void list_names(int dirfd, struct strvec *out)
+{
+        DIR *d = dir_stream(dirfd);
+        struct dirent *de;
+
+        while (d && (de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        strvec_push(out, xstrdup(de->d_name));
+        if (d)
+                closedir(d);
+}
+
+static int scan(struct txbox_ws *ws, bool use_log, bool trust, struct gc_scan *sc)
 {
         struct strvec settled = {0};
         DIR *d = dir_stream(ws->tx_fd);
@@ -428,6 +497,9 @@ static int scan(struct txbox_ws *ws, bool use_log, struct gc_scan *sc)
         if (!d)
                 return -errno;
         cache_read(ws, sc);
+        sc->trusted = trust && cache_trusted(ws, sc);
+        if (sc->trusted)
+                list_names(ws->active_fd, &sc->claimed);
         settle_ids(ws, &settled);
         while ((de = readdir(d)))
                 if (is_tx_id(de->d_name))
@@ -512,13 +584,24 @@ static void empty_trash(struct txbox_ws *ws, bool dry, struct txbox_gc_stats *st
 }
 
 /* One pass under the workspace lock. */
-static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool use_log, size_t max_prune,
-                     bool dry, struct txbox_gc_stats *st, struct txbox_error *err)
+/* Trusted: whether a listed directory about to be pruned is still what state/gc says (no
+ * claim on it, its directory unchanged). */
+static bool still_listed(struct txbox_ws *ws, const struct gc_entry *e)
+{
+        struct stat st;
+        return faccessat(ws->active_fd, e->id, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+               fstatat(ws->tx_fd, e->id, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+               ts_ns(&st.st_mtim) == e->mtime_ns;
+}
+
+/* One pass under the workspace lock; trust: the automatic pass (see the top). */
+static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool use_log, bool trust,
+                     size_t max_prune, bool dry, struct txbox_gc_stats *st, struct txbox_error *err)
 {
         struct gc_scan sc;
         int64_t seq = ws_newest_commit_seq(ws), pruned_ms;
         uint64_t kept_bytes;
-        int e = scan(ws, use_log, &sc);
+        int e = scan(ws, use_log, trust, &sc);
 
         if (e < 0)
                 return tx_err(err, -e, "cannot read '%s/tx': %s", ws->state, strerror(-e));
@@ -527,7 +610,10 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
                 kept = sc.n - max_prune;
         pruned_ms = sc.pruned_ms;
         for (size_t i = kept; i < sc.n; i++) {
-                if (sc.v[i].pinned) { /* an old unsettled commit: recovery's first */
+                /* An old unsettled commit (recovery's first), or one taken from state/gc that
+                 * changed since (left out of it: the next pass looks at it) */
+                if (sc.v[i].pinned || (sc.trusted && !still_listed(ws, &sc.v[i]))) {
+                        sc.v[i].pinned = true;
                         sc.skipped++;
                         continue;
                 }
@@ -549,11 +635,16 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
                 scan_free(&sc);
                 return 0;
         }
-        /* The record first (sizes, and what undo may call pruned), then the renames. */
-        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms)) < 0) {
+        /* The record first (sizes, and what undo may call pruned), then the renames.  After
+         * an undo it is made durable before gc-stale goes: the two must not be undone by a
+         * crash in the wrong order. */
+        bool stale = !sc.trusted && faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms, stale)) < 0) {
                 scan_free(&sc);
                 return tx_err(err, -e, "cannot write '%s/%s': %s", ws->state, GC_FILE, strerror(-e));
         }
+        if (stale)
+                unlinkat(ws->state_fd, GC_STALE_FILE, 0);
         for (size_t i = sc.n; e >= 0 && i > kept; i--)
                 if (!sc.v[i - 1].pinned)
                         e = prune_dir(ws, sc.v[i - 1].id, "gc", use_log);
@@ -582,7 +673,7 @@ TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, uns
         ws_sweep_wait(ws); /* its trash and its log writes are done */
         if ((e = ws_lock(ws, err)) < 0)
                 return e;
-        e = gc_locked(ws, r, true, SIZE_MAX, dry, &st, err);
+        e = gc_locked(ws, r, true, false, SIZE_MAX, dry, &st, err);
         if (e >= 0)
                 empty_trash(ws, dry, &st);
         ws_unlock(ws);
@@ -636,8 +727,13 @@ void gc_auto(struct txbox_ws *ws)
         }
         if (lock < 0)
                 return;
-        gc_locked(ws, &r, false, GC_AUTO_MAX, false, &st, &err);
+        gc_locked(ws, &r, false, true, GC_AUTO_MAX, false, &st, &err);
         flock(lock, LOCK_UN);
+}
+
+int gc_mark_stale(struct txbox_ws *ws)
+{
+        return write_file_atomic_at(ws->state_fd, GC_STALE_FILE, "", 0, true);
 }
 
 int64_t gc_pruned_through_ms(struct txbox_ws *ws)

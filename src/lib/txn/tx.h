@@ -139,6 +139,9 @@ const char *ws_home_dir(void);
  * taken.  gc_pruned_through_ms: the newest commit time (ms) whose undo data gc pruned. */
 void gc_auto(struct txbox_ws *ws);
 int64_t gc_pruned_through_ms(struct txbox_ws *ws);
+/* Before an undo changes a committed transaction's directory: the next automatic pass looks
+ * at every directory again instead of taking state/gc's sizes (gc.c).  0 or -errno. */
+int gc_mark_stale(struct txbox_ws *ws);
 
 /* Keep n (at most WS_PREPARED_MAX) transactions prepared (command.c's command_prepare). */
 void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);

@@ -300,6 +300,11 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         }
         if ((r = undo_conflicts(ws, rec, c.dir, c.ops, c.n, err)) < 0)
                 goto out;
+        if ((r = gc_mark_stale(ws)) < 0) {
+                r = tx_err(err, -r, "cannot start undo of tx %s: cannot write '%s/gc-stale': %s", rec->id,
+                           ws->state, strerror(-r));
+                goto out;
+        }
         if ((r = write_file_atomic_at(c.dir, "undoing", "", 0, true)) < 0) {
                 r = tx_err(err, -r, "cannot start undo of tx %s: %s", rec->id, strerror(-r));
                 goto out;
@@ -359,6 +364,8 @@ static int recover_undo(struct txbox_ws *ws, struct txbox_record *rec, struct tx
         struct undo_ctx c;
         int r = undo_ctx_open(ws, rec->id, &c, err);
 
+        if (r == 0 && (r = gc_mark_stale(ws)) < 0)
+                r = tx_err(err, -r, "cannot write '%s/gc-stale': %s", ws->state, strerror(-r));
         if (r == 0 && (r = journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, err)) == 0) {
                 unlinkat(c.dir, "undoing", 0);
                 rec->outcome = TXBOX_COMMITTED;
