@@ -17,10 +17,13 @@
  *
  * The automatic pass after each commit (gc_auto) must not cost in proportion to the commits
  * kept (up to a thousand by default): it takes the sizes and commit times of state/gc for
- * the directories listed there without looking at them again, measures only the new ones,
- * and looks again at a listed one only before pruning it.  Only an undo changes a commit's
- * directory once it is listed: it first leaves state/gc-stale (durably), and the next pass
- * then checks every directory, as txbox gc and a pass an hour after the last full one do. */
+ * the directories listed there without looking at them again, measures only the commits
+ * named in state/gc-new since (each commit appends its id under the workspace lock), and
+ * looks again at a listed one only before pruning it.  Only an undo or recovery changes or
+ * removes a commit's directory once it is listed: it first leaves state/gc-stale (durably),
+ * and the next pass then reads tx/ and checks every directory, as txbox gc and a pass an
+ * hour after the last full one do.  Whatever state/gc misses (a lost append) is kept until
+ * such a pass: never pruned early. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <limits.h>
@@ -33,6 +36,7 @@
 #define RETENTION_FILE "retention"
 #define GC_FILE "gc"
 #define GC_STALE_FILE "gc-stale"
+#define GC_NEW_FILE "gc-new"
 #define GC_FILE_MAX (8u << 20)
 #define GC_AUTO_MAX 64      /* prunes per automatic pass: it runs beside a program */
 #define GC_AUTO_STALE_S 3600 /* an automatic pass at least this often, for the age limit */
@@ -201,7 +205,8 @@ struct gc_scan {
         int64_t seq;           /* newest commit seq at the last pass, from state/gc */
         int64_t checked_s;     /* when a pass last looked at every directory, from state/gc */
         bool trusted;          /* known entries taken as they are (gc_auto) */
-        struct strvec claimed; /* trusted: the names in active/ */
+        struct strvec claimed; /* the names in active/ */
+        struct strvec again;   /* directories skipped while claimed: state/gc-new, for next time */
 };
 
 static void scan_free(struct gc_scan *sc)
@@ -210,6 +215,7 @@ static void scan_free(struct gc_scan *sc)
         free(sc->known);
         strvec_clear(&sc->orphans);
         strvec_clear(&sc->claimed);
+        strvec_clear(&sc->again);
 }
 
 static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
@@ -487,24 +493,50 @@ static void list_names(int dirfd, struct strvec *out)
                 closedir(d);
 }
 
+/* Trusted: the directories to look at are those state/gc lists and the commits since
+ * (state/gc-new), not every entry of tx/. */
+static void trusted_ids(struct txbox_ws *ws, const struct gc_scan *sc, struct strvec *ids)
+{
+        _cleanup_free_ char *text = NULL;
+        char *save = NULL;
+
+        for (size_t i = 0; i < sc->nknown; i++)
+                strvec_push(ids, xstrdup(sc->known[i].id));
+        if (read_file_at(ws->state_fd, GC_NEW_FILE, GC_FILE_MAX, &text, NULL) < 0)
+                return;
+        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+                if (is_tx_id(l) && !known_entry(sc, l) && !strvec_has(ids, l))
+                        strvec_push(ids, xstrdup(l));
+}
+
 static int scan(struct txbox_ws *ws, bool use_log, bool trust, struct gc_scan *sc)
 {
-        struct strvec settled = {0};
-        DIR *d = dir_stream(ws->tx_fd);
-        struct dirent *de;
+        struct strvec settled = {0}, ids = {0};
 
         memset(sc, 0, sizeof(*sc));
-        if (!d)
-                return -errno;
         cache_read(ws, sc);
         sc->trusted = trust && cache_trusted(ws, sc);
-        if (sc->trusted)
-                list_names(ws->active_fd, &sc->claimed);
+        list_names(ws->active_fd, &sc->claimed);
+        if (sc->trusted) {
+                trusted_ids(ws, sc, &ids);
+        } else {
+                DIR *d = dir_stream(ws->tx_fd);
+                struct dirent *de;
+                if (!d)
+                        return -errno;
+                while ((de = readdir(d)))
+                        if (is_tx_id(de->d_name))
+                                strvec_push(&ids, xstrdup(de->d_name));
+                closedir(d);
+        }
         settle_ids(ws, &settled);
-        while ((de = readdir(d)))
-                if (is_tx_id(de->d_name))
-                        scan_one(ws, de->d_name, &settled, use_log, sc);
-        closedir(d);
+        for (size_t i = 0; i < ids.n; i++) {
+                size_t n = sc->n;
+                scan_one(ws, ids.v[i], &settled, use_log, sc);
+                if (sc->n == n && strvec_has(&sc->claimed, ids.v[i]))
+                        strvec_push(&sc->again, xstrdup(ids.v[i])); /* its process is not done with it */
+        }
+        strvec_clear(&ids);
         strvec_clear(&settled);
         if (sc->n)
                 qsort(sc->v, sc->n, sizeof(*sc->v), newest_first);
@@ -645,6 +677,19 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
         }
         if (stale)
                 unlinkat(ws->state_fd, GC_STALE_FILE, 0);
+        /* In state/gc now, but those still claimed (appends wait for our lock) */
+        if (!sc.again.n)
+                unlinkat(ws->state_fd, GC_NEW_FILE, 0);
+        else {
+                size_t len = 0;
+                for (size_t i = 0; i < sc.again.n; i++)
+                        len += strlen(sc.again.v[i]) + 1;
+                _cleanup_free_ char *text = xmalloc(len + 1);
+                char *w = text;
+                for (size_t i = 0; i < sc.again.n; i++)
+                        w = stpcpy(stpcpy(w, sc.again.v[i]), "\n");
+                write_file_atomic_at(ws->state_fd, GC_NEW_FILE, text, len, false);
+        }
         for (size_t i = sc.n; e >= 0 && i > kept; i--)
                 if (!sc.v[i - 1].pinned)
                         e = prune_dir(ws, sc.v[i - 1].id, "gc", use_log);
@@ -734,6 +779,19 @@ void gc_auto(struct txbox_ws *ws)
 int gc_mark_stale(struct txbox_ws *ws)
 {
         return write_file_atomic_at(ws->state_fd, GC_STALE_FILE, "", 0, true);
+}
+
+void gc_note_commit(struct txbox_ws *ws, const char *id)
+{
+        char line[64];
+        int n = snprintf(line, sizeof(line), "%s\n", id);
+        int fd = openat(ws->state_fd, GC_NEW_FILE, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+
+        if (fd >= 0 && write(fd, line, (size_t)n) != n) {
+                /* lost: kept until a full pass (see the top) */
+        }
+        if (fd >= 0)
+                close(fd);
 }
 
 int64_t gc_pruned_through_ms(struct txbox_ws *ws)

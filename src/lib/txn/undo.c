@@ -364,8 +364,6 @@ static int recover_undo(struct txbox_ws *ws, struct txbox_record *rec, struct tx
         struct undo_ctx c;
         int r = undo_ctx_open(ws, rec->id, &c, err);
 
-        if (r == 0 && (r = gc_mark_stale(ws)) < 0)
-                r = tx_err(err, -r, "cannot write '%s/gc-stale': %s", ws->state, strerror(-r));
         if (r == 0 && (r = journal_revert(ws->ws_fd, c.undo, c.redo, c.inv, c.n, err)) == 0) {
                 unlinkat(c.dir, "undoing", 0);
                 rec->outcome = TXBOX_COMMITTED;
@@ -525,6 +523,11 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         struct txbox_record rec = {0};
         _cleanup_close_ int dir = open_subdir(ws->tx_fd, id, false);
         int r = audit_get(ws->audit, id, &rec, err);
+
+        /* It may change or remove a directory the automatic gc pass lists: that pass checks
+         * every directory next time (gc.c).  Should even that fail, its list goes. */
+        if (gc_mark_stale(ws) < 0)
+                unlinkat(ws->state_fd, "gc", 0);
 
         if (r == -ENOENT) /* died before its audit row was written */
                 return recover_unlogged(ws, id, dir, err);
