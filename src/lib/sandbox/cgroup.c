@@ -465,37 +465,12 @@ int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struc
         return 0;
 }
 
-int cgroup_tx_clone_fd(const struct cgroup_tx *cg)
+int cgroup_tx_handoff(const struct cgroup_tx *cg, int fds[CGROUP_MAX_FDS], size_t *n)
 {
-        return cg && cg->mode == CGROUP_V2 ? cg->dir : -1;
-}
-
-size_t cgroup_tx_join_fds(const struct cgroup_tx *cg, int fds[CGROUP_MAX_FDS])
-{
-        size_t n = 0;
+        *n = 0;
         for (size_t i = 0; cg && cg->mode == CGROUP_V1 && i < cg->n; i++)
-                fds[n++] = cg->tasks[i];
-        return n;
-}
-
-int cgroup_join_self(const int *fds, size_t n)
-{
-        int r = 0;
-        for (size_t i = 0; i < n; i++) {
-                if (r == 0 && write(fds[i], "0", 1) != 1)
-                        r = -errno;
-                close(fds[i]);
-        }
-        return r;
-}
-
-void cgroup_tx_started(struct cgroup_tx *cg)
-{
-        if (!cg)
-                return;
-        closep(&cg->dir);
-        for (int i = 0; i < CGROUP_MAX_FDS; i++)
-                closep(&cg->tasks[i]);
+                fds[(*n)++] = cg->tasks[i];
+        return cg && cg->mode == CGROUP_V2 ? cg->dir : -1;
 }
 
 int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err)
@@ -563,7 +538,9 @@ void cgroup_tx_destroy(struct cgroup_tx *cg)
 {
         if (!cg)
                 return;
-        cgroup_tx_started(cg);
+        closep(&cg->dir);
+        for (int i = 0; i < CGROUP_MAX_FDS; i++)
+                closep(&cg->tasks[i]);
         closep(&cg->events);
         for (size_t i = 0; i < cg->n; i++) {
                 if (rmdir(cg->path[i]) == 0 || errno != EBUSY)

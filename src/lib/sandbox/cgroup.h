@@ -43,17 +43,11 @@ int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struc
 /* How the sandbox gets in without a move by the supervisor: writing a pid into cgroup.procs
  * takes the kernel's global threadgroup lock for writing, which waits for an RCU grace
  * period (milliseconds; docs/BENCHMARKS.md, 2026-12-07).  Under v2 the sandbox is born in
- * it: the directory, for clone3's CLONE_INTO_CGROUP (-1 otherwise).  Under v1 its init moves
- * itself: a thread that writes "0" into a tasks file takes no global lock; the tasks files
- * (opened by us: the kernel checks the opener's credentials), up to CGROUP_MAX_FDS, for
- * cgroup_join_self.  Both are closed by cgroup_tx_started. */
-int cgroup_tx_clone_fd(const struct cgroup_tx *cg);
-size_t cgroup_tx_join_fds(const struct cgroup_tx *cg, int fds[CGROUP_MAX_FDS]);
-/* In the sandbox's init, single-threaded, before it starts anything: join the cgroups whose
- * tasks files are fds (closing them); 0 or -errno. */
-int cgroup_join_self(const int *fds, size_t n);
-/* The sandbox started: close what only its start needed. */
-void cgroup_tx_started(struct cgroup_tx *cg);
+ * it: returns the directory, for clone3's CLONE_INTO_CGROUP (-1 otherwise).  Under v1 its
+ * init moves itself (a thread that writes "0" into a tasks file takes no global lock): fds
+ * gets the tasks files, opened by us (the kernel checks the opener's credentials), *n of
+ * them.  They stay open until cgroup_tx_destroy; the sandbox's init closes its copies. */
+int cgroup_tx_handoff(const struct cgroup_tx *cg, int fds[CGROUP_MAX_FDS], size_t *n);
 /* Move pid (the sandbox's init, before it starts anything) into it: the slow way, for a v2
  * machine without clone3 (a container whose seccomp profile refuses it). */
 int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err);

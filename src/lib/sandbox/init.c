@@ -208,12 +208,17 @@ static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sand
  * unless --max-cpus asked for the cgroup). */
 static void join_cgroup(const struct sandbox_prep *p)
 {
-        int r;
+        int r = 0;
 
         in_cgroup = p->cg && !p->cg_wait;
         if (!p->ncg_join)
                 return;
-        if ((r = cgroup_join_self(p->cg_join, p->ncg_join)) < 0) {
+        for (size_t i = 0; i < p->ncg_join; i++) {
+                if (r == 0 && write(p->cg_join[i], "0", 1) != 1)
+                        r = -errno;
+                close(p->cg_join[i]);
+        }
+        if (r < 0) {
                 in_cgroup = false;
                 if (p->limits.cpu_milli) {
                         errno = -r;

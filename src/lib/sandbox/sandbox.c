@@ -90,7 +90,8 @@ static pid_t clone_child(unsigned long flags, int cgfd)
  * until attach_cgroup has moved it (cg_wait, seen by the child in its copy of prep). */
 static pid_t clone_into_cgroup(struct sandbox_prep *p, unsigned long flags)
 {
-        int cgfd = cgroup_tx_clone_fd(p->cg);
+        size_t n;
+        int fds[CGROUP_MAX_FDS], cgfd = cgroup_tx_handoff(p->cg, fds, &n);
         pid_t pid = clone_child(flags, cgfd);
 
         if (pid >= 0 || cgfd < 0)
@@ -241,7 +242,7 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
          * (docs/SECURITY.md says how far that falls short). */
         if ((r = cgroup_tx_create(&p->limits, &p->cg, err)) < 0 && p->limits.cpu_milli)
                 return r; /* asked for explicitly: nothing else enforces it */
-        p->ncg_join = cgroup_tx_join_fds(p->cg, p->cg_join);
+        cgroup_tx_handoff(p->cg, p->cg_join, &p->ncg_join);
         return 0;
 }
 
@@ -407,8 +408,6 @@ static int attach_cgroup(struct sandbox *sb, int cg_sync, struct txbox_error *er
 {
         int r = 0;
 
-        cgroup_tx_started(sb->prep.cg);
-        sb->prep.ncg_join = 0;
         if (!sb->prep.cg_wait)
                 return 0;
         if ((r = cgroup_tx_attach(sb->prep.cg, sb->pid, err)) < 0)
@@ -538,7 +537,7 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         trace_mark("prepared");
         /* cgp: for a v2 cgroup, should clone3 be refused (attach_cgroup) */
         if ((r = make_pipes(f.syncp, f.statusp, f.errp)) < 0 ||
-            (cgroup_tx_clone_fd(sb->prep.cg) >= 0 && pipe2(f.cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
+            (sb->prep.cg && !sb->prep.ncg_join && pipe2(f.cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
             (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f.nsock) < 0 && (r = -errno))) {
                 r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
                 goto fail;

@@ -205,6 +205,7 @@ struct gc_scan {
         int64_t seq;           /* newest commit seq at the last pass, from state/gc */
         int64_t checked_s;     /* when a pass last looked at every directory, from state/gc */
         bool trusted;          /* known entries taken as they are (gc_auto) */
+        bool known_sorted;     /* known sorted by id (else in the file's order) */
         struct strvec claimed; /* the names in active/ */
         struct strvec again;   /* directories skipped while claimed: state/gc-new, for next time */
 };
@@ -309,10 +310,26 @@ static void add_entry(struct gc_scan *sc, const struct gc_entry *e)
         sc->v[sc->n++] = *e;
 }
 
-static struct gc_entry *known_entry(const struct gc_scan *sc, const char *id)
+/* state/gc's entry for id: by binary search once sorted by id (a full pass looks up every
+ * directory), else one by one (a trusted pass, in the file's newest-first order, looks up
+ * only the commits since). */
+static struct gc_entry *known_entry(struct gc_scan *sc, const char *id)
 {
+        if (!sc->trusted && !sc->known_sorted && sc->nknown) {
+                qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
+                sc->known_sorted = true;
+        }
+        if (!sc->known_sorted) {
+                for (size_t i = 0; i < sc->nknown; i++)
+                        if (!strcmp(sc->known[i].id, id))
+                                return &sc->known[i];
+                return NULL;
+        }
         struct gc_entry key = {0};
-        snprintf(key.id, sizeof(key.id), "%s", id);
+        size_t n = strlen(id);
+        if (n >= sizeof(key.id))
+                return NULL;
+        memcpy(key.id, id, n + 1);
         return sc->nknown ? bsearch(&key, sc->known, sc->nknown, sizeof(key), by_id) : NULL;
 }
 
@@ -322,12 +339,6 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
         struct stat mk, dst;
         struct gc_entry *k;
 
-        /* Trusted (see the top): listed, and no claim in active/. */
-        if (sc->trusted && (k = known_entry(sc, id)) && k->time_ns && !strvec_has(&sc->claimed, id)) {
-                add_entry(sc, k);
-                sc->v[sc->n - 1].pinned = strvec_has(settled, id);
-                return;
-        }
         /* Claimed: a process works on it, or recovery must. */
         if (faccessat(ws->active_fd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
                 sc->skipped++;
@@ -373,22 +384,36 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
  * malformed is ignored: it is measured again. */
 /* "ID MTIME_NS BYTES TIME_NS": a line of state/gc read by hand (sscanf would cost a pass
  * with a thousand commits kept more than the rest of it). */
-static bool parse_entry(char *l, char id[32], long long *mt, unsigned long long *b, long long *t)
+/* A decimal number of 1 to 19 digits at most INT64_MAX at *p, then the byte stop; advances
+ * *p past it. */
+static bool parse_u63(const char **p, char stop, uint64_t *v)
 {
-        char *sp = strchr(l, ' '), *end;
+        const char *s = *p;
+        uint64_t x = 0;
+        size_t n = 0;
+
+        for (; *s >= '0' && *s <= '9' && n < 20; s++, n++)
+                x = x * 10 + (uint64_t)(*s - '0');
+        if (n == 0 || n > 19 || x > INT64_MAX || *s != stop)
+                return false;
+        *v = x;
+        *p = s + (stop != '\0');
+        return true;
+}
+
+static bool parse_entry(const char *l, char id[32], long long *mt, unsigned long long *b, long long *t)
+{
+        const char *sp = strchr(l, ' ');
+        uint64_t x, y, z;
         if (!sp || sp - l >= 32)
                 return false;
         memcpy(id, l, (size_t)(sp - l));
         id[sp - l] = '\0';
-        errno = 0;
-        *mt = strtoll(sp + 1, &end, 10);
-        if (*end != ' ')
+        sp++;
+        if (!parse_u63(&sp, ' ', &x) || !parse_u63(&sp, ' ', &y) || !parse_u63(&sp, '\0', &z) || !is_tx_id(id))
                 return false;
-        *b = strtoull(end + 1, &end, 10);
-        if (*end != ' ')
-                return false;
-        *t = strtoll(end + 1, &end, 10);
-        return *end == '\0' && errno == 0 && is_tx_id(id);
+        *mt = (long long)x, *b = y, *t = (long long)z;
+        return true;
 }
 
 static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
@@ -417,14 +442,12 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
                 }
                 struct gc_entry *e = &sc->known[sc->nknown++];
                 memset(e, 0, sizeof(*e));
-                snprintf(e->id, sizeof(e->id), "%s", id);
+                memcpy(e->id, id, strlen(id) + 1); /* under 32 bytes: parse_entry */
                 e->mtime_ns = mt;
                 e->bytes = b;
                 e->time_ns = t;
                 e->measured = true;
         }
-        if (sc->nknown)
-                qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
         sc->seq = seq;
         sc->pruned_ms = ms;
         sc->checked_s = checked;
@@ -434,13 +457,25 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
 static void cache_apply(struct gc_scan *sc)
 {
         for (size_t i = 0; i < sc->n; i++) {
-                struct gc_entry *k =
-                        sc->nknown ? bsearch(&sc->v[i], sc->known, sc->nknown, sizeof(*k), by_id) : NULL;
+                struct gc_entry *k = sc->v[i].measured ? NULL : known_entry(sc, sc->v[i].id);
                 if (k && k->mtime_ns == sc->v[i].mtime_ns) {
                         sc->v[i].bytes = k->bytes;
                         sc->v[i].measured = true;
                 }
         }
+}
+
+/* v in decimal at w; returns the end. */
+static char *fmt_u64(char *w, uint64_t v)
+{
+        char tmp[24];
+        size_t n = 0;
+        do
+                tmp[n++] = (char)('0' + v % 10);
+        while ((v /= 10));
+        while (n)
+                *w++ = tmp[--n];
+        return w;
 }
 
 static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq,
@@ -455,9 +490,14 @@ static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kep
         /* checked_s: now after a pass that looked at every directory, else the last one's. */
         fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\n", (long long)seq,
                 (long long)pruned_ms, (long long)(sc->trusted ? sc->checked_s : (int64_t)time(NULL)));
-        for (size_t i = 0; i < kept; i++)
-                fprintf(f, "%s %lld %llu %lld\n", sc->v[i].id, (long long)sc->v[i].mtime_ns,
-                        (unsigned long long)sc->v[i].bytes, (long long)sc->v[i].time_ns);
+        for (size_t i = 0; i < kept; i++) {
+                char line[128], *w = stpcpy(line, sc->v[i].id);
+                const uint64_t v[3] = {(uint64_t)sc->v[i].mtime_ns, sc->v[i].bytes, (uint64_t)sc->v[i].time_ns};
+                for (int j = 0; j < 3; j++) /* printf's %lld, by hand: a thousand lines per commit */
+                        w = fmt_u64(stpcpy(w, " "), v[j]);
+                *w++ = '\n';
+                fwrite(line, 1, (size_t)(w - line), f);
+        }
         fclose(f);
         int r = write_file_atomic_at(ws->state_fd, GC_FILE, buf, len, durable);
         free(buf);
@@ -493,15 +533,13 @@ static void list_names(int dirfd, struct strvec *out)
                 closedir(d);
 }
 
-/* Trusted: the directories to look at are those state/gc lists and the commits since
+/* Trusted: besides those state/gc lists, the directories to look at are the commits since
  * (state/gc-new), not every entry of tx/. */
-static void trusted_ids(struct txbox_ws *ws, const struct gc_scan *sc, struct strvec *ids)
+static void trusted_ids(struct txbox_ws *ws, struct gc_scan *sc, struct strvec *ids)
 {
         _cleanup_free_ char *text = NULL;
         char *save = NULL;
 
-        for (size_t i = 0; i < sc->nknown; i++)
-                strvec_push(ids, xstrdup(sc->known[i].id));
         if (read_file_at(ws->state_fd, GC_NEW_FILE, GC_FILE_MAX, &text, NULL) < 0)
                 return;
         for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
@@ -518,7 +556,7 @@ static int scan(struct txbox_ws *ws, bool use_log, bool trust, struct gc_scan *s
         sc->trusted = trust && cache_trusted(ws, sc);
         list_names(ws->active_fd, &sc->claimed);
         if (sc->trusted) {
-                trusted_ids(ws, sc, &ids);
+                trusted_ids(ws, sc, &ids); /* the commits since first: the newest */
         } else {
                 DIR *d = dir_stream(ws->tx_fd);
                 struct dirent *de;
@@ -536,9 +574,22 @@ static int scan(struct txbox_ws *ws, bool use_log, bool trust, struct gc_scan *s
                 if (sc->n == n && strvec_has(&sc->claimed, ids.v[i]))
                         strvec_push(&sc->again, xstrdup(ids.v[i])); /* its process is not done with it */
         }
+        /* Trusted (see the top): the listed ones as listed, but those claimed now. */
+        for (size_t i = 0; sc->trusted && i < sc->nknown; i++) {
+                const struct gc_entry *k = &sc->known[i];
+                if (!k->time_ns || strvec_has(&sc->claimed, k->id)) {
+                        scan_one(ws, k->id, &settled, use_log, sc);
+                        continue;
+                }
+                add_entry(sc, k);
+                sc->v[sc->n - 1].pinned = strvec_has(&settled, k->id);
+        }
         strvec_clear(&ids);
         strvec_clear(&settled);
-        if (sc->n)
+        bool sorted = true; /* state/gc is written newest first */
+        for (size_t i = 1; sorted && i < sc->n; i++)
+                sorted = newest_first(&sc->v[i - 1], &sc->v[i]) <= 0;
+        if (!sorted)
                 qsort(sc->v, sc->n, sizeof(*sc->v), newest_first);
         cache_apply(sc);
         for (size_t i = 0; i < sc->n; i++)
@@ -776,22 +827,20 @@ void gc_auto(struct txbox_ws *ws)
         flock(lock, LOCK_UN);
 }
 
-int gc_mark_stale(struct txbox_ws *ws)
-{
-        return write_file_atomic_at(ws->state_fd, GC_STALE_FILE, "", 0, true);
-}
-
-void gc_note_commit(struct txbox_ws *ws, const char *id)
+int gc_note(struct txbox_ws *ws, const char *id)
 {
         char line[64];
-        int n = snprintf(line, sizeof(line), "%s\n", id);
-        int fd = openat(ws->state_fd, GC_NEW_FILE, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int n = id ? snprintf(line, sizeof(line), "%s\n", id) : 0;
 
+        if (!id)
+                return write_file_atomic_at(ws->state_fd, GC_STALE_FILE, "", 0, true);
+        int fd = openat(ws->state_fd, GC_NEW_FILE, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
         if (fd >= 0 && write(fd, line, (size_t)n) != n) {
                 /* lost: kept until a full pass (see the top) */
         }
         if (fd >= 0)
                 close(fd);
+        return 0;
 }
 
 int64_t gc_pruned_through_ms(struct txbox_ws *ws)

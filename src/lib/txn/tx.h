@@ -139,12 +139,11 @@ const char *ws_home_dir(void);
  * taken.  gc_pruned_through_ms: the newest commit time (ms) whose undo data gc pruned. */
 void gc_auto(struct txbox_ws *ws);
 int64_t gc_pruned_through_ms(struct txbox_ws *ws);
-/* Before an undo changes a committed transaction's directory: the next automatic pass looks
- * at every directory again instead of taking state/gc's sizes (gc.c).  0 or -errno. */
-int gc_mark_stale(struct txbox_ws *ws);
-/* A commit's directory got its marker (under the workspace lock): the automatic pass then
- * measures it (gc.c). */
-void gc_note_commit(struct txbox_ws *ws, const char *id);
+/* Tell the automatic gc pass (gc.c): id, a commit's directory got its marker (under the
+ * workspace lock), for the pass to measure; NULL, a directory state/gc lists is about to be
+ * changed or removed (an undo, recovery), so that the next pass looks at every directory
+ * again (written durably; 0 or -errno). */
+int gc_note(struct txbox_ws *ws, const char *id);
 
 /* Keep n (at most WS_PREPARED_MAX) transactions prepared (command.c's command_prepare). */
 void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);

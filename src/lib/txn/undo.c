@@ -300,7 +300,7 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         }
         if ((r = undo_conflicts(ws, rec, c.dir, c.ops, c.n, err)) < 0)
                 goto out;
-        if ((r = gc_mark_stale(ws)) < 0) {
+        if ((r = gc_note(ws, NULL)) < 0) {
                 r = tx_err(err, -r, "cannot start undo of tx %s: cannot write '%s/gc-stale': %s", rec->id,
                            ws->state, strerror(-r));
                 goto out;
@@ -526,7 +526,7 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
 
         /* It may change or remove a directory the automatic gc pass lists: that pass checks
          * every directory next time (gc.c).  Should even that fail, its list goes. */
-        if (gc_mark_stale(ws) < 0)
+        if (gc_note(ws, NULL) < 0)
                 unlinkat(ws->state_fd, "gc", 0);
 
         if (r == -ENOENT) /* died before its audit row was written */
