@@ -18,7 +18,9 @@
  * The automatic pass after each commit (gc_auto) must not cost in proportion to the commits
  * kept (up to a thousand by default): it takes the sizes and commit times of state/gc for
  * the directories listed there without looking at them again, measures only the commits
- * named in state/gc-new since (each commit appends its id under the workspace lock), and
+ * named in state/gc-new since (each commit appends its id under the workspace lock; state/gc
+ * says how far the passes have read, so that the file stays: on a file system without a
+ * journal, ext4 makes every new inode skip the ones freed in the last minutes), and
  * looks again at a listed one only before pruning it.  Only an undo or recovery changes or
  * removes a commit's directory once it is listed: it first leaves state/gc-stale (durably),
  * and the next pass then reads tx/ and checks every directory, as txbox gc and a pass an
@@ -37,6 +39,7 @@
 #define GC_FILE "gc"
 #define GC_STALE_FILE "gc-stale"
 #define GC_NEW_FILE "gc-new"
+#define GC_NEW_KEEP 16384 /* bytes of state/gc-new read before it is emptied */
 #define GC_FILE_MAX (8u << 20)
 #define GC_AUTO_MAX 64      /* prunes per automatic pass: it runs beside a program */
 #define GC_AUTO_STALE_S 3600 /* an automatic pass at least this often, for the age limit */
@@ -204,10 +207,13 @@ struct gc_scan {
         int64_t pruned_ms;     /* from state/gc */
         int64_t seq;           /* newest commit seq at the last pass, from state/gc */
         int64_t checked_s;     /* when a pass last looked at every directory, from state/gc */
+        int64_t new_off;       /* how much of state/gc-new the passes have read, from state/gc */
+        int64_t new_size;      /* state/gc-new's size as this pass read it */
         bool trusted;          /* known entries taken as they are (gc_auto) */
         bool known_sorted;     /* known sorted by id (else in the file's order) */
         struct strvec claimed; /* the names in active/ */
-        struct strvec again;   /* directories skipped while claimed: state/gc-new, for next time */
+        struct strvec again;   /* directories skipped while claimed: in state/gc, for next time */
+        struct strvec pending; /* from state/gc: those of the last pass */
 };
 
 static void scan_free(struct gc_scan *sc)
@@ -217,6 +223,7 @@ static void scan_free(struct gc_scan *sc)
         strvec_clear(&sc->orphans);
         strvec_clear(&sc->claimed);
         strvec_clear(&sc->again);
+        strvec_clear(&sc->pending);
 }
 
 static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
@@ -420,7 +427,8 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
 {
         _cleanup_free_ char *text = NULL;
         char *save = NULL;
-        long long seq = -1, ms = 0, checked = 0;
+        long long seq = -1, ms = 0, checked = 0, off = 0;
+        char pend[32];
         size_t cap = 0;
 
         sc->seq = -1;
@@ -432,8 +440,10 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
                 long long mt, t;
                 unsigned long long b;
                 if (!parse_entry(l, id, &mt, &b, &t)) {
-                        if (sscanf(l, "seq %lld", &seq) != 1 && sscanf(l, "pruned_ms %lld", &ms) != 1)
-                                sscanf(l, "checked_s %lld", &checked);
+                        if (sscanf(l, "seq %lld", &seq) != 1 && sscanf(l, "pruned_ms %lld", &ms) != 1 &&
+                            sscanf(l, "checked_s %lld", &checked) != 1 && sscanf(l, "new_off %lld", &off) != 1 &&
+                            sscanf(l, "pending %31s", pend) == 1 && is_tx_id(pend))
+                                strvec_push(&sc->pending, xstrdup(pend));
                         continue;
                 }
                 if (sc->nknown == cap) {
@@ -451,6 +461,7 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
         sc->seq = seq;
         sc->pruned_ms = ms;
         sc->checked_s = checked;
+        sc->new_off = off;
 }
 
 /* Sizes of entries found unchanged since the last pass, from state/gc. */
@@ -479,7 +490,7 @@ static char *fmt_u64(char *w, uint64_t v)
 }
 
 static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq,
-                       int64_t pruned_ms, bool durable)
+                       int64_t pruned_ms, int64_t new_off, bool durable)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -487,9 +498,13 @@ static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kep
 
         if (!f)
                 return -ENOMEM;
-        /* checked_s: now after a pass that looked at every directory, else the last one's. */
-        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\n", (long long)seq,
-                (long long)pruned_ms, (long long)(sc->trusted ? sc->checked_s : (int64_t)time(NULL)));
+        /* checked_s: now after a pass that looked at every directory, else the last one's;
+         * new_off: state/gc-new read up to there; pending: skipped while claimed. */
+        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\nnew_off %lld\n", (long long)seq,
+                (long long)pruned_ms, (long long)(sc->trusted ? sc->checked_s : (int64_t)time(NULL)),
+                (long long)new_off);
+        for (size_t i = 0; i < sc->again.n; i++)
+                fprintf(f, "pending %s\n", sc->again.v[i]);
         for (size_t i = 0; i < kept; i++) {
                 char line[128], *w = stpcpy(line, sc->v[i].id);
                 const uint64_t v[3] = {(uint64_t)sc->v[i].mtime_ns, sc->v[i].bytes, (uint64_t)sc->v[i].time_ns};
@@ -539,12 +554,30 @@ static void trusted_ids(struct txbox_ws *ws, struct gc_scan *sc, struct strvec *
 {
         _cleanup_free_ char *text = NULL;
         char *save = NULL;
+        size_t len = 0;
 
-        if (read_file_at(ws->state_fd, GC_NEW_FILE, GC_FILE_MAX, &text, NULL) < 0)
+        for (size_t i = 0; i < sc->pending.n; i++)
+                if (!known_entry(sc, sc->pending.v[i]) && !strvec_has(ids, sc->pending.v[i]))
+                        strvec_push(ids, xstrdup(sc->pending.v[i]));
+        if (read_file_at(ws->state_fd, GC_NEW_FILE, GC_FILE_MAX, &text, &len) < 0)
                 return;
-        for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        sc->new_size = (int64_t)len;
+        /* A file shorter than what was read of it was replaced: all of it is new. */
+        char *from = sc->new_off > 0 && (size_t)sc->new_off <= len ? text + sc->new_off : text;
+        for (char *l = strtok_r(from, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
                 if (is_tx_id(l) && !known_entry(sc, l) && !strvec_has(ids, l))
                         strvec_push(ids, xstrdup(l));
+}
+
+/* state/gc-new once this pass is in state/gc: read up to new_size (appends wait for our
+ * lock); emptied in place, never removed, once it holds over GC_NEW_KEEP bytes. */
+static int64_t new_read_to(struct txbox_ws *ws, struct gc_scan *sc)
+{
+        if (!sc->trusted) { /* a full pass read tx/ itself */
+                struct stat st;
+                sc->new_size = fstatat(ws->state_fd, GC_NEW_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_size : 0;
+        }
+        return sc->new_size;
 }
 
 static int scan(struct txbox_ws *ws, bool use_log, bool trust, struct gc_scan *sc)
@@ -722,24 +755,21 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
          * an undo it is made durable before gc-stale goes: the two must not be undone by a
          * crash in the wrong order. */
         bool stale = !sc.trusted && faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
-        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms, stale)) < 0) {
+        int64_t new_off = new_read_to(ws, &sc);
+        bool empty_new = new_off > GC_NEW_KEEP;
+        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms, empty_new ? 0 : new_off, stale)) < 0) {
                 scan_free(&sc);
                 return tx_err(err, -e, "cannot write '%s/%s': %s", ws->state, GC_FILE, strerror(-e));
         }
         if (stale)
                 unlinkat(ws->state_fd, GC_STALE_FILE, 0);
-        /* In state/gc now, but those still claimed (appends wait for our lock) */
-        if (!sc.again.n)
-                unlinkat(ws->state_fd, GC_NEW_FILE, 0);
-        else {
-                size_t len = 0;
-                for (size_t i = 0; i < sc.again.n; i++)
-                        len += strlen(sc.again.v[i]) + 1;
-                _cleanup_free_ char *text = xmalloc(len + 1);
-                char *w = text;
-                for (size_t i = 0; i < sc.again.n; i++)
-                        w = stpcpy(stpcpy(w, sc.again.v[i]), "\n");
-                write_file_atomic_at(ws->state_fd, GC_NEW_FILE, text, len, false);
+        if (empty_new) {
+                int fd = openat(ws->state_fd, GC_NEW_FILE, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd >= 0 && ftruncate(fd, 0) < 0) {
+                        /* read again from the start next time: known ids are skipped */
+                }
+                if (fd >= 0)
+                        close(fd);
         }
         for (size_t i = sc.n; e >= 0 && i > kept; i--)
                 if (!sc.v[i - 1].pinned)
