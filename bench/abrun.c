@@ -197,12 +197,14 @@ static void report(struct abcase *cs, int k, int n, FILE *tsv, int table, int wi
         }
         if (table && wide)
                 printf("\nCPU: %s of the whole process tree of each run.\n",
-                       cpu_source == 1 ? "task-clock (perf events, inherited)" : "user + system time (wait4)");
+                       cpu_source == 1 ? "task-clock (perf events, inherited)"
+                                       : "user + system time (wait4)");
 }
 
 static int usage(void)
 {
-        fprintf(stderr, "usage: abrun [-w WARMUPS] [-t TSV] [-r RAW] [-q] [-c] N [--prep=CMD] 'NAME=CMD' ...\n");
+        fprintf(stderr,
+                "usage: abrun [-w WARMUPS] [-t TSV] [-r RAW] [-q] [-c] N [--prep=CMD] 'NAME=CMD' ...\n");
         return 2;
 }
 
@@ -241,7 +243,8 @@ int main(int argc, char **argv)
                         if ((cs[j].t[i] = run_case(&cs[j], j, i + 1, &cs[j].cpu[i])) < 0)
                                 return 1;
                         if (raw)
-                                fprintf(raw, "%s\t%d\t%.2f\t%.2f\n", cs[j].name, i + 1, cs[j].t[i], cs[j].cpu[i]);
+                                fprintf(raw, "%s\t%d\t%.2f\t%.2f\n", cs[j].name, i + 1, cs[j].t[i],
+                                        cs[j].cpu[i]);
                 }
         report(cs, k, n, tsv, table, wide);
         return (tsv && fclose(tsv) != 0) || (raw && fclose(raw) != 0) ? 1 : 0;

@@ -221,7 +221,8 @@ static bool test_v2(void)
                 return false;
         probe.mode = CGROUP_V2;
         snprintf(probe.v2_parent, sizeof(probe.v2_parent), "%s", dir);
-        snprintf(probe.detail, sizeof(probe.detail), "cgroup v2 beneath %.120s (test: no controller needed)", dir);
+        snprintf(probe.detail, sizeof(probe.detail), "cgroup v2 beneath %.120s (test: no controller needed)",
+                 dir);
         return true;
 #else
         return false;

@@ -77,7 +77,8 @@ static pid_t clone_child(unsigned long flags, int cgfd)
         }
 #endif
 #ifdef SYS_clone3
-        struct clone3_args a = {.flags = flags | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgfd};
+        struct clone3_args a = {
+                .flags = flags | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgfd};
         return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
 #else
         errno = ENOSYS;

@@ -417,7 +417,8 @@ static bool parse_entry(const char *l, char id[32], long long *mt, unsigned long
         memcpy(id, l, (size_t)(sp - l));
         id[sp - l] = '\0';
         sp++;
-        if (!parse_u63(&sp, ' ', &x) || !parse_u63(&sp, ' ', &y) || !parse_u63(&sp, '\0', &z) || !is_tx_id(id))
+        if (!parse_u63(&sp, ' ', &x) || !parse_u63(&sp, ' ', &y) || !parse_u63(&sp, '\0', &z) ||
+            !is_tx_id(id))
                 return false;
         *mt = (long long)x, *b = y, *t = (long long)z;
         return true;
@@ -441,8 +442,9 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
                 unsigned long long b;
                 if (!parse_entry(l, id, &mt, &b, &t)) {
                         if (sscanf(l, "seq %lld", &seq) != 1 && sscanf(l, "pruned_ms %lld", &ms) != 1 &&
-                            sscanf(l, "checked_s %lld", &checked) != 1 && sscanf(l, "new_off %lld", &off) != 1 &&
-                            sscanf(l, "pending %31s", pend) == 1 && is_tx_id(pend))
+                            sscanf(l, "checked_s %lld", &checked) != 1 &&
+                            sscanf(l, "new_off %lld", &off) != 1 && sscanf(l, "pending %31s", pend) == 1 &&
+                            is_tx_id(pend))
                                 strvec_push(&sc->pending, xstrdup(pend));
                         continue;
                 }
@@ -507,7 +509,8 @@ static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kep
                 fprintf(f, "pending %s\n", sc->again.v[i]);
         for (size_t i = 0; i < kept; i++) {
                 char line[128], *w = stpcpy(line, sc->v[i].id);
-                const uint64_t v[3] = {(uint64_t)sc->v[i].mtime_ns, sc->v[i].bytes, (uint64_t)sc->v[i].time_ns};
+                const uint64_t v[3] = {(uint64_t)sc->v[i].mtime_ns, sc->v[i].bytes,
+                                       (uint64_t)sc->v[i].time_ns};
                 for (int j = 0; j < 3; j++) /* printf's %lld, by hand: a thousand lines per commit */
                         w = fmt_u64(stpcpy(w, " "), v[j]);
                 *w++ = '\n';
@@ -575,7 +578,8 @@ static int64_t new_read_to(struct txbox_ws *ws, struct gc_scan *sc)
 {
         if (!sc->trusted) { /* a full pass read tx/ itself */
                 struct stat st;
-                sc->new_size = fstatat(ws->state_fd, GC_NEW_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_size : 0;
+                bool there = fstatat(ws->state_fd, GC_NEW_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0;
+                sc->new_size = there ? st.st_size : 0;
         }
         return sc->new_size;
 }
@@ -864,7 +868,8 @@ int gc_note(struct txbox_ws *ws, const char *id)
 
         if (!id)
                 return write_file_atomic_at(ws->state_fd, GC_STALE_FILE, "", 0, true);
-        int fd = openat(ws->state_fd, GC_NEW_FILE, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        int fd = openat(ws->state_fd, GC_NEW_FILE, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                        0600);
         if (fd >= 0 && write(fd, line, (size_t)n) != n) {
                 /* lost: kept until a full pass (see the top) */
         }
