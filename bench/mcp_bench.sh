@@ -11,13 +11,14 @@ N=${1:-200}
 TXBOX="$PWD/$BUILD/txbox"
 [ -x "$TXBOX" ] || { echo "mcp_bench: build $TXBOX first (make)" >&2; exit 1; }
 D=$(mktemp -d "${TMPDIR:-/var/tmp}/txbox-mcpbench.XXXXXX") || exit 1
-trap 'rm -rf "$D"' EXIT
+# overlayfs leaves its work/work without permissions: as a user, rm alone cannot descend.
+trap 'chmod -R u+rwX "$D" 2>/dev/null; rm -rf "$D"' EXIT
 mkdir -p "$D/ws" "$D/state"
 for i in $(seq 1 50); do echo "file $i" >"$D/ws/f$i.txt"; done
 TX=("$TXBOX" -C "$D/ws" --state "$D/state")
 # Each method starts from an empty audit log: the cost per command grows with the number
 # of transactions already in the state dir, which would favour whichever runs first.
-fresh() { rm -rf "$D/state" && mkdir -p "$D/state"; }
+fresh() { chmod -R u+rwX "$D/state" 2>/dev/null; rm -rf "$D/state" && mkdir -p "$D/state"; }
 
 stats() { # name: read milliseconds, one per line, on stdin
         sort -n | awk -v name="$1" '{ v[NR] = $1 } END {

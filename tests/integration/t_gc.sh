@@ -82,6 +82,35 @@ ok "max-size=200K: some were pruned" test "$kept" -lt 6
 like "$json" '^\{"retention":"keep=none,max-age=none,max-size=200K","dry_run":false,"kept":[0-9]+,"kept_bytes":[0-9]+,"pruned":[0-9]+,"pruned_bytes":[0-9]+,"leftovers":[0-9]+,"leftover_bytes":[0-9]+,"skipped":[0-9]+\}$' \
         "gc --json: one object"
 
+# ---- the automatic pass takes the sizes state/gc lists; an undo makes it look again ----
+# (it measures only directories not listed yet: the pass after every commit must not cost
+# in proportion to the thousand commits a workspace keeps by default)
+fresh
+printf 'small\n' >"$WS/big"
+txs gc --keep=0 --max-age=0 --max-size=512K --save >/dev/null
+txs run -- sh -c "head -c 1048576 /dev/urandom > big" # A: its undo data is the small original
+a=$(id_of 1)
+txs run -- sh -c "echo 2 > other" # B: the pass beside it lists A, small
+txs run -- sh -c "echo 3 > other" # C
+ok "A's undo data is kept (small)" test -d "$S/tx/$a"
+head -c 1048576 /dev/urandom >"$S/tx/$a/by-hand" # behind gc's back: no undo did it
+txs run -- sh -c "echo 4 > other"
+ok "the automatic pass does not measure a listed directory again" test -d "$S/tx/$a"
+txs gc >/dev/null
+ok "txbox gc measures every directory: A, now 1 MiB, is pruned" test ! -d "$S/tx/$a"
+fresh
+printf 'small\n' >"$WS/big"
+txs gc --keep=0 --max-age=0 --max-size=512K --save >/dev/null
+txs run -- sh -c "head -c 1048576 /dev/urandom > big"
+a=$(id_of 1)
+txs run -- sh -c "echo 2 > other"
+txs run -- sh -c "echo 3 > other"
+ok "undo of A, an older commit" txs undo "$a" >/dev/null # A now holds the 1 MiB file, for redo
+ok "an undo leaves state/gc-stale" test -e "$S/gc-stale"
+txs run -- sh -c "echo 4 > other"
+ok "the next automatic pass measures A again, over max-size: pruned" test ! -d "$S/tx/$a"
+ok "... and removes state/gc-stale" test ! -e "$S/gc-stale"
+
 # ---- a crash at every step of gc ----
 # (Each round builds its workspace anew: undo compares inodes, which a copy would change.)
 build8() {

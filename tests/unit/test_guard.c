@@ -83,6 +83,13 @@ static void test_env(void)
         ok(!limits_env_secret("PATH") && !limits_env_secret("GIT_AUTHOR_EMAIL") &&
                    limits_env_secret("GITHUB_PAT"),
            "PATH and GIT_AUTHOR_* are not secrets; *_PAT is");
+        ok(limits_env_secret("github_token") && limits_env_secret("MyApiKey") && limits_env_secret("aws_profile") &&
+                   limits_env_secret("db_pass") && !limits_env_secret("compass") && !limits_env_secret("pathext"),
+           "names match whatever their case, words as words (PASS in db_pass, not in compass)");
+        char longname[300];
+        memset(longname, 'A', sizeof(longname) - 1);
+        longname[sizeof(longname) - 1] = '\0';
+        ok(limits_env_secret(longname), "a name of 299 characters is taken for a secret");
         free(out);
         char small[16];
         limits_filter_env(envp, NULL, &out, small, sizeof(small));

@@ -40,7 +40,16 @@ struct cgroup_tx;
  * cpu_milli).  0 with *out NULL when no cgroup can be
  * had here; -errno when one should have been made and could not. */
 int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struct txbox_error *err);
-/* Move pid (the sandbox's init, before it starts anything) into it. */
+/* How the sandbox gets in without a move by the supervisor: writing a pid into cgroup.procs
+ * takes the kernel's global threadgroup lock for writing, which waits for an RCU grace
+ * period (milliseconds; docs/BENCHMARKS.md, 2026-12-07).  Under v2 the sandbox is born in
+ * it: returns the directory, for clone3's CLONE_INTO_CGROUP (-1 otherwise).  Under v1 its
+ * init moves itself (a thread that writes "0" into a tasks file takes no global lock): fds
+ * gets the tasks files, opened by us (the kernel checks the opener's credentials), *n of
+ * them.  They stay open until cgroup_tx_destroy; the sandbox's init closes its copies. */
+int cgroup_tx_handoff(const struct cgroup_tx *cg, int fds[CGROUP_MAX_FDS], size_t *n);
+/* Move pid (the sandbox's init, before it starts anything) into it: the slow way, for a v2
+ * machine without clone3 (a container whose seccomp profile refuses it). */
 int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err);
 /* Processes the kernel's OOM killer ended in it so far. */
 uint64_t cgroup_tx_oom_kills(const struct cgroup_tx *cg);

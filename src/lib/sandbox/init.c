@@ -134,6 +134,10 @@ static bool fd_scan_due(const struct sandbox_spec *s, const struct sandbox_prep 
                (accounting && shmem > im->base_shmem && shmem - im->base_shmem > p->limits.memory / 2);
 }
 
+/* Whether init is in the transaction's cgroup, whose memory.max then holds the memory limit
+ * (else init's accounting does). */
+static bool in_cgroup;
+
 /* One tick: publish the deleted files the sandbox holds open (the supervisor adds them to
  * its disk count); without a cgroup, also sum the sandbox's memory and kill everything but
  * init past the limit. */
@@ -143,7 +147,7 @@ static void init_measure(const struct sandbox_spec *s, const struct sandbox_prep
         struct limits_usage u;
         struct stat st;
         uint64_t total;
-        bool accounting = !p->cg, fds = fd_scan_due(s, p, im, accounting);
+        bool accounting = !in_cgroup, fds = fd_scan_due(s, p, im, accounting);
 
         /* At the first scan, not before the program starts (most end before it): files of
          * the overlay report its device, or the upper layer's (which the supervisor gave
@@ -180,7 +184,7 @@ static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sand
         struct itimerval it = {.it_interval = {0, 100000}, .it_value = {0, 100000}};
 
         /* The program runs now: what it takes is measured from here. */
-        limits_hints(s->workspace, &im->base_avail, p->cg ? NULL : &im->base_shmem);
+        limits_hints(s->workspace, &im->base_avail, in_cgroup ? NULL : &im->base_shmem);
         im->last_fd_scan = mono_us();
         sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid returns EINTR */
         setitimer(ITIMER_REAL, &it, NULL);
@@ -196,6 +200,31 @@ static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sand
                 if (w == pid) {
                         out->status = st;
                         break;
+                }
+        }
+}
+
+/* Into the transaction's cgroup before anything else (see cgroup.h): born in it (v2), or
+ * writing ourselves into its tasks files (v1; should that fail, the accounting stands in,
+ * unless --max-cpus asked for the cgroup). */
+static void join_cgroup(const struct sandbox_prep *p)
+{
+        int r = 0;
+
+        in_cgroup = p->cg && !p->cg_wait;
+        if (!p->ncg_join)
+                return;
+        for (size_t i = 0; i < p->ncg_join; i++) {
+                if (r == 0 && write(p->cg_join[i], "0", 1) != 1)
+                        r = -errno;
+                close(p->cg_join[i]);
+        }
+        if (r < 0) {
+                in_cgroup = false;
+                if (p->limits.cpu_milli) {
+                        errno = -r;
+                        SETUP_FAIL("cannot enter the transaction's cgroup: %s", strerror(-r));
+                        _exit(TXBOX_EXIT_TXBOX);
                 }
         }
 }
@@ -274,17 +303,20 @@ static void name_leftovers(struct init_status *out)
                 snprintf(out->killed + used, sizeof(out->killed) - used, "; %zu more", more);
 }
 
-/* The supervisor makes the transaction's cgroup and moves us into it while we set up the
+/* Where clone3 was refused, the supervisor moves us into the cgroup while we set up the
  * mounts; nothing starts the program before that is done, so whatever it starts is in it. */
 static void wait_cgroup(const struct sandbox_prep *p)
 {
         char c;
         ssize_t n;
 
+        if (!p->cg_wait)
+                return;
         while ((n = read(p->cg_sync, &c, 1)) < 0 && errno == EINTR)
                 ;
         if (n != 1) /* the supervisor gave up on us */
                 _exit(TXBOX_EXIT_TXBOX);
+        in_cgroup = c == 'x';
         close(p->cg_sync);
 }
 
@@ -296,6 +328,7 @@ __attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec
         const struct sandbox_spec *s = spec;
         struct init_meter im = {.devs = {.disk = {p->upper_dev}}};
 
+        join_cgroup(p);
         /* Our own empty network namespace (owned by the sandbox's user namespace, whose
          * capabilities we hold from the start), made while the supervisor maps our ids.
          * (syncfd < 0: we were born in shared namespaces, mapped and without network.) */

@@ -560,10 +560,11 @@ int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, b
 
 /* ---- environment ---- */
 
+/* word in upper-case name as a whole '_'-separated part. */
 static bool has_word(const char *name, const char *word)
 {
         size_t wl = strlen(word);
-        for (const char *p = name; (p = strcasestr(p, word)); p++) {
+        for (const char *p = name; (p = strstr(p, word)); p++) {
                 bool start = p == name || p[-1] == '_';
                 bool end = p[wl] == '\0' || p[wl] == '_';
                 if (start && end)
@@ -579,15 +580,25 @@ bool limits_env_secret(const char *name)
         static const char *const prefixes[] = {"AWS_",    "AZURE_", "GOOGLE_",
                                                "GCLOUD_", "VAULT_", "ARM_CLIENT"};
         static const char *const words[] = {"AUTH", "PASS", "PAT", "APIKEY", "DSN"};
+        char up[256];
+        size_t n = 0;
 
+        /* Case-insensitive: matched in an upper-case copy (every start of the sandbox looks at
+         * every variable; strcasestr cost it more than the rest of its preparation).  A name
+         * too long for the copy is taken for a secret. */
+        for (; name[n] && n < sizeof(up) - 1; n++)
+                up[n] = name[n] >= 'a' && name[n] <= 'z' ? (char)(name[n] - 'a' + 'A') : name[n];
+        if (name[n])
+                return true;
+        up[n] = '\0';
         for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
-                if (strcasestr(name, parts[i]))
+                if (strstr(up, parts[i]))
                         return true;
         for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
-                if (!strncasecmp(name, prefixes[i], strlen(prefixes[i])))
+                if (!strncmp(up, prefixes[i], strlen(prefixes[i])))
                         return true;
         for (size_t i = 0; i < ARRAY_SIZE(words); i++)
-                if (has_word(name, words[i]))
+                if (has_word(up, words[i]))
                         return true;
         return false;
 }
@@ -613,7 +624,9 @@ void limits_filter_env(char *const *envp, const char *const *keep, char ***out, 
                 const char *eq = strchr(envp[i], '=');
                 size_t len = eq ? (size_t)(eq - envp[i]) : strlen(envp[i]);
                 char name[256];
-                snprintf(name, sizeof(name), "%.*s", (int)(len < 255 ? len : 255), envp[i]);
+                size_t nl = len < 255 ? len : 255;
+                memcpy(name, envp[i], nl);
+                name[nl] = '\0';
                 if (!limits_env_secret(name) || kept(envp[i], len, keep)) {
                         v[j++] = envp[i];
                         continue;

@@ -51,14 +51,62 @@ static int close_all_but(int *keep, size_t n)
         return sys_close_range((unsigned)lo, ~0U, 0) < 0 ? -errno : 0;
 }
 
-static int clone_sandbox(void)
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/* clone3's arguments up to the cgroup (the kernel's struct clone_args, version 2). */
+struct clone3_args {
+        uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid,
+                set_tid_size, cgroup;
+};
+
+/* A fork-like clone (the child continues on a copy of our stack) with flags; with cgfd >= 0,
+ * born in that cgroup v2 directory (CLONE_INTO_CGROUP: nothing is moved, so no global lock
+ * is taken; see cgroup.h).  -1 with errno when the kernel or a seccomp profile refuses
+ * clone3: the caller then clones without it and moves the child. */
+static pid_t clone_child(unsigned long flags, int cgfd)
+{
+        if (cgfd < 0)
+                return (pid_t)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+#ifdef TXBOX_TESTING
+        const char *t = getenv("TXBOX_TEST_CLONE3");
+        if (t && !strcmp(t, "fail")) {
+                errno = ENOSYS; /* as under a seccomp profile that refuses clone3 */
+                return -1;
+        }
+#endif
+#ifdef SYS_clone3
+        struct clone3_args a = {
+                .flags = flags | CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)cgfd};
+        return (pid_t)syscall(SYS_clone3, &a, sizeof(a));
+#else
+        errno = ENOSYS;
+        return -1;
+#endif
+}
+
+/* Clone init (or, in shared namespaces, the child that makes it) into the transaction's
+ * cgroup when it is v2; where clone3 is refused, without it, and init then waits on cg_sync
+ * until attach_cgroup has moved it (cg_wait, seen by the child in its copy of prep). */
+static pid_t clone_into_cgroup(struct sandbox_prep *p, unsigned long flags)
+{
+        size_t n;
+        int fds[CGROUP_MAX_FDS], cgfd = cgroup_tx_handoff(p->cg, fds, &n);
+        pid_t pid = clone_child(flags, cgfd);
+
+        if (pid >= 0 || cgfd < 0)
+                return pid;
+        p->cg_wait = true;
+        return clone_child(flags, -1);
+}
+
+static pid_t clone_sandbox(struct sandbox_prep *p)
 {
         /* The network namespace is init's first act (see sandbox_init_main in init.c), not
          * ours: creating one costs a millisecond or two, which then overlaps our writing the
          * id maps. */
-        unsigned long flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS;
-        /* A fork-like clone: the child continues on a copy of our stack. */
-        return (int)syscall(SYS_clone, flags | SIGCHLD, NULL, NULL, NULL, NULL);
+        return clone_into_cgroup(p, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS);
 }
 
 static int explain_clone_failure(int e, struct txbox_error *err)
@@ -205,6 +253,12 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         }
         sandbox_hidden_present(&p->hidden, s->home); /* after the plan, which may make some */
         res->landlock_abi = guard_landlock_abi();
+        /* The transaction's cgroup, made before the clone so that init starts in it (see
+         * cgroup.h).  Without one, the limits rest on rlimits and init's accounting
+         * (docs/SECURITY.md says how far that falls short). */
+        if ((r = cgroup_tx_create(&p->limits, &p->cg, err)) < 0 && p->limits.cpu_milli)
+                return r; /* asked for explicitly: nothing else enforces it */
+        cgroup_tx_handoff(p->cg, p->cg_join, &p->ncg_join);
         return 0;
 }
 
@@ -305,7 +359,7 @@ void sandbox_shared_ns_close(struct sandbox_shared_ns *ns)
  * threads, like us, cannot), makes the mount, pid, ipc and uts namespaces and clones init as
  * our child (CLONE_PARENT), then tells us its pid and exits.  Returns init's pid in the
  * parent, -1 on failure (the reason on the error pipe); never returns in init. */
-static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_prep *p, int statusfd, int errfd,
+static pid_t clone_joined(const struct sandbox_spec *s, struct sandbox_prep *p, int statusfd, int errfd,
                           int nsock)
 {
         int pidp[2];
@@ -314,13 +368,14 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
         if (pipe2(pidp, O_CLOEXEC) < 0)
                 return -1;
         pid_t self = getpid();
-        pid_t c = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
+        pid_t c = clone_into_cgroup(p, 0);
         if (c == 0) {
                 if (die_with_parent(self) < 0)
                         _exit(TXBOX_EXIT_TXBOX);
-                int keep[] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd, s->shared_ns->net_fd,
-                              p->cg_sync};
-                int closed = close_all_but(keep, ARRAY_SIZE(keep));
+                int keep[7 + CGROUP_MAX_FDS] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd,
+                                                s->shared_ns->net_fd, p->cg_sync};
+                memcpy(keep + 7, p->cg_join, p->ncg_join * sizeof(int));
+                int closed = close_all_but(keep, 7 + p->ncg_join);
                 sandbox_child_errfd_set(errfd);
                 if (closed < 0) {
                         errno = -closed;
@@ -363,20 +418,21 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
         return init > 0 ? init : -1;
 }
 
-/* The transaction's cgroup, made while init sets up its mounts (off the critical path),
- * with init moved into it; then init may start the program.  Without one, the limits rest
- * on rlimits and init's accounting (docs/SECURITY.md says how far that falls short). */
+/* Init is in the transaction's cgroup already (born in it, or it joins it itself), unless
+ * clone3 was refused (cg_wait): then it is moved now, while it sets up its mounts, and told
+ * on cg_sync ('x' in it, 'n' not: it then keeps the accounting) before it may start the
+ * program.  The move waits for an RCU grace period (cgroup.h). */
 static int attach_cgroup(struct sandbox *sb, int cg_sync, struct txbox_error *err)
 {
-        struct txbox_limits *l = &sb->prep.limits;
-        int r = cgroup_tx_create(l, &sb->prep.cg, err);
+        int r = 0;
 
-        if (r == 0 && sb->prep.cg && (r = cgroup_tx_attach(sb->prep.cg, sb->pid, err)) < 0) {
+        if (!sb->prep.cg_wait)
+                return 0;
+        if ((r = cgroup_tx_attach(sb->prep.cg, sb->pid, err)) < 0)
                 cgroup_tx_destroy(TAKE_PTR(sb->prep.cg));
-        }
-        if (r < 0 && l->cpu_milli)
+        if (r < 0 && sb->prep.limits.cpu_milli)
                 return r; /* asked for explicitly: nothing else enforces it */
-        if (write(cg_sync, "x", 1) != 1)
+        if (write(cg_sync, r < 0 ? "n" : "x", 1) != 1)
                 return tx_err(err, EIO, "the sandbox died while starting");
         trace_mark("cgroup");
         return 0;
@@ -407,6 +463,8 @@ static struct sandbox *sandbox_new(const struct sandbox_spec *s)
         sb->statusfd = sb->errfd = sb->sock = -1;
         sb->prep.notify_sock = -1;
         sb->prep.cg_sync = -1;
+        for (int i = 0; i < CGROUP_MAX_FDS; i++)
+                sb->prep.cg_join[i] = -1;
         sigemptyset(&sb->mask);
         sigaddset(&sb->mask, SIGINT);
         sigaddset(&sb->mask, SIGTERM);
@@ -446,7 +504,7 @@ static int start_joined(struct sandbox *sb, struct start_fds *f, const sigset_t 
 static int start_own(struct sandbox *sb, struct start_fds *f, const sigset_t *old, struct txbox_error *err)
 {
         const struct sandbox_spec *s = sb->spec;
-        pid_t pid = clone_sandbox();
+        pid_t pid = clone_sandbox(&sb->prep);
         int r, clone_errno = errno;
 
         if (pid != 0)
@@ -462,8 +520,10 @@ static int start_own(struct sandbox *sb, struct start_fds *f, const sigset_t *ol
                 /* Keep only our ends: an inherited claim (a flock'd state/active/ID, ours or
                  * a prepared transaction's) would outlive a killed supervisor for as long as
                  * this namespace takes to die, and recovery would take it for alive. */
-                int keep[] = {f->syncp[0], f->statusp[1], f->errp[1], f->nsock[1], sb->prep.cg_sync};
-                int closed = close_all_but(keep, ARRAY_SIZE(keep));
+                int keep[5 + CGROUP_MAX_FDS] = {f->syncp[0], f->statusp[1], f->errp[1], f->nsock[1],
+                                                sb->prep.cg_sync};
+                memcpy(keep + 5, sb->prep.cg_join, sb->prep.ncg_join * sizeof(int));
+                int closed = close_all_but(keep, 5 + sb->prep.ncg_join);
                 sandbox_child_errfd_set(f->errp[1]);
                 if (closed < 0) {
                         errno = -closed;
@@ -493,7 +553,9 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         if ((r = prepare(s, &sb->prep, &sb->pre, err)) < 0)
                 goto fail;
         trace_mark("prepared");
-        if ((r = make_pipes(f.syncp, f.statusp, f.errp)) < 0 || (pipe2(f.cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
+        /* cgp: for a v2 cgroup, should clone3 be refused (attach_cgroup) */
+        if ((r = make_pipes(f.syncp, f.statusp, f.errp)) < 0 ||
+            (sb->prep.cg && !sb->prep.ncg_join && pipe2(f.cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
             (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f.nsock) < 0 && (r = -errno))) {
                 r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
                 goto fail;

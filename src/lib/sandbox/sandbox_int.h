@@ -10,11 +10,11 @@
 #ifndef TXBOX_SANDBOX_INT_H
 #define TXBOX_SANDBOX_INT_H
 
+#include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/reslimits.h"
 #include "sandbox/sockconn.h"
 
-struct cgroup_tx;
 struct netproxy;
 struct netproxy_rule;
 
@@ -33,7 +33,10 @@ struct sandbox_prep {
         int notify_sock;            /* children's end: the program sends its listener here */
         long last_cap;              /* /proc/sys/kernel/cap_last_cap, read by the supervisor */
         struct cgroup_tx *cg;       /* the transaction's cgroup, or NULL (accounting) */
-        int cg_sync;                /* init's end: one byte once it is in the cgroup (or none is had) */
+        int cg_join[CGROUP_MAX_FDS]; /* v1: the tasks files init writes itself into */
+        size_t ncg_join;
+        bool cg_wait;               /* v2 without clone3: init waits to be moved */
+        int cg_sync;                /* init's end then: one byte once it is moved ('x') or not ('n') */
         char tmpfs_opts[128];       /* /tmp and /dev/shm */
         dev_t upper_dev;            /* the upper layer's file system */
         struct sandbox_meter *meter;

@@ -188,7 +188,7 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
                 while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
                         ;
         /* Everything has stopped: what the program left is what would be committed. */
-        bool stopped = sv->limit != LIMIT_NONE, killed = res->timed_out || res->cancelled;
+        bool killed = res->timed_out || res->cancelled;
         if (!killed)
                 check_limits(sv, true);
         if (sv->limit != LIMIT_NONE) {
@@ -203,8 +203,10 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
                 res->exit_code = WEXITSTATUS(st->status);
                 res->signal = 0;
         }
-        /* Over a limit found only by the final check: as if stopped a moment earlier. */
-        if (!stopped && sv->limit != LIMIT_NONE && res->exit_code == 0) {
+        /* Over a limit found only by the final check: as if stopped a moment earlier.  So
+         * too when a check stopped it while init was already reporting a status of 0 (the
+         * kill came too late): a run over a limit never looks like a success. */
+        if (sv->limit != LIMIT_NONE && res->exit_code == 0) {
                 res->exit_code = -1;
                 res->signal = SIGKILL;
         }

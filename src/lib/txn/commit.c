@@ -295,6 +295,7 @@ static int commit_locked(struct txbox_tx *tx, struct txbox_error *err)
                 goto revert;
         }
         (void)failpoint("commit"); /* past the marker: only a crash is of interest */
+        gc_note(tx->ws, tx->rec.id);
         trace_mark("commit: marked");
         tx_stamp_changes(tx->ws->state_fd); /* before the row: see write_snapshot in tx.c */
         if (before == TXBOX_PENDING)

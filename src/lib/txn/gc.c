@@ -13,7 +13,19 @@
  *
  * Never touched: a transaction with a claim in active/ (a process works on it, or recovery
  * must), one whose commit is not settled yet (settle/: recovery after a reboot replays its
- * journal from tx/ID), a pending one, one half-way through an undo. */
+ * journal from tx/ID), a pending one, one half-way through an undo.
+ *
+ * The automatic pass after each commit (gc_auto) must not cost in proportion to the commits
+ * kept (up to a thousand by default): it takes the sizes and commit times of state/gc for
+ * the directories listed there without looking at them again, measures only the commits
+ * named in state/gc-new since (each commit appends its id under the workspace lock; state/gc
+ * says how far the passes have read, so that the file stays: on a file system without a
+ * journal, ext4 makes every new inode skip the ones freed in the last minutes), and
+ * looks again at a listed one only before pruning it.  Only an undo or recovery changes or
+ * removes a commit's directory once it is listed: it first leaves state/gc-stale (durably),
+ * and the next pass then reads tx/ and checks every directory, as txbox gc and a pass an
+ * hour after the last full one do.  Whatever state/gc misses (a lost append) is kept until
+ * such a pass: never pruned early. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <limits.h>
@@ -25,6 +37,9 @@
 
 #define RETENTION_FILE "retention"
 #define GC_FILE "gc"
+#define GC_STALE_FILE "gc-stale"
+#define GC_NEW_FILE "gc-new"
+#define GC_NEW_KEEP 16384 /* bytes of state/gc-new read before it is emptied */
 #define GC_FILE_MAX (8u << 20)
 #define GC_AUTO_MAX 64      /* prunes per automatic pass: it runs beside a program */
 #define GC_AUTO_STALE_S 3600 /* an automatic pass at least this often, for the age limit */
@@ -191,6 +206,14 @@ struct gc_scan {
         unsigned skipped;
         int64_t pruned_ms;     /* from state/gc */
         int64_t seq;           /* newest commit seq at the last pass, from state/gc */
+        int64_t checked_s;     /* when a pass last looked at every directory, from state/gc */
+        int64_t new_off;       /* how much of state/gc-new the passes have read, from state/gc */
+        int64_t new_size;      /* state/gc-new's size as this pass read it */
+        bool trusted;          /* known entries taken as they are (gc_auto) */
+        bool known_sorted;     /* known sorted by id (else in the file's order) */
+        struct strvec claimed; /* the names in active/ */
+        struct strvec again;   /* directories skipped while claimed: in state/gc, for next time */
+        struct strvec pending; /* from state/gc: those of the last pass */
 };
 
 static void scan_free(struct gc_scan *sc)
@@ -198,6 +221,9 @@ static void scan_free(struct gc_scan *sc)
         free(sc->v);
         free(sc->known);
         strvec_clear(&sc->orphans);
+        strvec_clear(&sc->claimed);
+        strvec_clear(&sc->again);
+        strvec_clear(&sc->pending);
 }
 
 static int64_t ts_ns(const struct timespec *t) { return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec; }
@@ -291,10 +317,34 @@ static void add_entry(struct gc_scan *sc, const struct gc_entry *e)
         sc->v[sc->n++] = *e;
 }
 
+/* state/gc's entry for id: by binary search once sorted by id (a full pass looks up every
+ * directory), else one by one (a trusted pass, in the file's newest-first order, looks up
+ * only the commits since). */
+static struct gc_entry *known_entry(struct gc_scan *sc, const char *id)
+{
+        if (!sc->trusted && !sc->known_sorted && sc->nknown) {
+                qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
+                sc->known_sorted = true;
+        }
+        if (!sc->known_sorted) {
+                for (size_t i = 0; i < sc->nknown; i++)
+                        if (!strcmp(sc->known[i].id, id))
+                                return &sc->known[i];
+                return NULL;
+        }
+        struct gc_entry key = {0};
+        size_t n = strlen(id);
+        if (n >= sizeof(key.id))
+                return NULL;
+        memcpy(key.id, id, n + 1);
+        return sc->nknown ? bsearch(&key, sc->known, sc->nknown, sizeof(key), by_id) : NULL;
+}
+
 static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *settled, bool use_log,
                      struct gc_scan *sc)
 {
         struct stat mk, dst;
+        struct gc_entry *k;
 
         /* Claimed: a process works on it, or recovery must. */
         if (faccessat(ws->active_fd, id, F_OK, AT_SYMLINK_NOFOLLOW) == 0) {
@@ -304,9 +354,7 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
         /* Measured by an earlier pass and unchanged since (a marker, an undo would have
          * changed the directory's mtime): one stat, no walk. */
         if (fstatat(ws->tx_fd, id, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(dst.st_mode)) {
-                struct gc_entry key = {0}, *k;
-                snprintf(key.id, sizeof(key.id), "%s", id);
-                k = sc->nknown ? bsearch(&key, sc->known, sc->nknown, sizeof(key), by_id) : NULL;
+                k = known_entry(sc, id);
                 if (k && k->mtime_ns == ts_ns(&dst.st_mtim) && k->time_ns) {
                         add_entry(sc, k);
                         sc->v[sc->n - 1].pinned = strvec_has(settled, id);
@@ -341,11 +389,47 @@ static void scan_one(struct txbox_ws *ws, const char *id, const struct strvec *s
 /* state/gc: "txbox-gc 1", "seq N", "pruned_ms N", then "ID MTIME_NS BYTES TIME_NS" per
  * transaction measured (its directory's mtime, its size, its commit time).  Anything
  * malformed is ignored: it is measured again. */
+/* "ID MTIME_NS BYTES TIME_NS": a line of state/gc read by hand (sscanf would cost a pass
+ * with a thousand commits kept more than the rest of it). */
+/* A decimal number of 1 to 19 digits at most INT64_MAX at *p, then the byte stop; advances
+ * *p past it. */
+static bool parse_u63(const char **p, char stop, uint64_t *v)
+{
+        const char *s = *p;
+        uint64_t x = 0;
+        size_t n = 0;
+
+        for (; *s >= '0' && *s <= '9' && n < 20; s++, n++)
+                x = x * 10 + (uint64_t)(*s - '0');
+        if (n == 0 || n > 19 || x > INT64_MAX || *s != stop)
+                return false;
+        *v = x;
+        *p = s + (stop != '\0');
+        return true;
+}
+
+static bool parse_entry(const char *l, char id[32], long long *mt, unsigned long long *b, long long *t)
+{
+        const char *sp = strchr(l, ' ');
+        uint64_t x, y, z;
+        if (!sp || sp - l >= 32)
+                return false;
+        memcpy(id, l, (size_t)(sp - l));
+        id[sp - l] = '\0';
+        sp++;
+        if (!parse_u63(&sp, ' ', &x) || !parse_u63(&sp, ' ', &y) || !parse_u63(&sp, '\0', &z) ||
+            !is_tx_id(id))
+                return false;
+        *mt = (long long)x, *b = y, *t = (long long)z;
+        return true;
+}
+
 static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
 {
         _cleanup_free_ char *text = NULL;
         char *save = NULL;
-        long long seq = -1, ms = 0;
+        long long seq = -1, ms = 0, checked = 0, off = 0;
+        char pend[32];
         size_t cap = 0;
 
         sc->seq = -1;
@@ -356,34 +440,37 @@ static void cache_read(struct txbox_ws *ws, struct gc_scan *sc)
                 char id[32];
                 long long mt, t;
                 unsigned long long b;
-                if (sscanf(l, "seq %lld", &seq) == 1 || sscanf(l, "pruned_ms %lld", &ms) == 1)
+                if (!parse_entry(l, id, &mt, &b, &t)) {
+                        if (sscanf(l, "seq %lld", &seq) != 1 && sscanf(l, "pruned_ms %lld", &ms) != 1 &&
+                            sscanf(l, "checked_s %lld", &checked) != 1 &&
+                            sscanf(l, "new_off %lld", &off) != 1 && sscanf(l, "pending %31s", pend) == 1 &&
+                            is_tx_id(pend))
+                                strvec_push(&sc->pending, xstrdup(pend));
                         continue;
-                if (sscanf(l, "%31s %lld %llu %lld", id, &mt, &b, &t) != 4 || !is_tx_id(id))
-                        continue;
+                }
                 if (sc->nknown == cap) {
                         cap = cap ? 2 * cap : 64;
                         sc->known = xrealloc(sc->known, cap * sizeof(*sc->known));
                 }
                 struct gc_entry *e = &sc->known[sc->nknown++];
                 memset(e, 0, sizeof(*e));
-                snprintf(e->id, sizeof(e->id), "%s", id);
+                memcpy(e->id, id, strlen(id) + 1); /* under 32 bytes: parse_entry */
                 e->mtime_ns = mt;
                 e->bytes = b;
                 e->time_ns = t;
                 e->measured = true;
         }
-        if (sc->nknown)
-                qsort(sc->known, sc->nknown, sizeof(*sc->known), by_id);
         sc->seq = seq;
         sc->pruned_ms = ms;
+        sc->checked_s = checked;
+        sc->new_off = off;
 }
 
 /* Sizes of entries found unchanged since the last pass, from state/gc. */
 static void cache_apply(struct gc_scan *sc)
 {
         for (size_t i = 0; i < sc->n; i++) {
-                struct gc_entry *k =
-                        sc->nknown ? bsearch(&sc->v[i], sc->known, sc->nknown, sizeof(*k), by_id) : NULL;
+                struct gc_entry *k = sc->v[i].measured ? NULL : known_entry(sc, sc->v[i].id);
                 if (k && k->mtime_ns == sc->v[i].mtime_ns) {
                         sc->v[i].bytes = k->bytes;
                         sc->v[i].measured = true;
@@ -391,8 +478,21 @@ static void cache_apply(struct gc_scan *sc)
         }
 }
 
+/* v in decimal at w; returns the end. */
+static char *fmt_u64(char *w, uint64_t v)
+{
+        char tmp[24];
+        size_t n = 0;
+        do
+                tmp[n++] = (char)('0' + v % 10);
+        while ((v /= 10));
+        while (n)
+                *w++ = tmp[--n];
+        return w;
+}
+
 static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq,
-                       int64_t pruned_ms)
+                       int64_t pruned_ms, int64_t new_off, bool durable)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -400,12 +500,24 @@ static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kep
 
         if (!f)
                 return -ENOMEM;
-        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\n", (long long)seq, (long long)pruned_ms);
-        for (size_t i = 0; i < kept; i++)
-                fprintf(f, "%s %lld %llu %lld\n", sc->v[i].id, (long long)sc->v[i].mtime_ns,
-                        (unsigned long long)sc->v[i].bytes, (long long)sc->v[i].time_ns);
+        /* checked_s: now after a pass that looked at every directory, else the last one's;
+         * new_off: state/gc-new read up to there; pending: skipped while claimed. */
+        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\nnew_off %lld\n", (long long)seq,
+                (long long)pruned_ms, (long long)(sc->trusted ? sc->checked_s : (int64_t)time(NULL)),
+                (long long)new_off);
+        for (size_t i = 0; i < sc->again.n; i++)
+                fprintf(f, "pending %s\n", sc->again.v[i]);
+        for (size_t i = 0; i < kept; i++) {
+                char line[128], *w = stpcpy(line, sc->v[i].id);
+                const uint64_t v[3] = {(uint64_t)sc->v[i].mtime_ns, sc->v[i].bytes,
+                                       (uint64_t)sc->v[i].time_ns};
+                for (int j = 0; j < 3; j++) /* printf's %lld, by hand: a thousand lines per commit */
+                        w = fmt_u64(stpcpy(w, " "), v[j]);
+                *w++ = '\n';
+                fwrite(line, 1, (size_t)(w - line), f);
+        }
         fclose(f);
-        int r = write_file_atomic_at(ws->state_fd, GC_FILE, buf, len, false);
+        int r = write_file_atomic_at(ws->state_fd, GC_FILE, buf, len, durable);
         free(buf);
         return r;
 }
@@ -418,23 +530,103 @@ static int newest_first(const void *a, const void *b)
         return strcmp(y->id, x->id);
 }
 
-static int scan(struct txbox_ws *ws, bool use_log, struct gc_scan *sc)
+/* Whether the automatic pass may take state/gc's entries as they are: a full pass checked
+ * every directory less than GC_AUTO_STALE_S ago, and no undo happened since (gc-stale). */
+static bool cache_trusted(struct txbox_ws *ws, const struct gc_scan *sc)
 {
-        struct strvec settled = {0};
-        DIR *d = dir_stream(ws->tx_fd);
+        int64_t age = (int64_t)time(NULL) - sc->checked_s;
+        return sc->seq >= 0 && sc->checked_s > 0 && age >= 0 && age < GC_AUTO_STALE_S &&
+               faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT;
+}
+
+static void list_names(int dirfd, struct strvec *out)
+{
+        DIR *d = dir_stream(dirfd);
         struct dirent *de;
 
+        while (d && (de = readdir(d)))
+                if (de->d_name[0] != '.')
+                        strvec_push(out, xstrdup(de->d_name));
+        if (d)
+                closedir(d);
+}
+
+/* Trusted: besides those state/gc lists, the directories to look at are the commits since
+ * (state/gc-new), not every entry of tx/. */
+static void trusted_ids(struct txbox_ws *ws, struct gc_scan *sc, struct strvec *ids)
+{
+        _cleanup_free_ char *text = NULL;
+        char *save = NULL;
+        size_t len = 0;
+
+        for (size_t i = 0; i < sc->pending.n; i++)
+                if (!known_entry(sc, sc->pending.v[i]) && !strvec_has(ids, sc->pending.v[i]))
+                        strvec_push(ids, xstrdup(sc->pending.v[i]));
+        if (read_file_at(ws->state_fd, GC_NEW_FILE, GC_FILE_MAX, &text, &len) < 0)
+                return;
+        sc->new_size = (int64_t)len;
+        /* A file shorter than what was read of it was replaced: all of it is new. */
+        char *from = sc->new_off > 0 && (size_t)sc->new_off <= len ? text + sc->new_off : text;
+        for (char *l = strtok_r(from, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+                if (is_tx_id(l) && !known_entry(sc, l) && !strvec_has(ids, l))
+                        strvec_push(ids, xstrdup(l));
+}
+
+/* state/gc-new once this pass is in state/gc: read up to new_size (appends wait for our
+ * lock); emptied in place, never removed, once it holds over GC_NEW_KEEP bytes. */
+static int64_t new_read_to(struct txbox_ws *ws, struct gc_scan *sc)
+{
+        if (!sc->trusted) { /* a full pass read tx/ itself */
+                struct stat st;
+                bool there = fstatat(ws->state_fd, GC_NEW_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0;
+                sc->new_size = there ? st.st_size : 0;
+        }
+        return sc->new_size;
+}
+
+static int scan(struct txbox_ws *ws, bool use_log, bool trust, struct gc_scan *sc)
+{
+        struct strvec settled = {0}, ids = {0};
+
         memset(sc, 0, sizeof(*sc));
-        if (!d)
-                return -errno;
         cache_read(ws, sc);
+        sc->trusted = trust && cache_trusted(ws, sc);
+        list_names(ws->active_fd, &sc->claimed);
+        if (sc->trusted) {
+                trusted_ids(ws, sc, &ids); /* the commits since first: the newest */
+        } else {
+                DIR *d = dir_stream(ws->tx_fd);
+                struct dirent *de;
+                if (!d)
+                        return -errno;
+                while ((de = readdir(d)))
+                        if (is_tx_id(de->d_name))
+                                strvec_push(&ids, xstrdup(de->d_name));
+                closedir(d);
+        }
         settle_ids(ws, &settled);
-        while ((de = readdir(d)))
-                if (is_tx_id(de->d_name))
-                        scan_one(ws, de->d_name, &settled, use_log, sc);
-        closedir(d);
+        for (size_t i = 0; i < ids.n; i++) {
+                size_t n = sc->n;
+                scan_one(ws, ids.v[i], &settled, use_log, sc);
+                if (sc->n == n && strvec_has(&sc->claimed, ids.v[i]))
+                        strvec_push(&sc->again, xstrdup(ids.v[i])); /* its process is not done with it */
+        }
+        /* Trusted (see the top): the listed ones as listed, but those claimed now. */
+        for (size_t i = 0; sc->trusted && i < sc->nknown; i++) {
+                const struct gc_entry *k = &sc->known[i];
+                if (!k->time_ns || strvec_has(&sc->claimed, k->id)) {
+                        scan_one(ws, k->id, &settled, use_log, sc);
+                        continue;
+                }
+                add_entry(sc, k);
+                sc->v[sc->n - 1].pinned = strvec_has(&settled, k->id);
+        }
+        strvec_clear(&ids);
         strvec_clear(&settled);
-        if (sc->n)
+        bool sorted = true; /* state/gc is written newest first */
+        for (size_t i = 1; sorted && i < sc->n; i++)
+                sorted = newest_first(&sc->v[i - 1], &sc->v[i]) <= 0;
+        if (!sorted)
                 qsort(sc->v, sc->n, sizeof(*sc->v), newest_first);
         cache_apply(sc);
         for (size_t i = 0; i < sc->n; i++)
@@ -539,13 +731,24 @@ static void expire_captures(struct txbox_ws *ws, bool dry, struct txbox_gc_stats
 }
 
 /* One pass under the workspace lock. */
-static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool use_log, size_t max_prune,
-                     bool dry, struct txbox_gc_stats *st, struct txbox_error *err)
+/* Trusted: whether a listed directory about to be pruned is still what state/gc says (no
+ * claim on it, its directory unchanged). */
+static bool still_listed(struct txbox_ws *ws, const struct gc_entry *e)
+{
+        struct stat st;
+        return faccessat(ws->active_fd, e->id, F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT &&
+               fstatat(ws->tx_fd, e->id, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+               ts_ns(&st.st_mtim) == e->mtime_ns;
+}
+
+/* One pass under the workspace lock; trust: the automatic pass (see the top). */
+static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool use_log, bool trust,
+                     size_t max_prune, bool dry, struct txbox_gc_stats *st, struct txbox_error *err)
 {
         struct gc_scan sc;
         int64_t seq = ws_newest_commit_seq(ws), pruned_ms;
         uint64_t kept_bytes;
-        int e = scan(ws, use_log, &sc);
+        int e = scan(ws, use_log, trust, &sc);
 
         if (e < 0)
                 return tx_err(err, -e, "cannot read '%s/tx': %s", ws->state, strerror(-e));
@@ -554,7 +757,10 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
                 kept = sc.n - max_prune;
         pruned_ms = sc.pruned_ms;
         for (size_t i = kept; i < sc.n; i++) {
-                if (sc.v[i].pinned) { /* an old unsettled commit: recovery's first */
+                /* An old unsettled commit (recovery's first), or one taken from state/gc that
+                 * changed since (left out of it: the next pass looks at it) */
+                if (sc.v[i].pinned || (sc.trusted && !still_listed(ws, &sc.v[i]))) {
+                        sc.v[i].pinned = true;
                         sc.skipped++;
                         continue;
                 }
@@ -576,10 +782,25 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
                 scan_free(&sc);
                 return 0;
         }
-        /* The record first (sizes, and what undo may call pruned), then the renames. */
-        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms)) < 0) {
+        /* The record first (sizes, and what undo may call pruned), then the renames.  After
+         * an undo it is made durable before gc-stale goes: the two must not be undone by a
+         * crash in the wrong order. */
+        bool stale = !sc.trusted && faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+        int64_t new_off = new_read_to(ws, &sc);
+        bool empty_new = new_off > GC_NEW_KEEP;
+        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms, empty_new ? 0 : new_off, stale)) < 0) {
                 scan_free(&sc);
                 return tx_err(err, -e, "cannot write '%s/%s': %s", ws->state, GC_FILE, strerror(-e));
+        }
+        if (stale)
+                unlinkat(ws->state_fd, GC_STALE_FILE, 0);
+        if (empty_new) {
+                int fd = openat(ws->state_fd, GC_NEW_FILE, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd >= 0 && ftruncate(fd, 0) < 0) {
+                        /* read again from the start next time: known ids are skipped */
+                }
+                if (fd >= 0)
+                        close(fd);
         }
         for (size_t i = sc.n; e >= 0 && i > kept; i--)
                 if (!sc.v[i - 1].pinned)
@@ -614,7 +835,7 @@ TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, uns
         ws_sweep_wait(ws); /* its trash and its log writes are done */
         if ((e = ws_lock(ws, err)) < 0)
                 return e;
-        e = gc_locked(ws, r, true, SIZE_MAX, dry, &st, err);
+        e = gc_locked(ws, r, true, false, SIZE_MAX, dry, &st, err);
         if (e >= 0) {
                 empty_trash(ws, dry, &st);
                 expire_captures(ws, dry, &st);
@@ -670,8 +891,25 @@ void gc_auto(struct txbox_ws *ws)
         }
         if (lock < 0)
                 return;
-        gc_locked(ws, &r, false, GC_AUTO_MAX, false, &st, &err);
+        gc_locked(ws, &r, false, true, GC_AUTO_MAX, false, &st, &err);
         flock(lock, LOCK_UN);
+}
+
+int gc_note(struct txbox_ws *ws, const char *id)
+{
+        char line[64];
+        int n = id ? snprintf(line, sizeof(line), "%s\n", id) : 0;
+
+        if (!id)
+                return write_file_atomic_at(ws->state_fd, GC_STALE_FILE, "", 0, true);
+        int fd = openat(ws->state_fd, GC_NEW_FILE, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC,
+                        0600);
+        if (fd >= 0 && write(fd, line, (size_t)n) != n) {
+                /* lost: kept until a full pass (see the top) */
+        }
+        if (fd >= 0)
+                close(fd);
+        return 0;
 }
 
 int64_t gc_pruned_through_ms(struct txbox_ws *ws)

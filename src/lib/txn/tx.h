@@ -159,6 +159,11 @@ void tx_home_clear(struct tx_home *h);
  * taken.  gc_pruned_through_ms: the newest commit time (ms) whose undo data gc pruned. */
 void gc_auto(struct txbox_ws *ws);
 int64_t gc_pruned_through_ms(struct txbox_ws *ws);
+/* Tell the automatic gc pass (gc.c): id, a commit's directory got its marker (under the
+ * workspace lock), for the pass to measure; NULL, a directory state/gc lists is about to be
+ * changed or removed (an undo, recovery), so that the next pass looks at every directory
+ * again (written durably; 0 or -errno). */
+int gc_note(struct txbox_ws *ws, const char *id);
 
 /* Edits made outside a transaction (edits.c): a capture in state/edits waits this long for
  * its record; txbox gc removes older ones too (with the trash). */

@@ -300,6 +300,11 @@ static int undo_locked(struct txbox_ws *ws, const char *id, struct txbox_record 
         }
         if ((r = undo_conflicts(ws, rec, c.dir, c.ops, c.n, err)) < 0)
                 goto out;
+        if ((r = gc_note(ws, NULL)) < 0) {
+                r = tx_err(err, -r, "cannot start undo of tx %s: cannot write '%s/gc-stale': %s", rec->id,
+                           ws->state, strerror(-r));
+                goto out;
+        }
         if ((r = write_file_atomic_at(c.dir, "undoing", "", 0, true)) < 0) {
                 r = tx_err(err, -r, "cannot start undo of tx %s: %s", rec->id, strerror(-r));
                 goto out;
@@ -528,6 +533,11 @@ static int recover_one(struct txbox_ws *ws, const char *id, struct txbox_error *
         struct txbox_record rec = {0};
         _cleanup_close_ int dir = open_subdir(ws->tx_fd, id, false);
         int r = audit_get(ws->audit, id, &rec, err);
+
+        /* It may change or remove a directory the automatic gc pass lists: that pass checks
+         * every directory next time (gc.c).  Should even that fail, its list goes. */
+        if (gc_note(ws, NULL) < 0)
+                unlinkat(ws->state_fd, "gc", 0);
 
         if (r == -ENOENT) /* died before its audit row was written */
                 return recover_unlogged(ws, id, dir, err);
