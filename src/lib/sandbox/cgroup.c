@@ -442,6 +442,14 @@ int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err)
         return 0;
 }
 
+int cgroup_tx_add(struct cgroup_tx *cg, pid_t pid)
+{
+        int r = 0;
+        for (size_t i = 0; i < cg->n && r == 0; i++)
+                r = write_knob(cg->path[i], "cgroup.procs", "%d", (int)pid);
+        return r;
+}
+
 uint64_t cgroup_tx_oom_kills(const struct cgroup_tx *cg)
 {
         char buf[512];

@@ -1,4 +1,5 @@
-/* seccomp deny-list, exec user notification and Landlock for the sandboxed program.
+/* seccomp deny-list, user notification (execs, renames) and Landlock for the sandboxed
+ * program.
  *
  * The seccomp filter is a deny-list on a default-allow base: the namespaces, the read-only
  * root and Landlock are the boundary; the filter removes kernel interfaces that reach past
@@ -70,7 +71,7 @@ struct bpf_cache {
 /* One compiled program per variant, built once per process: per-transaction cost is then a
  * single seccomp(2) in the child.  (The only global state of the library, read-only once
  * built.) */
-static struct bpf_cache cache[4];
+static struct bpf_cache cache[8];
 
 static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
                     const struct scmp_arg_cmp *cmp)
@@ -146,6 +147,14 @@ static int add_rules(scmp_filter_ctx ctx, unsigned variant)
                     (r = add_rule(ctx, SCMP_ACT_NOTIFY, "execveat", 0, NULL)) < 0)
                         return r;
         }
+        /* An overlay without redirects cannot move a directory of the lower layer (EXDEV):
+         * the supervisor completes such renames (rename.c).  Every rename stops here, since
+         * BPF cannot look at the path; most are let through at once. */
+        if (variant & GUARD_NOTIFY_RENAME)
+                if ((r = add_rule(ctx, SCMP_ACT_NOTIFY, "rename", 0, NULL)) < 0 ||
+                    (r = add_rule(ctx, SCMP_ACT_NOTIFY, "renameat", 0, NULL)) < 0 ||
+                    (r = add_rule(ctx, SCMP_ACT_NOTIFY, "renameat2", 0, NULL)) < 0)
+                        return r;
         return 0;
 }
 
@@ -227,7 +236,7 @@ static void store_cached(const char *path, const struct bpf_cache *c)
 
 int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_error *err)
 {
-        struct bpf_cache *c = &cache[variant & 3u];
+        struct bpf_cache *c = &cache[variant & 7u];
         char path[PATH_MAX] = "";
         int r;
 
@@ -265,15 +274,26 @@ int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_
         return 0;
 }
 
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
 int guard_seccomp_load(unsigned variant)
 {
-        const struct bpf_cache *c = &cache[variant & 3u];
+        const struct bpf_cache *c = &cache[variant & 7u];
         struct sock_fprog prog = {.len = c->len, .filter = c->insns};
-        unsigned flags = variant & GUARD_NOTIFY_EXEC ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+        unsigned flags = variant & GUARD_NOTIFY ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
 
         if (!c->ready)
                 return -EINVAL;
-        long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+        /* Linux >= 5.19: once the supervisor has taken a notification, only a fatal signal
+         * ends the task's wait.  Otherwise a signal (Go's runtime preempts with SIGURG every
+         * 10 ms) restarts the call as a new notification while the first is being completed:
+         * a directory rename done twice fails the second time (ENOENT). */
+        long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                         flags ? flags | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV : 0, &prog);
+        if (r < 0 && flags && errno == EINVAL)
+                r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
         if (r < 0)
                 return -errno;
         return flags ? (int)r : 0;
@@ -406,16 +426,24 @@ static int read_exec(struct exec_read *r, const struct seccomp_notif *n, char **
         return 0;
 }
 
-static int reply(int listener, uint64_t id, bool allow)
+int guard_notify_answer(int listener, uint64_t id, bool cont, int error)
 {
         struct seccomp_notif_resp resp = {.id = id};
-        if (allow)
+        if (cont)
                 resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         else
-                resp.error = -EPERM;
+                resp.error = -error;
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
                 return -errno; /* ENOENT: the task died meanwhile */
         return 0;
+}
+
+int guard_notify_recv(int listener, struct seccomp_notif *n)
+{
+        memset(n, 0, sizeof(*n));
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, n) < 0)
+                return errno == EINTR || errno == ENOENT ? 0 : -errno;
+        return 1;
 }
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -448,38 +476,34 @@ static const char *exec_program_of(const struct seccomp_notif *n, const char *pa
         return r == 0 ? buf : r == -ENOENT ? path : NULL;
 }
 
-int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
+int guard_notify_exec(int listener, const struct seccomp_notif *n, guard_exec_check_fn check, void *ctx)
 {
-        struct seccomp_notif n;
         char path[64];
         _cleanup_free_ char **argv = NULL;
         ssize_t path_off = -1;
         bool allow = false;
 
-        memset(&n, 0, sizeof(n));
-        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
-                return errno == EINTR || errno == ENOENT ? 0 : -errno;
         _cleanup_free_ struct exec_read *r = xmalloc(sizeof(*r));
         r->buf = NULL;
         r->used = r->cap = r->ptrs.wl = r->strs.wl = 0;
-        snprintf(path, sizeof(path), "/proc/%u/mem", n.pid);
+        snprintf(path, sizeof(path), "/proc/%u/mem", n->pid);
         r->mem = open(path, O_RDONLY | O_CLOEXEC);
         char prog[PATH_MAX];
         if (r->mem >= 0) {
-                int ok = read_exec(r, &n, &argv, &path_off);
+                int ok = read_exec(r, n, &argv, &path_off);
                 close(r->mem);
                 /* The pid may have been reused between receive and open: the notification
                  * must still be pending for what we read to be that task's memory. */
-                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0) {
+                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0) {
                         free(r->buf);
                         return 0; /* the task is gone: nothing to answer */
                 }
                 /* Unreadable, over the budget, or nobody to judge it: refused. */
                 if (ok == 0 && check)
-                        allow = check(ctx, exec_program_of(&n, r->buf + path_off, prog, sizeof(prog)), argv);
+                        allow = check(ctx, exec_program_of(n, r->buf + path_off, prog, sizeof(prog)), argv);
         }
         free(r->buf);
-        return reply(listener, n.id, allow);
+        return guard_notify_answer(listener, n->id, allow, EPERM);
 }
 
 /* ---- Landlock ---- */

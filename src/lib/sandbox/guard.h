@@ -1,5 +1,5 @@
 /* Lock-down of the program inside the sandbox: the seccomp deny-list (with user notification
- * for execve/execveat when exec checks are on) and Landlock.  The filter is compiled once per
+ * for execve/execveat when exec checks are on, and for the rename calls) and Landlock.  The filter is compiled once per
  * process by the supervisor and only loaded, never built, in the sandbox's child. */
 #ifndef TXBOX_GUARD_H
 #define TXBOX_GUARD_H
@@ -9,30 +9,41 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <linux/seccomp.h>
+
 #include "txbox.h"
 
 /* Filter variants. */
 #define GUARD_NOTIFY_EXEC 0x1u /* execve/execveat return SECCOMP_RET_USER_NOTIF */
 #define GUARD_ALLOW_UNIX  0x2u /* socket(AF_UNIX) allowed (pathname sockets are then reachable) */
+#define GUARD_NOTIFY_RENAME 0x4u /* rename/renameat/renameat2 return SECCOMP_RET_USER_NOTIF */
+#define GUARD_NOTIFY (GUARD_NOTIFY_EXEC | GUARD_NOTIFY_RENAME)
 
 /* Compile (once per process and variant) the filter; call in the supervisor before clone.
  * cache_dir (may be NULL): a directory private to the caller where the compiled program is
  * kept between processes. */
 int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_error *err);
-/* Load the prepared filter into the calling thread (needs no_new_privs).  With
- * GUARD_NOTIFY_EXEC, returns the listener fd; otherwise 0.  -errno on failure.  Safe after
+/* Load the prepared filter into the calling thread (needs no_new_privs).  With a
+ * GUARD_NOTIFY bit, returns the listener fd; otherwise 0.  -errno on failure.  Safe after
  * fork: no allocation. */
 int guard_seccomp_load(unsigned variant);
 
 /* Ask for synchronous wake-ups on listener (the supervisor, once it holds it). */
 void guard_notify_tune(int listener);
-/* Exec checks: handle one pending notification on listener fd.  check returns true to let
- * the exec proceed; it gets the program that will actually run (resolved in the task's
- * view, every symlink followed; the path as named when nothing is there, so the exec fails
- * by itself; NULL when it has no name: a memfd, a deleted file) and the argv, whose argv[0]
- * the caller chose.  Returns 0, or -errno when the listener is unusable. */
+/* Take one pending notification from listener into n: 1, 0 when there was none to take
+ * (interrupted, or its task died meanwhile), -errno when the listener is unusable. */
+int guard_notify_recv(int listener, struct seccomp_notif *n);
+/* Answer notification id: let the call proceed as if no filter were there (cont), or end it
+ * with error (a positive errno; 0: success, returning 0).  0, or -errno when the listener
+ * is unusable (a task that died meanwhile is no error). */
+int guard_notify_answer(int listener, uint64_t id, bool cont, int error);
+/* Exec checks: answer the exec notification n.  check returns true to let the exec
+ * proceed; it gets the program that will actually run (resolved in the task's view, every
+ * symlink followed; the path as named when nothing is there, so the exec fails by itself;
+ * NULL when it has no name: a memfd, a deleted file) and the argv, whose argv[0] the caller
+ * chose.  Returns 0, or -errno when the listener is unusable. */
 typedef bool (*guard_exec_check_fn)(void *ctx, const char *program, char *const argv[]);
-int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx);
+int guard_notify_exec(int listener, const struct seccomp_notif *n, guard_exec_check_fn check, void *ctx);
 
 /* Landlock. */
 int guard_landlock_abi(void); /* 0: unavailable */

@@ -23,7 +23,7 @@
 #include "sandbox/sandbox_int.h"
 #include "base/syscalls.h"
 
-static int drop_privileges(long last)
+int sandbox_drop_privileges(long last)
 {
         struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
         struct __user_cap_data_struct data[2] = {{0}};
@@ -65,7 +65,7 @@ static bool writable_terminal(int fd)
  * for writing, a directory given as stdin filled with files.  Only a terminal on stdout
  * or stderr, open for writing, is granted (the program writes to it anyway), so that
  * "echo x >/dev/stderr" still reaches it; the host's terminal is not under /dev/pts here. */
-static int apply_landlock(const struct sandbox_spec *s)
+int sandbox_apply_landlock(const struct sandbox_spec *s)
 {
         const char *paths[16] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
                                  "/dev/full", "/dev/tty", "/proc"};
@@ -83,8 +83,8 @@ static int apply_landlock(const struct sandbox_spec *s)
         return 0;
 }
 
-/* Lock down, last step before exec: seccomp, and with exec checks hand the listener to the
- * supervisor (which must answer our own execve below). */
+/* Lock down, last step before exec: seccomp, and with notifications (exec checks, renames)
+ * hand the listener to the supervisor (which must answer our own execve below). */
 static int apply_seccomp(const struct sandbox_prep *p)
 {
         int fd = guard_seccomp_load(p->guard);
@@ -92,7 +92,7 @@ static int apply_seccomp(const struct sandbox_prep *p)
                 errno = -fd;
                 return SETUP_FAIL("cannot load the seccomp filter: %s", strerror(-fd));
         }
-        if (!(p->guard & GUARD_NOTIFY_EXEC))
+        if (!(p->guard & GUARD_NOTIFY))
                 return 0;
         if (sandbox_send_fd(p->notify_sock, 'n', fd) < 0)
                 return SETUP_FAIL("cannot hand the exec listener to the supervisor: %s", strerror(errno));
@@ -226,13 +226,13 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
 
         trace_mark("program: forked");
         reset_signals();
-        if (drop_privileges(p->last_cap) < 0)
+        if (sandbox_drop_privileges(p->last_cap) < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: unprivileged");
         /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
          * check our execve, and nothing else runs in the sandbox yet. */
         prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-        if (apply_landlock(s) < 0)
+        if (sandbox_apply_landlock(s) < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: landlocked");
         if (apply_seccomp(p) < 0)

@@ -30,8 +30,7 @@
 #include "sandbox/sandbox_int.h"
 #include "base/syscalls.h"
 
-/* Close every descriptor from 3 up but the n in keep (which this sorts). */
-static void close_all_but(int *keep, size_t n)
+void sandbox_close_all_but(int *keep, size_t n)
 {
         int lo = 3;
 
@@ -183,7 +182,8 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
                               "--max-cpus needs a cgroup with the cpu controller, and none can be had "
                               "here (txbox doctor says why)");
         p->last_cap = read_last_cap();
-        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0);
+        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0) |
+                   GUARD_NOTIFY_RENAME;
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
                 return r;
         limits_filter_env(environ, s->env_keep, &p->envp, res->env_dropped, sizeof(res->env_dropped));
@@ -243,7 +243,7 @@ int sandbox_shared_ns_open(const struct idmap *m, struct sandbox_shared_ns **out
         pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
         if (pid == 0) {
                 prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                close_all_but(&hold[0], 1); /* no claim of ours may outlive us in it */
+                sandbox_close_all_but(&hold[0], 1); /* no claim of ours may outlive us in it */
                 _exit(read(hold[0], &c, 1) < 0 ? 1 : 0);
         }
         close(hold[0]);
@@ -298,7 +298,7 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
                 prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
                 int keep[] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd, s->shared_ns->net_fd,
                               p->cg_sync};
-                close_all_but(keep, ARRAY_SIZE(keep));
+                sandbox_close_all_but(keep, ARRAY_SIZE(keep));
                 sandbox_child_errfd_set(errfd);
                 if (setns(s->shared_ns->user_fd, CLONE_NEWUSER) < 0 ||
                     setns(s->shared_ns->net_fd, CLONE_NEWNET) < 0 ||
@@ -422,7 +422,7 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
                  * a prepared transaction's) would outlive a killed supervisor for as long as
                  * this namespace takes to die, and recovery would take it for alive. */
                 int keep[] = {syncp[0], statusp[1], errp[1], nsock[1], sb->prep.cg_sync};
-                close_all_but(keep, ARRAY_SIZE(keep));
+                sandbox_close_all_but(keep, ARRAY_SIZE(keep));
                 sandbox_child_errfd_set(errp[1]);
                 sandbox_init_main(s, &sb->prep, syncp[0], statusp[1]);
         }

@@ -5,7 +5,9 @@
  * The parts, each a job: sandbox.c starts the sandbox and hands it a command (the process
  * layout is at its top); init.c is pid 1 inside it; mounts.c makes its view of the file
  * system; program.c is the program's process up to its exec; supervise.c watches the
- * program while it runs; idmap.c plans and writes the id maps; probes.c is txbox doctor's.
+ * program while it runs; rename.c completes the renames of directories the overlay cannot
+ * move (renametree.c does the moving); idmap.c plans and writes the id maps; probes.c is
+ * txbox doctor's.
  */
 #ifndef TXBOX_SANDBOX_INT_H
 #define TXBOX_SANDBOX_INT_H
@@ -16,6 +18,8 @@
 struct cgroup_tx;
 struct netproxy;
 struct netproxy_rule;
+struct renamer;
+struct seccomp_notif;
 
 /* What init measures and the supervisor reads while the program runs: one shared page,
  * mapped before clone (init is the supervisor's fork-like child). */
@@ -75,7 +79,18 @@ __attribute__((format(printf, 3, 4))) int sandbox_child_fail(int kind, int e, co
  * proxy port). */
 int sandbox_send_fd(int sock, char tag, int fd);
 
+/* ---- sandbox.c ---- */
+
+/* Close every descriptor from 3 up but the n in keep (which this sorts). */
+void sandbox_close_all_but(int *keep, size_t n);
+
 /* ---- program.c ---- */
+
+/* The program's lock-down, shared with rename.c's helper: every capability dropped (the
+ * bounding set up to last), no_new_privs; Landlock's write rules.  0, or -errno after a
+ * SETUP_FAIL. */
+int sandbox_drop_privileges(long last);
+int sandbox_apply_landlock(const struct sandbox_spec *s);
 
 /* In init: start the program's process, which locks itself down and waits for the command;
  * its pid, or -1. */
@@ -114,10 +129,31 @@ struct supervise {
         struct disk_meter disk;
         int limit;
         char detail[256];
+        struct renamer *rn; /* directory renames completed for the program */
 };
 
 /* Wait for the program's status (forwarding signals, answering exec checks, enforcing the
  * timeout and the limits) and fill res from it. */
 void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res);
+
+/* ---- rename.c ---- */
+
+/* The supervisor's side of the directory renames an overlay without redirects refuses
+ * (EXDEV): every rename call of the program stops at the seccomp listener; one whose
+ * source (or, exchanging, either side) is not a directory goes on at once, the others go to
+ * a helper process in the sandbox's namespaces with the program's own privileges, which
+ * completes them (renametree.c) and says how it went. */
+struct renamer *renamer_new(const struct sandbox_spec *s, const struct sandbox_prep *p, pid_t init);
+/* Is n a rename call (rename, renameat, renameat2)? */
+bool renamer_owns(struct renamer *rn, const struct seccomp_notif *n);
+/* Answer n now or hand it to the helper; 0, or -errno when the listener is unusable. */
+int renamer_notify(struct renamer *rn, int listener, const struct seccomp_notif *n);
+/* The helper's socket, to poll for its answers (-1: none). */
+int renamer_fd(const struct renamer *rn);
+/* The helper answered (or ended): pass its answers on to the waiting tasks. */
+void renamer_on_answer(struct renamer *rn, int listener);
+/* The program has ended: stop the helper, wait for it, free rn.  A rename it was in the
+ * middle of is named in cut (size bytes; "" when none): the layer may hold half of it. */
+void renamer_end(struct renamer *rn, char *cut, size_t size);
 
 #endif

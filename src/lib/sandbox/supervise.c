@@ -1,6 +1,7 @@
 /* The supervisor's watch over a running sandbox.  From the moment the command is sent until
  * init reports the program's status, it forwards termination signals, answers the exec
- * checks (seccomp user notification), hands the --net=allow port to the proxy, and enforces
+ * checks and the renames (seccomp user notification; rename.c for the latter), hands the
+ * --net=allow port to the proxy, and enforces
  * the timeout and the disk, files and memory limits; then it turns init's report into the
  * run's result.  A finished sandbox's init is reaped later (sandbox_reap), off the commit's
  * path.  Apart from sandbox.c, which starts the sandbox: this is the loop that runs while
@@ -172,16 +173,20 @@ static const char *limit_name(int limit)
  * that stopped it, once everything has stopped. */
 static void supervise_end(struct supervise *sv, struct txbox_run_result *res, struct init_status *st)
 {
+        /* init ends every process of the sandbox before it reports; the renames' helper
+         * too, whose layer must be still before it is judged (rename.c). */
+        if (!st)
+                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        renamer_end(TAKE_PTR(sv->rn), res->cut_short, sizeof(res->cut_short));
         if (st && st->limit != LIMIT_NONE && sv->limit == LIMIT_NONE) {
                 st->detail[sizeof(st->detail) - 1] = '\0';
                 sv->limit = st->limit;
                 snprintf(sv->detail, sizeof(sv->detail), "%s", st->detail);
         }
         /* With the status in hand, init has ended everything else: its own exit (the
-         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it (below). */
-        if (!st)
-                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
+         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it (below).
+         * Without one, it was waited for above. */
         /* Everything has stopped: what the program left is what would be committed. */
         bool stopped = sv->limit != LIMIT_NONE, killed = res->timed_out || res->cancelled;
         if (!killed)
@@ -216,8 +221,21 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
         }
 }
 
+/* One notification: an exec to check, or a rename (rename.c). */
+static int handle_notification(struct supervise *sv)
+{
+        struct seccomp_notif n;
+        int r = guard_notify_recv(sv->listener, &n);
+
+        if (r <= 0)
+                return r;
+        if (renamer_owns(sv->rn, &n))
+                return renamer_notify(sv->rn, sv->listener, &n);
+        return guard_notify_exec(sv->listener, &n, sv->spec->exec_check, sv->spec->exec_ctx);
+}
+
 /* Wait for the program's status, forwarding termination signals, answering exec checks and
- * enforcing the timeout and the limits. */
+ * renames, and enforcing the timeout and the limits. */
 void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
 {
         int64_t deadline = sv->timeout_s > 0 ? mono_us() + (int64_t)(sv->timeout_s * 1e6) : 0;
@@ -225,11 +243,13 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
         struct init_status st = {0};
         bool got = false;
 
+        sv->rn = renamer_new(sv->spec, sv->prep, sv->pid);
         for (;;) {
-                struct pollfd p[5] = {
+                struct pollfd p[6] = {
                         {.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
-                        {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN}};
-                size_t np = 4;
+                        {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN},
+                        {.fd = renamer_fd(sv->rn), .events = POLLIN}};
+                size_t np = 5;
                 struct pollfd *w = watch_pollfd(sv->spec->watch, p, &np);
                 int n = poll(p, np, poll_timeout(deadline, next_check));
                 if (n < 0 && errno == EINTR)
@@ -261,8 +281,10 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                 }
                 if (p[2].revents)
                         receive_listener(sv);
+                if (p[4].revents)
+                        renamer_on_answer(sv->rn, sv->listener);
                 if (p[3].revents & POLLIN) {
-                        if (guard_notify_handle(sv->listener, sv->spec->exec_check, sv->spec->exec_ctx) < 0)
+                        if (handle_notification(sv) < 0)
                                 closep(&sv->listener); /* pending execs then fail (ENOSYS) */
                 } else if (p[3].revents & (POLLHUP | POLLERR | POLLNVAL)) {
                         closep(&sv->listener); /* no process left under the filter */
