@@ -64,12 +64,13 @@ struct renamer {
         bool cut;          /* it ended in the middle of one */
 };
 
-/* The messages.  A request carries the two paths and, for each relative one, the directory
- * it is relative to (SCM_RIGHTS, in order). */
+/* The messages.  A request carries the two paths and, by SCM_RIGHTS in this order, the
+ * task's working directory (the helper works from there: "/proc/self/cwd/x" means there)
+ * and for each relative path the directory it is relative to. */
 struct rename_req {
         uint64_t id;
         uint32_t flags;
-        uint8_t has_dir[2]; /* old, new */
+        uint8_t has_dir[3]; /* the working directory, old's, new's */
         uint16_t len[2];    /* old, new: bytes, the NUL included */
         char paths[2 * PATH_MAX];
 };
@@ -223,16 +224,16 @@ static int send_ans(int sock, uint32_t kind, uint64_t id, int err)
 }
 
 /* One request off sock: 1, 0 when the supervisor is gone, -1 when malformed.  dirs[] get
- * the directories it carries (AT_FDCWD for an absolute path's: unused). */
-static int recv_req(int sock, struct rename_req *q, int dirs[2])
+ * the directories it carries, -1 for those it does not. */
+static int recv_req(int sock, struct rename_req *q, int dirs[3])
 {
-        char cbuf[CMSG_SPACE(2 * sizeof(int))];
+        char cbuf[CMSG_SPACE(3 * sizeof(int))];
         struct iovec iov = {.iov_base = q, .iov_len = sizeof(*q)};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
-        int fds[2] = {-1, -1}, nfds = 0;
+        int fds[3] = {-1, -1, -1}, nfds = 0;
         ssize_t n;
 
-        dirs[0] = dirs[1] = AT_FDCWD;
+        dirs[0] = dirs[1] = dirs[2] = -1;
         while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
                 ;
         if (n <= 0)
@@ -240,17 +241,18 @@ static int recv_req(int sock, struct rename_req *q, int dirs[2])
         for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
                 if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && nfds == 0) {
                         nfds = (int)((c->cmsg_len - CMSG_LEN(0)) / sizeof(int));
-                        nfds = nfds > 2 ? 2 : nfds;
+                        nfds = nfds > 3 ? 3 : nfds;
                         memcpy(fds, CMSG_DATA(c), (size_t)nfds * sizeof(int));
                 }
-        for (int i = 0, k = 0; i < 2; i++)
-                if (q->has_dir[i])
-                        dirs[i] = k < nfds ? fds[k++] : -1;
+        for (int i = 0, k = 0; i < 3; i++)
+                if (q->has_dir[i] && k < nfds)
+                        dirs[i] = fds[k++];
         size_t head = offsetof(struct rename_req, paths);
         bool ok = (size_t)n >= head && q->len[0] >= 1 && q->len[1] >= 1 && q->len[0] <= PATH_MAX &&
                   q->len[1] <= PATH_MAX && head + q->len[0] + q->len[1] == (size_t)n &&
-                  q->paths[q->len[0] - 1] == '\0' && q->paths[q->len[0] + q->len[1] - 1] == '\0' &&
-                  (!q->has_dir[0] || dirs[0] >= 0) && (!q->has_dir[1] || dirs[1] >= 0);
+                  q->paths[q->len[0] - 1] == '\0' && q->paths[q->len[0] + q->len[1] - 1] == '\0';
+        for (int i = 0; i < 3; i++)
+                ok &= !q->has_dir[i] || dirs[i] >= 0;
         return ok ? 1 : -1;
 }
 
@@ -258,13 +260,14 @@ __attribute__((noreturn)) static void helper_serve(int sock)
 {
         for (;;) {
                 struct rename_req q;
-                int dirs[2], r = recv_req(sock, &q, dirs), err = EXDEV;
+                int dirs[3], r = recv_req(sock, &q, dirs), err = EXDEV;
 
                 if (r == 0)
                         _exit(0);
-                if (r > 0)
-                        err = rename_complete(dirs[0], q.paths, dirs[1], q.paths + q.len[0], q.flags);
-                for (int i = 0; i < 2; i++)
+                if (r > 0 && (dirs[0] >= 0 ? fchdir(dirs[0]) : chdir("/")) == 0)
+                        err = rename_complete(dirs[1] >= 0 ? dirs[1] : AT_FDCWD, q.paths,
+                                              dirs[2] >= 0 ? dirs[2] : AT_FDCWD, q.paths + q.len[0], q.flags);
+                for (int i = 0; i < 3; i++)
                         if (dirs[i] >= 0)
                                 close(dirs[i]);
                 if (send_ans(sock, ANS_DONE, q.id, err) < 0)
@@ -393,19 +396,21 @@ out:
 
 /* ---- the supervisor ---- */
 
-static int send_req(int sock, uint64_t id, unsigned flags, const char *paths[2], const int dirs[2])
+/* dirs: the task's working directory, old's directory, new's (-1: none). */
+static int send_req(int sock, uint64_t id, unsigned flags, const char *paths[2], const int dirs[3])
 {
         struct rename_req q = {.id = id, .flags = flags};
-        char cbuf[CMSG_SPACE(2 * sizeof(int))] = {0};
-        int fds[2], nfds = 0;
+        char cbuf[CMSG_SPACE(3 * sizeof(int))] = {0};
+        int fds[3], nfds = 0;
 
         for (int i = 0; i < 2; i++) {
                 size_t len = strlen(paths[i]) + 1;
                 q.len[i] = (uint16_t)len;
                 memcpy(q.paths + (i ? q.len[0] : 0), paths[i], len);
+        }
+        for (int i = 0; i < 3; i++)
                 if ((q.has_dir[i] = dirs[i] >= 0))
                         fds[nfds++] = dirs[i];
-        }
         struct iovec iov = {.iov_base = &q, .iov_len = offsetof(struct rename_req, paths) + q.len[0] + q.len[1]};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
         if (nfds) {
@@ -425,12 +430,13 @@ static int send_req(int sock, uint64_t id, unsigned flags, const char *paths[2],
 static int hand_over(struct renamer *rn, int listener, const struct seccomp_notif *n, const struct call *c,
                      const char *paths[2], bool *gone)
 {
-        int dirs[2] = {-1, -1}, r = -1;
+        int dirs[3] = {-1, -1, -1}, r = -1;
 
         if (rn->helper < 0 || rn->npending == PENDING_MAX)
                 return -1;
+        dirs[0] = open_dir_of(n->pid, AT_FDCWD); /* none: a task with no working directory */
         for (int i = 0; i < 2; i++)
-                if (paths[i][0] != '/' && (dirs[i] = open_dir_of(n->pid, c->dfd[i])) < 0)
+                if (paths[i][0] != '/' && (dirs[i + 1] = open_dir_of(n->pid, c->dfd[i])) < 0)
                         goto out;
         /* What /proc/PID showed is the waiting task's only if it still waits (a pid can be
          * reused): checked after the opens. */
@@ -446,8 +452,8 @@ static int hand_over(struct renamer *rn, int listener, const struct seccomp_noti
         rn->pending[rn->npending++] = n->id;
         r = 0;
 out:
-        closep(&dirs[0]);
-        closep(&dirs[1]);
+        for (int i = 0; i < 3; i++)
+                closep(&dirs[i]);
         return r;
 }
 

@@ -173,12 +173,15 @@ static const char *limit_name(int limit)
  * that stopped it, once everything has stopped. */
 static void supervise_end(struct supervise *sv, struct txbox_run_result *res, struct init_status *st)
 {
-        /* init ends every process of the sandbox before it reports; the renames' helper
-         * too, whose layer must be still before it is judged (rename.c). */
+        char cut[sizeof(res->cut_short)];
+
+        /* The renames' helper first: it is our child in the sandbox's pid namespace, whose
+         * init cannot finish exiting before we reap it; and the layer must be still before
+         * it is judged (rename.c). */
+        renamer_end(TAKE_PTR(sv->rn), cut, sizeof(cut));
         if (!st)
                 while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
                         ;
-        renamer_end(TAKE_PTR(sv->rn), res->cut_short, sizeof(res->cut_short));
         if (st && st->limit != LIMIT_NONE && sv->limit == LIMIT_NONE) {
                 st->detail[sizeof(st->detail) - 1] = '\0';
                 sv->limit = st->limit;
@@ -194,6 +197,10 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
         if (sv->limit != LIMIT_NONE) {
                 snprintf(res->limit_hit, sizeof(res->limit_hit), "%s", limit_name(sv->limit));
                 snprintf(res->limit_detail, sizeof(res->limit_detail), "%s", sv->detail);
+        } else if (!killed) {
+                /* A rename cut short by the program's own end; killed by txbox, the run
+                 * is rolled back for that reason already. */
+                snprintf(res->cut_short, sizeof(res->cut_short), "%s", cut);
         }
         res->exit_code = -1;
         res->signal = SIGKILL; /* timed out, cancelled, or init died without a word */
