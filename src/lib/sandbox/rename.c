@@ -466,14 +466,14 @@ int renamer_notify(struct renamer *rn, int listener, const struct seccomp_notif 
 
         decode(call_of(rn, n), n, &c);
         /* Flags the overlay has no answer to (RENAME_WHITEOUT, unknown ones) are the
-         * kernel's to refuse, as is a path it cannot read. */
-        if ((c.flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
-            read_path(n->pid, c.addr[0], old) < 0 || read_path(n->pid, c.addr[1], new) < 0)
-                return guard_notify_answer(listener, n->id, true, 0);
-        /* Only a directory can be refused with EXDEV on the overlay: the source, or with
-         * RENAME_EXCHANGE either side. */
-        if (!is_dir(rn, n->pid, c.dfd[0], old) &&
-            !((c.flags & RENAME_EXCHANGE) && is_dir(rn, n->pid, c.dfd[1], new)))
+         * kernel's to refuse, as is a path it cannot read.  Only a directory can be
+         * refused with EXDEV on the overlay: the source, or with RENAME_EXCHANGE either
+         * side.  Anything else goes on at once: most renames are of files. */
+        bool xchg = c.flags & RENAME_EXCHANGE;
+        if ((c.flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) || read_path(n->pid, c.addr[0], old) < 0 ||
+            (xchg && read_path(n->pid, c.addr[1], new) < 0) ||
+            (!is_dir(rn, n->pid, c.dfd[0], old) && !(xchg && is_dir(rn, n->pid, c.dfd[1], new))) ||
+            (!xchg && read_path(n->pid, c.addr[1], new) < 0))
                 return guard_notify_answer(listener, n->id, true, 0);
         if (hand_over(rn, listener, n, &c, paths, &gone) == 0 || gone)
                 return 0;
