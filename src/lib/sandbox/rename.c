@@ -282,7 +282,8 @@ __attribute__((noreturn)) static void helper_main(const struct renamer *rn, int 
         struct rlimit fsize;
 
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        /* A copy of the supervisor's memory: not to be read by the program, which has our uid. */
+        /* A copy of the supervisor's memory, not to be read by the program, which has our
+         * uid: non-dumpable since the starter (again here, should that ever change). */
         prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         umask(0);
         signal(SIGPIPE, SIG_IGN);
@@ -312,6 +313,9 @@ __attribute__((noreturn)) static void starter(const struct renamer *rn, int *fds
                                               int pidfd, int rootfd, int nullfd, unsigned variant)
 {
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        /* Non-dumpable before anything joins the sandbox (the helper inherits it): our
+         * memory is a copy of the supervisor's. */
+        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
         for (int i = 0; i < 3; i++)
                 if (dup2(nullfd, i) < 0)
                         _exit(1);
