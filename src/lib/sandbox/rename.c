@@ -111,7 +111,8 @@ static void resolve_calls(struct renamer *rn)
         rn->arch = seccomp_arch_native();
         for (int i = 0; i < NCALLS; i++) {
                 rn->nr[0][i] = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, names[i]);
-                rn->nr[1][i] = x86 ? seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, names[i]) : __NR_SCMP_ERROR;
+                rn->nr[1][i] =
+                        x86 ? seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, names[i]) : __NR_SCMP_ERROR;
         }
         rn->resolved = true;
 }
@@ -160,8 +161,10 @@ static int read_path(pid_t pid, uint64_t addr, char buf[PATH_MAX])
          * instead of failing whole (process_vm_readv reads whole iovecs or none). */
         size_t first = 4096 - (size_t)(addr & 4095);
         struct iovec local = {.iov_base = buf, .iov_len = PATH_MAX};
-        struct iovec remote[2] = {{.iov_base = (void *)(uintptr_t)addr, .iov_len = first},
-                                  {.iov_base = (void *)(uintptr_t)(addr + first), .iov_len = PATH_MAX - first}};
+        struct iovec remote[2] = {
+                {.iov_base = (void *)(uintptr_t)addr, .iov_len = first},
+                {.iov_base = (void *)(uintptr_t)(addr + first), .iov_len = PATH_MAX - first},
+        };
         ssize_t n = process_vm_readv(pid, &local, 1, remote, first < PATH_MAX ? 2 : 1, 0);
 
         return n > 0 && memchr(buf, '\0', (size_t)n) ? 0 : -1;
@@ -229,7 +232,8 @@ static int recv_req(int sock, struct rename_req *q, int dirs[3])
 {
         char cbuf[CMSG_SPACE(3 * sizeof(int))];
         struct iovec iov = {.iov_base = q, .iov_len = sizeof(*q)};
-        struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
+        struct msghdr mh = {
+                .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)};
         int fds[3] = {-1, -1, -1}, nfds = 0;
         ssize_t n;
 
@@ -294,8 +298,9 @@ __attribute__((noreturn)) static void helper_main(const struct renamer *rn, int 
                 if (setrlimit(RLIMIT_FSIZE, &fsize) < 0)
                         _exit(1);
         }
-        if (setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0}) < 0 || sandbox_drop_privileges(rn->prep->last_cap) < 0 ||
-            sandbox_apply_landlock(rn->spec) < 0 || guard_seccomp_load(variant) < 0)
+        if (setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0}) < 0 ||
+            sandbox_drop_privileges(rn->prep->last_cap) < 0 || sandbox_apply_landlock(rn->spec) < 0 ||
+            guard_seccomp_load(variant) < 0)
                 _exit(1);
         if (send_ans(sock, ANS_READY, 0, 0) < 0)
                 _exit(0);
@@ -415,7 +420,8 @@ static int send_req(int sock, uint64_t id, unsigned flags, const char *paths[2],
         for (int i = 0; i < 3; i++)
                 if ((q.has_dir[i] = dirs[i] >= 0))
                         fds[nfds++] = dirs[i];
-        struct iovec iov = {.iov_base = &q, .iov_len = offsetof(struct rename_req, paths) + q.len[0] + q.len[1]};
+        struct iovec iov = {.iov_base = &q,
+                            .iov_len = offsetof(struct rename_req, paths) + q.len[0] + q.len[1]};
         struct msghdr mh = {.msg_iov = &iov, .msg_iovlen = 1};
         if (nfds) {
                 mh.msg_control = cbuf;
@@ -474,8 +480,8 @@ int renamer_notify(struct renamer *rn, int listener, const struct seccomp_notif 
          * refused with EXDEV on the overlay: the source, or with RENAME_EXCHANGE either
          * side.  Anything else goes on at once: most renames are of files. */
         bool xchg = c.flags & RENAME_EXCHANGE;
-        if ((c.flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) || read_path(n->pid, c.addr[0], old) < 0 ||
-            (xchg && read_path(n->pid, c.addr[1], new) < 0) ||
+        if ((c.flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
+            read_path(n->pid, c.addr[0], old) < 0 || (xchg && read_path(n->pid, c.addr[1], new) < 0) ||
             (!is_dir(rn, n->pid, c.dfd[0], old) && !(xchg && is_dir(rn, n->pid, c.dfd[1], new))) ||
             (!xchg && read_path(n->pid, c.addr[1], new) < 0))
                 return guard_notify_answer(listener, n->id, true, 0);

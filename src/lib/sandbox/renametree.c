@@ -311,7 +311,8 @@ static int copy_dir(struct copy *c, int sfd, const struct stat *sst, int dfd, in
 
 /* Build the copy of the directory src (stat sst) in the empty directory tmp of dirfd.  0,
  * or an errno (then copy_abandon). */
-static int copy_tree(struct copy *c, const struct end *src, const struct stat *sst, int dirfd, const char *tmp)
+static int copy_tree(struct copy *c, const struct end *src, const struct stat *sst, int dirfd,
+                     const char *tmp)
 {
         int r;
 
@@ -321,7 +322,8 @@ static int copy_tree(struct copy *c, const struct end *src, const struct stat *s
                 return EXDEV;
         if ((r = open_up(c, src->dirfd, src->name, sst)))
                 return r;
-        _cleanup_close_ int s = openat(src->dirfd, src->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int s =
+                openat(src->dirfd, src->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         c->top = openat(dirfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (s < 0 || c->top < 0)
                 return fail(errno);
@@ -474,7 +476,8 @@ int rename_complete(int olddfd, const char *old, int newdfd, const char *new, un
                 return 0;
         if (errno != EXDEV || (flags & ~(RENAME_NOREPLACE | RENAME_EXCHANGE)))
                 return errno;
-        if (split(olddfd, old, &src) < 0 || split(newdfd, new, &dst) < 0 || !same_overlay(src.dirfd, dst.dirfd))
+        if (split(olddfd, old, &src) < 0 || split(newdfd, new, &dst) < 0 ||
+            !same_overlay(src.dirfd, dst.dirfd))
                 r = EXDEV;
         else if (flags & RENAME_EXCHANGE)
                 r = exchange(olddfd, old, newdfd, new, &src, &dst);
