@@ -126,4 +126,16 @@ except OSError as e: print(e.strerror)' 2>&1)
 is "$out" "Permission denied" "a directory in a read-only directory cannot be moved out (EACCES, the kernel's)"
 chmod 0755 "$WS/lock"
 
+# ---- faithful or not at all: a directory whose owner the program could not give the copy ----
+if [ "$(id -u)" -eq 0 ]; then
+        mkdir -p "$WS/theirs/d" && echo x >"$WS/theirs/d/f" && chown -R 54321:54321 "$WS/theirs"
+        out=$(tx run --commit=discard -- python3 -c 'import os
+try: os.rename("theirs", "mine"); print("moved")
+except OSError as e: print(e.strerror)' 2>&1)
+        is "$out" "Invalid cross-device link" "root without capabilities cannot move another user's directory: EXDEV as before"
+        rm -rf "$WS/theirs"
+else
+        skip "another user's directory" "needs root (every id mapped)"
+fi
+
 done_testing
