@@ -11,8 +11,9 @@
  * the limits: a huge tree is the disk and files limits' business, and the timeout ends it.
  *
  * The helper has nothing the program has not.  It is started at the first such call, by a
- * child of the supervisor that joins the sandbox's user, mount, pid, network, IPC and UTS
- * namespaces and its root, and then forks it into the sandbox's pid namespace and cgroup;
+ * child of the supervisor that joins the calling task's user, mount, pid, network, IPC and
+ * UTS namespaces and its root (the sandbox's: the program can change none of them), and
+ * then forks it into the sandbox's pid namespace and cgroup;
  * it drops every capability, sets no_new_privs, takes the program's Landlock rules, seccomp
  * deny-list and file-size limit, and becomes non-dumpable (its memory is a copy of the
  * supervisor's).  Paths reach it as strings the supervisor read, and the task's working
@@ -51,7 +52,6 @@ enum { CALL_RENAME, CALL_RENAMEAT, CALL_RENAMEAT2, NCALLS };
 struct renamer {
         const struct sandbox_spec *spec;
         const struct sandbox_prep *prep;
-        pid_t init;
         bool resolved;
         uint32_t arch;     /* the native ABI's AUDIT_ARCH */
         int nr[2][NCALLS]; /* syscall numbers: the native ABI's, and i386's on x86_64 */
@@ -88,12 +88,11 @@ struct call {
         unsigned flags;
 };
 
-struct renamer *renamer_new(const struct sandbox_spec *s, const struct sandbox_prep *p, pid_t init)
+struct renamer *renamer_new(const struct sandbox_spec *s, const struct sandbox_prep *p)
 {
         struct renamer *rn = xcalloc(1, sizeof(*rn));
         rn->spec = s;
         rn->prep = p;
-        rn->init = init;
         rn->root = rn->sock = -1;
         return rn;
 }
@@ -191,24 +190,27 @@ static int open_dir_of(pid_t pid, int dfd)
  * mount it starts on, no magic links.  What cannot be told that way counts as a directory:
  * the helper, in the task's own view, finds out.  Where the path leads nowhere, the kernel
  * says so. */
-static bool is_dir(struct renamer *rn, pid_t pid, int dfd, const char *path)
+static bool is_dir(struct renamer *rn, int listener, const struct seccomp_notif *n, int dfd, const char *path)
 {
         struct open_how how = {.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC};
         _cleanup_close_ int base = -1, fd = -1;
         struct stat st;
+        uint64_t id = n->id;
         char p[64];
 
         if (path[0] == '/') {
-                if (rn->root < 0) {
-                        snprintf(p, sizeof(p), "/proc/%d/root", (int)rn->init);
-                        rn->root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC);
-                }
+                /* The sandbox's root, the same for every task (none can chroot): the first
+                 * task's, once the notification shows the pid was still that task's. */
+                snprintf(p, sizeof(p), "/proc/%d/root", (int)n->pid);
+                if (rn->root < 0 && (base = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) >= 0 &&
+                    ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0)
+                        rn->root = TAKE_FD(base);
                 if (rn->root < 0)
                         return true;
                 how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
                 fd = sys_openat2(rn->root, path, &how, sizeof(how));
         } else {
-                if ((base = open_dir_of(pid, dfd)) < 0)
+                if ((base = open_dir_of(n->pid, dfd)) < 0)
                         return false;
                 how.resolve = RESOLVE_NO_XDEV | RESOLVE_NO_MAGICLINKS;
                 fd = sys_openat2(base, path, &how, sizeof(how));
@@ -349,31 +351,51 @@ __attribute__((noreturn)) static void starter(const struct renamer *rn, int *fds
         _exit(h > 0 && write(pidfd, &h, sizeof(h)) == sizeof(h) ? 0 : 1);
 }
 
-/* Start the helper: 0, or -1 (renames of lower directories then fail as the kernel has
- * them, EXDEV). */
-static int spawn(struct renamer *rn)
+/* What the helper is started into: the waiting task's namespaces and root, opened through
+ * its /proc entries (init's are closed to us: it is not dumpable; the program's process is,
+ * for the exec checks).  They are init's too: the program can neither unshare nor chroot. */
+struct joined {
+        int ns[NNS], root;
+};
+
+static void joined_close(struct joined *j)
 {
-        int fds[NNS], sp[2] = {-1, -1}, pidp[2] = {-1, -1}, rootfd = -1, nullfd = -1, r = -1;
-        size_t n = 0;
-        pid_t h = -1;
+        for (size_t i = 0; i < NNS; i++)
+                closep(&j->ns[i]);
+        closep(&j->root);
+}
+
+static int joined_open(pid_t pid, struct joined *j)
+{
         char p[64];
+
+        for (size_t i = 0; i < NNS; i++)
+                j->ns[i] = -1;
+        for (size_t i = 0; i < NNS; i++) {
+                snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)pid, helper_ns[i]);
+                if ((j->ns[i] = open(p, O_RDONLY | O_CLOEXEC)) < 0)
+                        return -1;
+        }
+        snprintf(p, sizeof(p), "/proc/%d/root", (int)pid);
+        return (j->root = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ? -1 : 0;
+}
+
+/* Start the helper into j: 0, or -1 (renames of lower directories then fail as the kernel
+ * has them, EXDEV). */
+static int spawn(struct renamer *rn, const struct joined *j)
+{
+        int sp[2] = {-1, -1}, pidp[2] = {-1, -1}, nullfd = -1, r = -1, fds[NNS];
+        pid_t h = -1;
         unsigned variant = rn->prep->guard & ~GUARD_NOTIFY;
 
-        if (guard_seccomp_prepare(variant, rn->spec->state_dir, NULL) < 0)
-                return -1;
-        for (; n < NNS; n++) {
-                snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)rn->init, helper_ns[n]);
-                if ((fds[n] = open(p, O_RDONLY | O_CLOEXEC)) < 0)
-                        goto out;
-        }
-        snprintf(p, sizeof(p), "/proc/%d/root", (int)rn->init);
-        if ((rootfd = open(p, O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+        memcpy(fds, j->ns, sizeof(fds));
+        if (guard_seccomp_prepare(variant, rn->spec->state_dir, NULL) < 0 ||
             (nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(pidp, O_CLOEXEC) < 0)
                 goto out;
         pid_t c = fork();
         if (c == 0)
-                starter(rn, fds, NNS, sp[1], pidp[1], rootfd, nullfd, variant);
+                starter(rn, fds, NNS, sp[1], pidp[1], j->root, nullfd, variant);
         closep(&pidp[1]);
         if (c > 0) {
                 while (read(pidp[0], &h, sizeof(h)) < 0 && errno == EINTR)
@@ -392,9 +414,6 @@ static int spawn(struct renamer *rn)
         trace_mark("rename helper started");
         r = 0;
 out:
-        for (size_t i = 0; i < n; i++)
-                close(fds[i]);
-        closep(&rootfd);
         closep(&nullfd);
         closep(&sp[0]);
         closep(&sp[1]);
@@ -441,6 +460,7 @@ static int hand_over(struct renamer *rn, int listener, const struct seccomp_noti
                      const char *paths[2], bool *gone)
 {
         int dirs[3] = {-1, -1, -1}, r = -1;
+        struct joined j = {.ns = {-1, -1, -1, -1, -1, -1}, .root = -1};
 
         if (rn->helper < 0 || rn->npending == PENDING_MAX)
                 return -1;
@@ -448,13 +468,17 @@ static int hand_over(struct renamer *rn, int listener, const struct seccomp_noti
         for (int i = 0; i < 2; i++)
                 if (paths[i][0] != '/' && (dirs[i + 1] = open_dir_of(n->pid, c->dfd[i])) < 0)
                         goto out;
+        if (rn->helper == 0 && joined_open(n->pid, &j) < 0) {
+                rn->helper = -1; /* a task closed to us (made non-dumpable): no helper */
+                goto out;
+        }
         /* What /proc/PID showed is the waiting task's only if it still waits (a pid can be
          * reused): checked after the opens. */
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0) {
                 *gone = true;
                 goto out;
         }
-        if ((rn->helper == 0 && spawn(rn) < 0) || send_req(rn->sock, n->id, c->flags, paths, dirs) < 0) {
+        if ((rn->helper == 0 && spawn(rn, &j) < 0) || send_req(rn->sock, n->id, c->flags, paths, dirs) < 0) {
                 if (rn->helper == 0)
                         rn->helper = -1;
                 goto out;
@@ -464,6 +488,7 @@ static int hand_over(struct renamer *rn, int listener, const struct seccomp_noti
 out:
         for (int i = 0; i < 3; i++)
                 closep(&dirs[i]);
+        joined_close(&j);
         return r;
 }
 
@@ -482,7 +507,7 @@ int renamer_notify(struct renamer *rn, int listener, const struct seccomp_notif 
         bool xchg = c.flags & RENAME_EXCHANGE;
         if ((c.flags & ~(unsigned)(RENAME_NOREPLACE | RENAME_EXCHANGE)) ||
             read_path(n->pid, c.addr[0], old) < 0 || (xchg && read_path(n->pid, c.addr[1], new) < 0) ||
-            (!is_dir(rn, n->pid, c.dfd[0], old) && !(xchg && is_dir(rn, n->pid, c.dfd[1], new))) ||
+            (!is_dir(rn, listener, n, c.dfd[0], old) && !(xchg && is_dir(rn, listener, n, c.dfd[1], new))) ||
             (!xchg && read_path(n->pid, c.addr[1], new) < 0))
                 return guard_notify_answer(listener, n->id, true, 0);
         if (hand_over(rn, listener, n, &c, paths, &gone) == 0 || gone)

@@ -143,7 +143,7 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res);
  * source (or, exchanging, either side) is not a directory goes on at once, the others go to
  * a helper process in the sandbox's namespaces with the program's own privileges, which
  * completes them (renametree.c) and says how it went. */
-struct renamer *renamer_new(const struct sandbox_spec *s, const struct sandbox_prep *p, pid_t init);
+struct renamer *renamer_new(const struct sandbox_spec *s, const struct sandbox_prep *p);
 /* Is n a rename call (rename, renameat, renameat2)? */
 bool renamer_owns(struct renamer *rn, const struct seccomp_notif *n);
 /* Answer n now or hand it to the helper; 0, or -errno when the listener is unusable. */

@@ -250,7 +250,7 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
         struct init_status st = {0};
         bool got = false;
 
-        sv->rn = renamer_new(sv->spec, sv->prep, sv->pid);
+        sv->rn = renamer_new(sv->spec, sv->prep);
         for (;;) {
                 struct pollfd p[6] = {
                         {.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
