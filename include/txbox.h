@@ -207,8 +207,7 @@ struct txbox_command {
         size_t output_cap;   /* bytes of stdout and of stderr kept (0: 64 KiB) */
         /* Servers: once this command's program has ended, begin the next transaction and
          * start its sandbox, so that the next command only starts its program.  The
-         * prepared one is dropped by txbox_ws_close.  (Or call txbox_command_prepare
-         * when idle, e.g. once the answer is out.) */
+         * prepared one is dropped by txbox_ws_close. */
         bool prepare_next;
         /* txbox run: the program gets the stdio opts give it (the caller's own, or
          * opts.stdio with stdio_redirect) instead of an empty stdin and captured output
@@ -221,12 +220,6 @@ struct txbox_command {
         void (*step)(void *ctx, enum txbox_step step, const char *msg);
         void *ctx;
 };
-
-/* Begin the next command's transaction and start its sandbox with opts (net, limits,
- * env; the cwd, stdio and timeout are the command's own), unless one is prepared already:
- * txbox_command_run then takes it for a command without a session and compatible
- * options.  Failures are silent (the command then starts its own). */
-TXBOX_API void txbox_command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts);
 
 struct txbox_command_result {
         struct txbox_record rec; /* the transaction's record (clear with txbox_record_clear) */
@@ -287,8 +280,8 @@ TXBOX_API const char *txbox_ws_path(const struct txbox_ws *ws);
 TXBOX_API const char *txbox_ws_state_path(const struct txbox_ws *ws);
 
 /* Use this policy file instead of WORKSPACE/.txbox/policy or the built-in default.  The
- * policy is loaded (and errors reported) on first use. */
-TXBOX_API int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err);
+ * policy is loaded (and its errors reported) on first use. */
+TXBOX_API void txbox_ws_set_policy(struct txbox_ws *ws, const char *file);
 
 /* Called while a commit or undo that has run for over a second moves paths: what is
  * "committing" or "undoing", done of total operations; once more with done == total. */
@@ -429,10 +422,9 @@ struct txbox_probe {
         char detail[160];   /* what was found */
         const char *cost;   /* what its absence costs; NULL when ok */
 };
-/* Probe the kernel for every protection txbox uses; fills up to max entries and returns the
- * count.  Forks short-lived children in new namespaces; changes nothing on the machine. */
-TXBOX_API int txbox_doctor(struct txbox_probe *out, size_t max);
-/* The same for one workspace (NULL: none) and --state DIR (NULL: the default): the overlay is
+/* Probe the kernel for every protection txbox uses (fills up to max entries and returns the
+ * count; forks short-lived children in new namespaces; changes nothing on the machine), and
+ * for one workspace (NULL: none) and --state DIR (NULL: the default): the overlay is
  * probed on the workspace's own filesystem, with the workspace as its lower layer (mounted
  * detached, in a namespace of its own: nothing in it is touched); then the state dir, the
  * workspace's filesystem type, and what a container around txbox does: user-namespace

@@ -90,7 +90,6 @@ int cmd_mcp(int argc, char **argv, const struct global_opts *g)
 {
         struct mcp_opts o = {0};
         struct mcp_server *s = NULL;
-        struct txbox_error err = {0};
         bool verbose = false;
         int r = mcp_parse(argc, argv, &o, &verbose);
 
@@ -107,11 +106,8 @@ int cmd_mcp(int argc, char **argv, const struct global_opts *g)
         struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER);
         if (!ws)
                 return EXIT_TXBOX;
-        if (g->policy && txbox_ws_set_policy(ws, g->policy, &err) < 0) {
-                cli_error("%s", err.msg);
-                txbox_ws_close(ws);
-                return EXIT_TXBOX;
-        }
+        if (g->policy)
+                txbox_ws_set_policy(ws, g->policy);
         o.log = verbose ? log_stderr : NULL;
         mcp_server_new(ws, &o, &s);
         if (verbose) {

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "run.h"
+#include "base/util.h"
 
 static void run_usage(FILE *f)
 {
@@ -86,20 +87,6 @@ static int parse_net(const char *s, enum txbox_net_mode *m)
         } else
                 return -1;
         return 0;
-}
-
-/* A count or a size with an optional K/M/G suffix; 0 on error. */
-static uint64_t parse_size(const char *s)
-{
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        uint64_t mult = 1;
-        switch (*end) {
-        case 'k': case 'K': mult = 1ULL << 10; end++; break;
-        case 'm': case 'M': mult = 1ULL << 20; end++; break;
-        case 'g': case 'G': mult = 1ULL << 30; end++; break;
-        }
-        return *s < '0' || *s > '9' || *end || v == 0 || v > UINT64_MAX / mult ? 0 : v * mult;
 }
 
 static int set_limit(uint64_t *field, const char *opt, const char *arg)
@@ -216,9 +203,7 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                 case 'c': o->command = optarg; break;
                 case 'x': o->session = optarg; break;
                 case 'e':
-                        o->env_keep.v = realloc(o->env_keep.v, (o->env_keep.n + 2) * sizeof(char *));
-                        if (!o->env_keep.v)
-                                return -EXIT_TXBOX;
+                        o->env_keep.v = xrealloc(o->env_keep.v, (o->env_keep.n + 2) * sizeof(char *));
                         o->env_keep.v[o->env_keep.n++] = optarg;
                         o->env_keep.v[o->env_keep.n] = NULL;
                         o->opts.env_keep = o->env_keep.v;

@@ -71,7 +71,7 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
         if (!ws)
                 return EXIT_TXBOX;
         if (g->policy)
-                txbox_ws_set_policy(ws, g->policy, &err);
+                txbox_ws_set_policy(ws, g->policy);
         txbox_ws_set_approver(ws, g->approve);
         struct txbox_command cmd = {
                 .shell = o->command,

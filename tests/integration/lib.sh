@@ -22,6 +22,9 @@ if [ -z "${TXBOX_IN_JAIL:-}" ]; then
         T=$(mktemp -d "$base/txbox-it.XXXXXX") || exit 1
         mkdir -p "$T/bin" "$T/tests" "$T/home" "$T/tmp"
         cp "$BUILD/txbox" "$T/bin/txbox"
+        # The test variant (make: $BUILD/testing/txbox) has the failpoints and TXBOX_TEST_*
+        # hooks the release build lacks; only the steps that drive them use it ($TXBOX_HOOKS).
+        cp "$BUILD/testing/txbox" "$T/bin/txbox-testing"
         cp tests/integration/*.sh "$T/tests/"
         cp tests/mcp/client.mjs "$T/tests/" # this tree's MCP test client (t_mcp.sh)
         chmod -R a+rX "$T"
@@ -42,6 +45,7 @@ if [ -z "${TXBOX_IN_JAIL:-}" ]; then
 fi
 
 TXBOX="$T/bin/txbox"
+TXBOX_HOOKS="$T/bin/txbox-testing"
 WS="$T/ws"
 cd "$T" || exit 1
 _n=0 _failed=0

@@ -149,7 +149,7 @@ like "$out" "recovered: 1 rolled back" "(f) txbox recover settles it: $out"
 # A run whose last row could not be written (a full disk: a no-op run writes its row, then
 # its end, and that second write fails): the row stays "running", its claim goes with the
 # process, and only txbox recover settles it.
-out=$(TXBOX_FAILPOINT=audit:1:full txs run -- true 2>&1)
+out=$(TXBOX=$TXBOX_HOOKS TXBOX_FAILPOINT=audit:1:full txs run -- true 2>&1)
 like "$out" "No space left on device" "(f) a run that cannot write its last row fails: $out"
 [ -z "$(ls "$S/active")" ] && r=0 || r=1
 is "$r" 0 "(f) and leaves no claim behind"
@@ -157,7 +157,7 @@ like "$(txs log --json 2>/dev/null)" '"outcome": "running"' "(f) but a running r
 out=$(txs recover 2>&1)
 like "$out" "recovered: 1 rolled back" "(f) txbox recover settles the row nobody owns: $out"
 # The same for a commit whose "committed" row could not be written: completed from its marker.
-out=$(TXBOX_FAILPOINT=audit:2:full txs run -- sh -c 'echo x > fx' 2>&1)
+out=$(TXBOX=$TXBOX_HOOKS TXBOX_FAILPOINT=audit:2:full txs run -- sh -c 'echo x > fx' 2>&1)
 like "$out" "No space left on device" "(f) a commit that cannot write its last row fails: $out"
 like "$(txs log --json 2>/dev/null)" '"outcome": "committing"' "(f) leaving a committing row"
 out=$(txs recover 2>&1)

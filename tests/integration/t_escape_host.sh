@@ -128,7 +128,7 @@ is "$(txa undo >/dev/null 2>&1; echo $?) $(ls "$WS/z/y" 2>&1 | tr '\n' ' ')" "0 
 txa undo >/dev/null 2>&1
 # Recovery replays the same steps: a crash in the middle of such a commit.
 txa run -- sh -c 'mkdir ro && echo a >ro/a && chmod 555 ro' >/dev/null 2>&1
-(TXBOX_FAILPOINT=commit:2 "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run -- sh -c 'chmod 755 ro && echo b >ro/b') >/dev/null 2>&1
+(TXBOX_FAILPOINT=commit:2 "$TXBOX_HOOKS" -C "$WS" --policy "$T/allow-all.yml" run -- sh -c 'chmod 755 ro && echo b >ro/b') >/dev/null 2>&1
 txa recover >/dev/null 2>&1
 is "$(cat "$WS/ro/b" 2>/dev/null) $(stat -c %a "$WS/ro")" "b 755" "a commit interrupted between the modes is completed by recovery"
 chmod -R u+rwX "$WS"

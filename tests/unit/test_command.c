@@ -78,7 +78,6 @@ static void test_steps(struct txbox_ws *ws, const char *ws_path)
         struct txbox_command_result res;
         struct told t;
         char out[256], sub[300], here[PATH_MAX];
-        struct txbox_error err = {0};
 
         struct txbox_command ok_cmd = {.shell = "echo out; echo x >s.txt"};
         ok(drive(ws, &ok_cmd, &t, out, sizeof(out), &res) == 0, "steps: a command runs with its own stdio");
@@ -134,7 +133,7 @@ static void test_steps(struct txbox_ws *ws, const char *ws_path)
 
         /* Last: the policy cannot be loaded, so the check fails (this changes the workspace). */
         snprintf(sub, sizeof(sub), "%s/../no-such-policy", ws_path);
-        txbox_ws_set_policy(ws, sub, &err);
+        txbox_ws_set_policy(ws, sub);
         struct txbox_command bad_cmd = {.shell = "echo z >z.txt"};
         ok(drive(ws, &bad_cmd, &t, out, sizeof(out), &res) == 0, "steps: a command under a missing policy");
         is_str(t.steps, "begun failed", "steps: begun, failed");

@@ -159,7 +159,11 @@ void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts
         }
 }
 
-void txbox_command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts)
+/* Begin the next command's transaction and start its sandbox with opts (net, limits, env;
+ * the cwd, stdio and timeout are the command's own), unless one is prepared already:
+ * txbox_command_run then takes it for a command without a session and compatible options.
+ * Failures are silent (the command then starts its own). */
+static void command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts)
 {
         command_prepare_upto(ws, opts, 1);
 }
@@ -257,7 +261,7 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, st
         res->cancelled = rr.cancelled;
         res->cancel_signal = rr.cancel_signal;
         if (cmd->prepare_next && !rr.cancelled)
-                txbox_command_prepare(tx->ws, opts);
+                command_prepare(tx->ws, opts);
         if (txbox_tx_warning(tx))
                 step(cmd, res, TXBOX_STEP_WARNING, txbox_tx_warning(tx));
         step(cmd, res, TXBOX_STEP_RAN, rr.exec_failed ? err->msg : NULL);

@@ -229,7 +229,6 @@ extern const size_t n_default_rules;
 extern const struct effects_cfg default_effects;
 
 unsigned path_class_parse(const char *name);
-const char *path_class_name(unsigned bit);
 
 /* Classify one path argument (UNK allowed) against ctx. */
 unsigned classify_path(const char *arg, const struct policy_ctx *ctx);

@@ -513,10 +513,3 @@ unsigned path_class_parse(const char *name)
         return 0;
 }
 
-const char *path_class_name(unsigned bit)
-{
-        for (size_t k = 0; k < ARRAY_SIZE(classes); k++)
-                if (classes[k].bit == bit)
-                        return classes[k].name;
-        return "?";
-}

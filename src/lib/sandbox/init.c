@@ -250,8 +250,13 @@ __attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec
         if (sandbox_protect_proc() < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("init: proc protected");
-        /* The program runs as our uid: make init unreachable by ptrace from it. */
-        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* The program runs as our uid: make init unreachable by ptrace from it.  Init holds
+         * the notification socket's peer and the namespaces' powers: a program that could
+         * attach to it would be out of the sandbox, so no init that cannot be protected runs. */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+                SETUP_FAIL("cannot make the sandbox's init undumpable (PR_SET_DUMPABLE): %s", strerror(errno));
+                _exit(TXBOX_EXIT_TXBOX);
+        }
         wait_cgroup(p);
         trace_mark("init: in its cgroup");
         pid_t pid = sandbox_spawn_program(s, p, statusfd);

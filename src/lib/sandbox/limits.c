@@ -40,25 +40,9 @@
 #define GiB (1024ULL * 1024 * 1024)
 #define WALK_MAX_DEPTH 258 /* one past the changeset's: a deeper layer never commits anyway */
 
-/* A size with an optional K, M or G suffix; 0 when absent or malformed. */
-static uint64_t env_size(const char *name)
-{
-        const char *v = getenv(name);
-        char *end;
-        if (!v || !*v)
-                return 0;
-        unsigned long long n = strtoull(v, &end, 10);
-        switch (*end) {
-        case 'K': case 'k': n <<= 10; end++; break;
-        case 'M': case 'm': n <<= 20; end++; break;
-        case 'G': case 'g': n <<= 30; end++; break;
-        default: break;
-        }
-        return *end ? 0 : n;
-}
-
 /* The caller's defaults: TXBOX_LIMIT_{PROCS,MEMORY,CPU,DISK,FILES,OPEN_FILES} in txbox's
- * environment (for faces that have no option for a limit yet, and for tests). */
+ * environment (for faces that have no option for a limit yet, and for tests), parsed as the
+ * --max- options are; one that is malformed or too large leaves txbox's own default. */
 static void env_defaults(struct txbox_limits *l)
 {
         static const struct { const char *name; size_t off; } vars[] = {
@@ -72,7 +56,7 @@ static void env_defaults(struct txbox_limits *l)
         for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
                 uint64_t *f = (uint64_t *)((char *)l + vars[i].off);
                 if (!*f)
-                        *f = env_size(vars[i].name);
+                        *f = parse_size(getenv(vars[i].name));
         }
 }
 
@@ -132,7 +116,8 @@ int limits_apply_rlimits(const struct txbox_limits *l)
         struct rlimit cpu;
         if (l->cpu_s && getrlimit(RLIMIT_CPU, &cpu) == 0 && cpu.rlim_max > 1) {
                 cpu.rlim_cur = cpu.rlim_max - 1;
-                setrlimit(RLIMIT_CPU, &cpu);
+                if (setrlimit(RLIMIT_CPU, &cpu) < 0)
+                        return -errno;
         }
         return 0;
 }

@@ -4,7 +4,7 @@
  *
  * Apart from the sandbox itself: the probes take the sandbox's steps one by one in a
  * throwaway child, each failure reported with its cost instead of stopping a run, and only
- * txbox doctor calls them (through txbox_doctor and sandbox_doctor).
+ * txbox doctor calls them (through txbox_doctor_at and sandbox_doctor).
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
@@ -254,7 +254,7 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
         probe_set(&all[n++], "user namespaces", bits & PROBE_USERNS, true,
                   "txbox cannot run: no sandbox without them (enable kernel.unprivileged_userns_clone or run "
                   "as root; in a container, a seccomp profile that allows unshare and mount: "
-                          "deploy/seccomp/txbox.json)",
+                          "deploy/seccomp/<arch>/txbox.json)",
                   "%s%s",
                   bits & PROBE_USERNS ? "unprivileged user, mount and pid namespaces"
                   : "unshare or its uid map failed: ", bits & PROBE_USERNS ? "" : strerror(pr.userns_err));
@@ -312,9 +312,4 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
         for (int i = 0; i < n && (size_t)i < max; i++)
                 out[i] = all[i];
         return n < (int)max ? n : (int)max;
-}
-
-int txbox_doctor(struct txbox_probe *out, size_t max)
-{
-        return sandbox_doctor(NULL, NULL, out, max);
 }

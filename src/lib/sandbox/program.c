@@ -95,7 +95,7 @@ static int apply_seccomp(const struct sandbox_prep *p)
         if (!(p->guard & GUARD_NOTIFY))
                 return 0;
         if (sandbox_send_fd(p->notify_sock, 'n', fd) < 0)
-                return SETUP_FAIL("cannot hand the exec listener to the supervisor: %s", strerror(errno));
+                return SETUP_FAIL("cannot hand the seccomp listener to the supervisor: %s", strerror(errno));
         close(fd);
         return 0;
 }
@@ -162,11 +162,11 @@ int sandbox_send_go(int sock, char *const argv[], const char *cwd, const int *st
                 memcpy(CMSG_DATA(c), stdio, 3 * sizeof(int));
         }
         if (sendmsg(sock, &mh, MSG_NOSIGNAL) != sizeof(h))
-                return -errno;
+                return errno ? -errno : -EIO;
         for (size_t off = 0; off < len; off += GO_CHUNK) {
                 size_t n = len - off < GO_CHUNK ? len - off : GO_CHUNK;
                 if (send(sock, buf + off, n, MSG_NOSIGNAL) != (ssize_t)n)
-                        return -errno;
+                        return errno ? -errno : -EIO;
         }
         return 0;
 }
@@ -231,7 +231,10 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
         trace_mark("program: unprivileged");
         /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
          * check our execve, and nothing else runs in the sandbox yet. */
-        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+        if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
+                SETUP_FAIL("cannot make the program readable to the exec check: %s", strerror(errno));
+                _exit(TXBOX_EXIT_TXBOX);
+        }
         if (sandbox_apply_landlock(s) < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: landlocked");

@@ -287,10 +287,13 @@ __attribute__((noreturn)) static void helper_main(const struct renamer *rn, int 
         const struct txbox_limits *l = &rn->prep->limits;
         struct rlimit fsize;
 
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-        /* A copy of the supervisor's memory, not to be read by the program, which has our
-         * uid: non-dumpable since the starter (again here, should that ever change). */
-        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* Our parent (the supervisor) is outside our pid namespace, so getppid() says 0 and
+         * cannot be rechecked; had it died already, its end of sock is closed and the first
+         * recv ends us.  A copy of the supervisor's memory, not to be read by the program,
+         * which has our uid: non-dumpable since the starter, and again here should that ever
+         * change. */
+        if (die_with_parent(0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                _exit(1);
         umask(0);
         signal(SIGPIPE, SIG_IGN);
         signal(SIGXFSZ, SIG_IGN); /* a file over the disk limit fails the copy (EFBIG) */
@@ -316,13 +319,13 @@ static const char *const helper_ns[] = {"user", "mnt", "pid", "net", "ipc", "uts
 
 /* In the child of the supervisor that starts the helper: join, then fork it (as our
  * parent's child, CLONE_PARENT, into the sandbox's pid namespace) and report its pid. */
-__attribute__((noreturn)) static void starter(const struct renamer *rn, int *fds, size_t nfds, int sock,
-                                              int pidfd, int rootfd, int nullfd, unsigned variant)
+__attribute__((noreturn)) static void starter(const struct renamer *rn, pid_t parent, int *fds, size_t nfds,
+                                              int sock, int pidfd, int rootfd, int nullfd, unsigned variant)
 {
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         /* Non-dumpable before anything joins the sandbox (the helper inherits it): our
          * memory is a copy of the supervisor's. */
-        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        if (die_with_parent(parent) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+                _exit(1);
         for (int i = 0; i < 3; i++)
                 if (dup2(nullfd, i) < 0)
                         _exit(1);
@@ -332,7 +335,8 @@ __attribute__((noreturn)) static void starter(const struct renamer *rn, int *fds
         keep[nfds + 1] = pidfd;
         keep[nfds + 2] = rootfd;
         /* Nothing of ours may reach the sandbox: no claim on the state dir, no log. */
-        sandbox_close_all_but(keep, nfds + 3);
+        if (sandbox_close_all_but(keep, nfds + 3) < 0)
+                _exit(1);
         for (size_t i = 0; i < NNS; i++)
                 if (setns(fds[i], 0) < 0)
                         _exit(1);
@@ -393,9 +397,9 @@ static int spawn(struct renamer *rn, const struct joined *j)
             (nullfd = open("/dev/null", O_RDWR | O_CLOEXEC)) < 0 ||
             socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0 || pipe2(pidp, O_CLOEXEC) < 0)
                 goto out;
-        pid_t c = fork();
+        pid_t self = getpid(), c = fork();
         if (c == 0)
-                starter(rn, fds, NNS, sp[1], pidp[1], j->root, nullfd, variant);
+                starter(rn, self, fds, NNS, sp[1], pidp[1], j->root, nullfd, variant);
         closep(&pidp[1]);
         if (c > 0) {
                 while (read(pidp[0], &h, sizeof(h)) < 0 && errno == EINTR)

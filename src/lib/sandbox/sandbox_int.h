@@ -81,8 +81,8 @@ int sandbox_send_fd(int sock, char tag, int fd);
 
 /* ---- sandbox.c ---- */
 
-/* Close every descriptor from 3 up but the n in keep (which this sorts). */
-void sandbox_close_all_but(int *keep, size_t n);
+/* Close every descriptor from 3 up but the n in keep (which this sorts): 0 or -errno. */
+int sandbox_close_all_but(int *keep, size_t n);
 
 /* ---- program.c ---- */
 

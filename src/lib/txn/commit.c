@@ -1,7 +1,7 @@
 /* What becomes of an evaluated transaction: first-committer-wins conflicts, the commit
  * (journal, one sync, renames, marker, row), rollback, keep and abort, the settle entries
  * that stand for a sync not yet made, and the decision after a run (txbox_tx_finish).
- * Split from tx.c (issue 24); the transaction itself (begin, run, evaluate) is in tx.c. */
+ * The transaction itself (begin, run, evaluate) is in tx.c. */
 #define _GNU_SOURCE
 #include "txn/tx.h"
 
@@ -63,9 +63,11 @@ static void settle(struct txbox_tx *tx)
 
         snprintf(name, sizeof(name), "%s.%s", boot_id(), tx->rec.id);
         if (!boot_id()[0] || renameat(tx->ws->active_fd, tx->rec.id, tx->ws->settle_fd, name) < 0) {
-                /* Without an entry nothing would complete it after a crash: sync now. */
-                syncfs(tx->ws->ws_fd);
-                unlinkat(tx->ws->active_fd, tx->rec.id, 0);
+                /* Without an entry nothing would complete it after a crash: sync now.  When
+                 * even that fails, the claim stays: recovery finds it as after a crash here
+                 * and completes the commit from its journal (replaying it is idempotent). */
+                if (syncfs(tx->ws->ws_fd) == 0)
+                        unlinkat(tx->ws->active_fd, tx->rec.id, 0);
         }
         closep(&tx->lock_fd);
 }

@@ -68,7 +68,7 @@ static bool parse_age(const char *v, uint64_t *out)
         return parse_scaled(v, u, k, ARRAY_SIZE(u), out);
 }
 
-static bool parse_size(const char *v, uint64_t *out)
+static bool parse_bytes(const char *v, uint64_t *out)
 {
         static const char *const u[] = {"",    "b", "k",  "kb",  "kib", "m",  "mb",
                                         "mib", "g", "gb", "gib", "t",   "tb", "tib"};
@@ -92,12 +92,12 @@ TXBOX_API int txbox_retention_parse(const char *spec, struct txbox_retention *ou
                 if (eq) {
                         *eq = '\0';
                         if (!strcmp(t, "keep"))
-                                ok = parse_size(eq + 1, &r.keep) &&
+                                ok = parse_bytes(eq + 1, &r.keep) &&
                                      strspn(eq + 1, "0123456789") == strlen(eq + 1);
                         else if (!strcmp(t, "max-age") || !strcmp(t, "age"))
                                 ok = parse_age(eq + 1, &r.max_age_s);
                         else if (!strcmp(t, "max-size") || !strcmp(t, "size"))
-                                ok = parse_size(eq + 1, &r.max_size);
+                                ok = parse_bytes(eq + 1, &r.max_size);
                         if (!ok && !strcmp(t, "keep") && !strcmp(eq + 1, "none"))
                                 ok = (r.keep = 0, true);
                 }

@@ -1,8 +1,7 @@
 /* Transaction handles: the claim on state/active/ID, begin (or load a pending one), the
  * begin snapshot and the audit row (seal), the sandbox started and run, and the evaluation
  * of its upper layer.  What is done with it after (conflicts, commit, rollback, keep, the
- * decision) is in commit.c; the workspace and state dir in ws.c, the sweeper in sweep.c.
- * Split from tx.c (issue 24). */
+ * decision) is in commit.c; the workspace and state dir in ws.c, the sweeper in sweep.c. */
 #define _GNU_SOURCE
 #include "txn/tx.h"
 

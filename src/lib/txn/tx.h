@@ -140,7 +140,7 @@ const char *ws_home_dir(void);
 void gc_auto(struct txbox_ws *ws);
 int64_t gc_pruned_through_ms(struct txbox_ws *ws);
 
-/* Keep n (at most WS_PREPARED_MAX) transactions prepared (txbox_command_prepare). */
+/* Keep n (at most WS_PREPARED_MAX) transactions prepared (command.c's command_prepare). */
 void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);
 
 /* The state dir txbox would use for workspace ws (canonical) with --state state_opt (NULL:

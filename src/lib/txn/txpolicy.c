@@ -4,14 +4,12 @@
 #include "policy/judge.h"
 #include "txn/tx.h"
 
-int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err)
+void txbox_ws_set_policy(struct txbox_ws *ws, const char *file)
 {
-        (void)err;
         free(ws->policy_file);
         ws->policy_file = xstrdup_or_null(file);
         policy_free(ws->policy);
         ws->policy = NULL;
-        return 0;
 }
 
 void txbox_ws_set_approver(struct txbox_ws *ws, const char *program)

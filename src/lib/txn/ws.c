@@ -1,7 +1,7 @@
 /* The workspace and its state dir: where the state dir goes and the checks on it, opening
  * and closing a workspace, the workspace lock, and the small state files that let the next
- * transaction see the last commit without SQLite (state/seq, state/changed).  Split from
- * tx.c (issue 24); the sweeper is in sweep.c, transactions in tx.c, commits in commit.c.
+ * transaction see the last commit without SQLite (state/seq, state/changed).  The sweeper
+ * is in sweep.c, transactions in tx.c, commits in commit.c.
  *
  * State dir layout:
  *   audit.db            the audit store (SQLite, WAL)
