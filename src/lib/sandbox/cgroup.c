@@ -434,20 +434,13 @@ int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err)
         int len = snprintf(buf, sizeof(buf), "%d", (int)pid);
 
         for (size_t i = 0; i < cg->n; i++)
-                if (write(cg->procs[i], buf, (size_t)len) != len)
+                if (cg->procs[i] >= 0 ? write(cg->procs[i], buf, (size_t)len) != len
+                                      : write_knob(cg->path[i], "cgroup.procs", "%s", buf) < 0)
                         return tx_err(err, errno, "cannot move the sandbox into the cgroup '%s': %s",
                                       cg->path[i], strerror(errno));
         for (size_t i = 0; i < cg->n; i++)
                 closep(&cg->procs[i]);
         return 0;
-}
-
-int cgroup_tx_add(struct cgroup_tx *cg, pid_t pid)
-{
-        int r = 0;
-        for (size_t i = 0; i < cg->n && r == 0; i++)
-                r = write_knob(cg->path[i], "cgroup.procs", "%d", (int)pid);
-        return r;
 }
 
 uint64_t cgroup_tx_oom_kills(const struct cgroup_tx *cg)

@@ -40,11 +40,9 @@ struct cgroup_tx;
  * cpu_milli).  0 with *out NULL when no cgroup can be
  * had here; -errno when one should have been made and could not. */
 int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struct txbox_error *err);
-/* Move pid (the sandbox's init, before it starts anything) into it. */
+/* Move pid (the sandbox's init, before it starts anything; later, a process started for the
+ * sandbox, rename.c's helper) into it. */
 int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err);
-/* Move pid, a process started later for the sandbox (rename.c's helper), into it too: 0 or
- * -errno. */
-int cgroup_tx_add(struct cgroup_tx *cg, pid_t pid);
 /* Processes the kernel's OOM killer ended in it so far. */
 uint64_t cgroup_tx_oom_kills(const struct cgroup_tx *cg);
 /* The most memory it was charged at once, in bytes (0 when the kernel does not say). */

@@ -438,12 +438,9 @@ int guard_notify_answer(int listener, uint64_t id, bool cont, int error)
         return 0;
 }
 
-int guard_notify_recv(int listener, struct seccomp_notif *n)
+static int reply(int listener, uint64_t id, bool allow)
 {
-        memset(n, 0, sizeof(*n));
-        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, n) < 0)
-                return errno == EINTR || errno == ENOENT ? 0 : -errno;
-        return 1;
+        return guard_notify_answer(listener, id, allow, EPERM);
 }
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -476,34 +473,42 @@ static const char *exec_program_of(const struct seccomp_notif *n, const char *pa
         return r == 0 ? buf : r == -ENOENT ? path : NULL;
 }
 
-int guard_notify_exec(int listener, const struct seccomp_notif *n, guard_exec_check_fn check, void *ctx)
+int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx, guard_notify_other_fn other,
+                        void *other_ctx)
 {
+        struct seccomp_notif n;
         char path[64];
         _cleanup_free_ char **argv = NULL;
         ssize_t path_off = -1;
         bool allow = false;
+        int r0;
 
+        memset(&n, 0, sizeof(n));
+        if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
+                return errno == EINTR || errno == ENOENT ? 0 : -errno;
+        if (other && (r0 = other(other_ctx, listener, &n)) <= 0)
+                return r0;
         _cleanup_free_ struct exec_read *r = xmalloc(sizeof(*r));
         r->buf = NULL;
         r->used = r->cap = r->ptrs.wl = r->strs.wl = 0;
-        snprintf(path, sizeof(path), "/proc/%u/mem", n->pid);
+        snprintf(path, sizeof(path), "/proc/%u/mem", n.pid);
         r->mem = open(path, O_RDONLY | O_CLOEXEC);
         char prog[PATH_MAX];
         if (r->mem >= 0) {
-                int ok = read_exec(r, n, &argv, &path_off);
+                int ok = read_exec(r, &n, &argv, &path_off);
                 close(r->mem);
                 /* The pid may have been reused between receive and open: the notification
                  * must still be pending for what we read to be that task's memory. */
-                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n->id) < 0) {
+                if (ioctl(listener, SECCOMP_IOCTL_NOTIF_ID_VALID, &n.id) < 0) {
                         free(r->buf);
                         return 0; /* the task is gone: nothing to answer */
                 }
                 /* Unreadable, over the budget, or nobody to judge it: refused. */
                 if (ok == 0 && check)
-                        allow = check(ctx, exec_program_of(n, r->buf + path_off, prog, sizeof(prog)), argv);
+                        allow = check(ctx, exec_program_of(&n, r->buf + path_off, prog, sizeof(prog)), argv);
         }
         free(r->buf);
-        return guard_notify_answer(listener, n->id, allow, EPERM);
+        return reply(listener, n.id, allow);
 }
 
 /* ---- Landlock ---- */

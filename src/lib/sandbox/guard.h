@@ -30,20 +30,21 @@ int guard_seccomp_load(unsigned variant);
 
 /* Ask for synchronous wake-ups on listener (the supervisor, once it holds it). */
 void guard_notify_tune(int listener);
-/* Take one pending notification from listener into n: 1, 0 when there was none to take
- * (interrupted, or its task died meanwhile), -errno when the listener is unusable. */
-int guard_notify_recv(int listener, struct seccomp_notif *n);
 /* Answer notification id: let the call proceed as if no filter were there (cont), or end it
  * with error (a positive errno; 0: success, returning 0).  0, or -errno when the listener
  * is unusable (a task that died meanwhile is no error). */
 int guard_notify_answer(int listener, uint64_t id, bool cont, int error);
-/* Exec checks: answer the exec notification n.  check returns true to let the exec
- * proceed; it gets the program that will actually run (resolved in the task's view, every
- * symlink followed; the path as named when nothing is there, so the exec fails by itself;
- * NULL when it has no name: a memfd, a deleted file) and the argv, whose argv[0] the caller
- * chose.  Returns 0, or -errno when the listener is unusable. */
+/* Exec checks: handle one pending notification on listener fd.  check returns true to let
+ * the exec proceed; it gets the program that will actually run (resolved in the task's
+ * view, every symlink followed; the path as named when nothing is there, so the exec fails
+ * by itself; NULL when it has no name: a memfd, a deleted file) and the argv, whose argv[0]
+ * the caller chose.  other (may be NULL) sees every notification first: it answers the
+ * ones it owns (rename.c's renames) and returns 0 or -errno as this does, or 1 for an exec.
+ * Returns 0, or -errno when the listener is unusable. */
 typedef bool (*guard_exec_check_fn)(void *ctx, const char *program, char *const argv[]);
-int guard_notify_exec(int listener, const struct seccomp_notif *n, guard_exec_check_fn check, void *ctx);
+typedef int (*guard_notify_other_fn)(void *ctx, int listener, const struct seccomp_notif *n);
+int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx, guard_notify_other_fn other,
+                        void *other_ctx);
 
 /* Landlock. */
 int guard_landlock_abi(void); /* 0: unavailable */

@@ -23,7 +23,7 @@
 #include "sandbox/sandbox_int.h"
 #include "base/syscalls.h"
 
-int sandbox_drop_privileges(long last)
+static int drop_privileges(long last)
 {
         struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
         struct __user_cap_data_struct data[2] = {{0}};
@@ -65,7 +65,7 @@ static bool writable_terminal(int fd)
  * for writing, a directory given as stdin filled with files.  Only a terminal on stdout
  * or stderr, open for writing, is granted (the program writes to it anyway), so that
  * "echo x >/dev/stderr" still reaches it; the host's terminal is not under /dev/pts here. */
-int sandbox_apply_landlock(const struct sandbox_spec *s)
+static int apply_landlock(const struct sandbox_spec *s)
 {
         const char *paths[16] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
                                  "/dev/full", "/dev/tty", "/proc"};
@@ -81,6 +81,11 @@ int sandbox_apply_landlock(const struct sandbox_spec *s)
                 return SETUP_FAIL("cannot apply Landlock rules: %s", strerror(-r));
         }
         return 0;
+}
+
+int sandbox_confine_helper(const struct sandbox_spec *s, const struct sandbox_prep *p)
+{
+        return drop_privileges(p->last_cap) < 0 || apply_landlock(s) < 0 ? -1 : 0;
 }
 
 /* Lock down, last step before exec: seccomp, and with notifications (exec checks, renames)
@@ -226,7 +231,7 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
 
         trace_mark("program: forked");
         reset_signals();
-        if (sandbox_drop_privileges(p->last_cap) < 0)
+        if (drop_privileges(p->last_cap) < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: unprivileged");
         /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
@@ -235,7 +240,7 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
                 SETUP_FAIL("cannot make the program readable to the exec check: %s", strerror(errno));
                 _exit(TXBOX_EXIT_TXBOX);
         }
-        if (sandbox_apply_landlock(s) < 0)
+        if (apply_landlock(s) < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: landlocked");
         if (apply_seccomp(p) < 0)

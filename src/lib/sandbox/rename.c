@@ -88,18 +88,13 @@ struct call {
         unsigned flags;
 };
 
-struct renamer *renamer_new(const struct sandbox_spec *s, const struct sandbox_prep *p)
+static struct renamer *renamer_new(const struct sandbox_spec *s, const struct sandbox_prep *p)
 {
         struct renamer *rn = xcalloc(1, sizeof(*rn));
         rn->spec = s;
         rn->prep = p;
         rn->root = rn->sock = -1;
         return rn;
-}
-
-int renamer_fd(const struct renamer *rn)
-{
-        return rn ? rn->sock : -1;
 }
 
 static void resolve_calls(struct renamer *rn)
@@ -135,10 +130,6 @@ static int call_of(struct renamer *rn, const struct seccomp_notif *n)
         return -1;
 }
 
-bool renamer_owns(struct renamer *rn, const struct seccomp_notif *n)
-{
-        return rn && call_of(rn, n) >= 0;
-}
 
 static void decode(int which, const struct seccomp_notif *n, struct call *c)
 {
@@ -304,7 +295,7 @@ __attribute__((noreturn)) static void helper_main(const struct renamer *rn, int 
                         _exit(1);
         }
         if (setrlimit(RLIMIT_CORE, &(struct rlimit){0, 0}) < 0 ||
-            sandbox_drop_privileges(rn->prep->last_cap) < 0 || sandbox_apply_landlock(rn->spec) < 0 ||
+            sandbox_confine_helper(rn->spec, rn->prep) < 0 ||
             guard_seccomp_load(variant) < 0)
                 _exit(1);
         if (send_ans(sock, ANS_READY, 0, 0) < 0)
@@ -410,7 +401,7 @@ static int spawn(struct renamer *rn, const struct joined *j)
         if (c < 0 || h <= 0)
                 goto out;
         /* Its memory and processes count against the run's, like the program's. */
-        if (rn->prep->cg && cgroup_tx_add(rn->prep->cg, h) < 0) {
+        if (rn->prep->cg && cgroup_tx_attach(rn->prep->cg, h, NULL) < 0) {
                 /* its share of memory then goes uncounted; the copy's disk is counted all the same */
         }
         rn->helper = h;
@@ -496,7 +487,7 @@ out:
         return r;
 }
 
-int renamer_notify(struct renamer *rn, int listener, const struct seccomp_notif *n)
+static int notify(struct renamer *rn, int listener, const struct seccomp_notif *n)
 {
         struct call c;
         char old[PATH_MAX], new[PATH_MAX];
@@ -560,14 +551,33 @@ static void take_answers(struct renamer *rn, int listener)
         }
 }
 
-void renamer_on_answer(struct renamer *rn, int listener)
+int renamer_notify(void *ctx, int listener, const struct seccomp_notif *n)
 {
-        if (rn && rn->sock >= 0)
-                take_answers(rn, listener);
+        struct supervise *sv = ctx;
+
+        if (!sv->rn)
+                sv->rn = renamer_new(sv->spec, sv->prep);
+        if (call_of(sv->rn, n) < 0)
+                return 1; /* an exec */
+        int r = notify(sv->rn, listener, n);
+        sv->rename_sock = sv->rn->sock;
+        return r;
 }
 
-void renamer_end(struct renamer *rn, char *cut, size_t size)
+void renamer_on_answer(struct supervise *sv)
 {
+        struct renamer *rn = sv->rn;
+
+        if (rn && rn->sock >= 0)
+                take_answers(rn, sv->listener);
+        sv->rename_sock = rn ? rn->sock : -1;
+}
+
+void renamer_end(struct supervise *sv, char *cut, size_t size)
+{
+        struct renamer *rn = TAKE_PTR(sv->rn);
+
+        sv->rename_sock = -1;
         if (size)
                 cut[0] = '\0';
         if (!rn)

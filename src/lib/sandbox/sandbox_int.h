@@ -86,11 +86,10 @@ int sandbox_close_all_but(int *keep, size_t n);
 
 /* ---- program.c ---- */
 
-/* The program's lock-down, shared with rename.c's helper: every capability dropped (the
- * bounding set up to last), no_new_privs; Landlock's write rules.  0, or -errno after a
- * SETUP_FAIL. */
-int sandbox_drop_privileges(long last);
-int sandbox_apply_landlock(const struct sandbox_spec *s);
+/* rename.c's helper: the program's own lock-down but its seccomp filter, which the helper
+ * loads itself (every capability dropped, no_new_privs, the same Landlock rules).  0, or -1
+ * after a SETUP_FAIL. */
+int sandbox_confine_helper(const struct sandbox_spec *s, const struct sandbox_prep *p);
 
 /* In init: start the program's process, which locks itself down and waits for the command;
  * its pid, or -1. */
@@ -129,7 +128,8 @@ struct supervise {
         struct disk_meter disk;
         int limit;
         char detail[256];
-        struct renamer *rn; /* directory renames completed for the program */
+        struct renamer *rn; /* directory renames completed for the program (rename.c) */
+        int rename_sock;    /* its helper's socket, -1 */
 };
 
 /* Wait for the program's status (forwarding signals, answering exec checks, enforcing the
@@ -142,18 +142,16 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res);
  * (EXDEV): every rename call of the program stops at the seccomp listener; one whose
  * source (or, exchanging, either side) is not a directory goes on at once, the others go to
  * a helper process in the sandbox's namespaces with the program's own privileges, which
- * completes them (renametree.c) and says how it went. */
-struct renamer *renamer_new(const struct sandbox_spec *s, const struct sandbox_prep *p);
-/* Is n a rename call (rename, renameat, renameat2)? */
-bool renamer_owns(struct renamer *rn, const struct seccomp_notif *n);
-/* Answer n now or hand it to the helper; 0, or -errno when the listener is unusable. */
-int renamer_notify(struct renamer *rn, int listener, const struct seccomp_notif *n);
-/* The helper's socket, to poll for its answers (-1: none). */
-int renamer_fd(const struct renamer *rn);
-/* The helper answered (or ended): pass its answers on to the waiting tasks. */
-void renamer_on_answer(struct renamer *rn, int listener);
-/* The program has ended: stop the helper, wait for it, free rn.  A rename it was in the
- * middle of is named in cut (size bytes; "" when none): the layer may hold half of it. */
-void renamer_end(struct renamer *rn, char *cut, size_t size);
+ * completes them (renametree.c) and says how it went.  State in sv->rn, made at the first
+ * rename; the helper's socket, to poll for its answers, in sv->rename_sock (-1: none). */
+
+/* guard_notify_handle's other (ctx: the struct supervise): answer the rename n now or hand
+ * it to the helper; 0, or -errno when the listener is unusable; 1 when n is no rename. */
+int renamer_notify(void *sv, int listener, const struct seccomp_notif *n);
+/* sv->rename_sock is readable: pass the helper's answers on to the waiting tasks. */
+void renamer_on_answer(struct supervise *sv);
+/* The program has ended: stop the helper, wait for it, free sv->rn.  A rename it was in
+ * the middle of is named in cut (size bytes; "" when none): the layer may hold half of it. */
+void renamer_end(struct supervise *sv, char *cut, size_t size);
 
 #endif

@@ -1,9 +1,8 @@
 /* The supervisor's watch over a running sandbox.  From the moment the command is sent until
  * init reports the program's status, it forwards termination signals, answers the exec
  * checks and the renames (seccomp user notification; rename.c for the latter), hands the
- * --net=allow port to the proxy, and enforces
- * the timeout and the disk, files and memory limits; then it turns init's report into the
- * run's result.  A finished sandbox's init is reaped later (sandbox_reap), off the commit's
+ * --net=allow port to the proxy, and enforces the timeout and the disk, files and memory
+ * limits; then it turns init's report into the run's result.  A finished sandbox's init is reaped later (sandbox_reap), off the commit's
  * path.  Apart from sandbox.c, which starts the sandbox: this is the loop that runs while
  * the program does.
  */
@@ -178,7 +177,7 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
         /* The renames' helper first: it is our child in the sandbox's pid namespace, whose
          * init cannot finish exiting before we reap it; and the layer must be still before
          * it is judged (rename.c). */
-        renamer_end(TAKE_PTR(sv->rn), cut, sizeof(cut));
+        renamer_end(sv, cut, sizeof(cut));
         if (!st)
                 while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
                         ;
@@ -228,19 +227,6 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
         }
 }
 
-/* One notification: an exec to check, or a rename (rename.c). */
-static int handle_notification(struct supervise *sv)
-{
-        struct seccomp_notif n;
-        int r = guard_notify_recv(sv->listener, &n);
-
-        if (r <= 0)
-                return r;
-        if (renamer_owns(sv->rn, &n))
-                return renamer_notify(sv->rn, sv->listener, &n);
-        return guard_notify_exec(sv->listener, &n, sv->spec->exec_check, sv->spec->exec_ctx);
-}
-
 /* Wait for the program's status, forwarding termination signals, answering exec checks and
  * renames, and enforcing the timeout and the limits. */
 void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
@@ -250,12 +236,13 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
         struct init_status st = {0};
         bool got = false;
 
-        sv->rn = renamer_new(sv->spec, sv->prep);
+        sv->rn = NULL;
+        sv->rename_sock = -1;
         for (;;) {
                 struct pollfd p[6] = {
                         {.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
                         {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN},
-                        {.fd = renamer_fd(sv->rn), .events = POLLIN}};
+                        {.fd = sv->rename_sock, .events = POLLIN}};
                 size_t np = 5;
                 struct pollfd *w = watch_pollfd(sv->spec->watch, p, &np);
                 int n = poll(p, np, poll_timeout(deadline, next_check));
@@ -289,9 +276,10 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                 if (p[2].revents)
                         receive_listener(sv);
                 if (p[4].revents)
-                        renamer_on_answer(sv->rn, sv->listener);
+                        renamer_on_answer(sv);
                 if (p[3].revents & POLLIN) {
-                        if (handle_notification(sv) < 0)
+                        if (guard_notify_handle(sv->listener, sv->spec->exec_check, sv->spec->exec_ctx,
+                                                renamer_notify, sv) < 0)
                                 closep(&sv->listener); /* pending execs then fail (ENOSYS) */
                 } else if (p[3].revents & (POLLHUP | POLLERR | POLLNVAL)) {
                         closep(&sv->listener); /* no process left under the filter */
