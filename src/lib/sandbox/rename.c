@@ -331,9 +331,16 @@ __attribute__((noreturn)) static void starter(const struct renamer *rn, pid_t pa
         for (size_t i = 0; i < NNS; i++)
                 if (setns(fds[i], 0) < 0)
                         _exit(1);
-        /* The program's root (the host's chrooted caller's, as it was cloned), not merely
-         * the mount namespace's. */
-        if (fchdir(rootfd) < 0 || chroot(".") < 0 || chdir("/") < 0)
+        /* The program's root, which setns gave us unless txbox itself runs chrooted (the
+         * sandbox then has the chroot's): chroot(2) only then, since a container's seccomp
+         * profile may refuse it (deploy/seccomp). */
+        struct stat want, got;
+        if (fstat(rootfd, &want) < 0 || stat("/", &got) < 0)
+                _exit(1);
+        bool same = want.st_dev == got.st_dev && want.st_ino == got.st_ino;
+        if (!same && (fchdir(rootfd) < 0 || chroot(".") < 0))
+                _exit(1);
+        if (chdir("/") < 0)
                 _exit(1);
         for (size_t i = 0; i < NNS; i++)
                 close(fds[i]);
