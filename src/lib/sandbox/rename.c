@@ -27,7 +27,6 @@
 #include "sandbox/sandbox.h"
 
 #include <sched.h>
-#include <seccomp.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -52,9 +51,6 @@ enum { CALL_RENAME, CALL_RENAMEAT, CALL_RENAMEAT2, NCALLS };
 struct renamer {
         const struct sandbox_spec *spec;
         const struct sandbox_prep *prep;
-        bool resolved;
-        uint32_t arch;     /* the native ABI's AUDIT_ARCH */
-        int nr[2][NCALLS]; /* syscall numbers: the native ABI's, and i386's on x86_64 */
         int root;          /* the sandbox's root, for absolute paths; -1 until needed */
         pid_t helper;      /* 0: not started; -1: gone, and no other is started */
         int sock;          /* to the helper; -1 */
@@ -97,39 +93,34 @@ static struct renamer *renamer_new(const struct sandbox_spec *s, const struct sa
         return rn;
 }
 
-static void resolve_calls(struct renamer *rn)
-{
-        static const char *const names[NCALLS] = {"rename", "renameat", "renameat2"};
-        bool x86 = seccomp_arch_native() == SCMP_ARCH_X86_64;
-
-        rn->arch = seccomp_arch_native();
-        for (int i = 0; i < NCALLS; i++) {
-                rn->nr[0][i] = seccomp_syscall_resolve_name_arch(SCMP_ARCH_NATIVE, names[i]);
-                rn->nr[1][i] =
-                        x86 ? seccomp_syscall_resolve_name_arch(SCMP_ARCH_X86, names[i]) : __NR_SCMP_ERROR;
-        }
-        rn->resolved = true;
-}
+/* The calls' numbers: the native ABI's (an ABI may lack the older two) and, on x86_64,
+ * i386's, the one other ABI the filter lets in (guard.c).  Known at build time: the
+ * supervisor looks at every notification, every exec's too. */
+#ifndef __NR_rename
+#define __NR_rename -1
+#endif
+#ifndef __NR_renameat
+#define __NR_renameat -1
+#endif
+static const int native_nr[NCALLS] = {__NR_rename, __NR_renameat, __NR_renameat2};
+#ifdef __x86_64__
+static const int i386_nr[NCALLS] = {38, 302, 353};
+#endif
 
 /* CALL_*, or -1 when n is not a rename call. */
-static int call_of(struct renamer *rn, const struct seccomp_notif *n)
+static int call_of(const struct seccomp_notif *n)
 {
-        int abi;
+        const int *nr = native_nr;
 
-        if (!rn->resolved)
-                resolve_calls(rn);
-        if (n->data.arch == rn->arch)
-                abi = 0;
-        else if (n->data.arch == AUDIT_ARCH_I386)
-                abi = 1;
-        else
-                return -1;
+#ifdef __x86_64__
+        if (n->data.arch == AUDIT_ARCH_I386)
+                nr = i386_nr;
+#endif
         for (int i = 0; i < NCALLS; i++)
-                if (rn->nr[abi][i] >= 0 && n->data.nr == rn->nr[abi][i])
+                if (nr[i] >= 0 && n->data.nr == nr[i])
                         return i;
         return -1;
 }
-
 
 static void decode(int which, const struct seccomp_notif *n, struct call *c)
 {
@@ -501,7 +492,7 @@ static int notify(struct renamer *rn, int listener, const struct seccomp_notif *
         const char *paths[2] = {old, new};
         bool gone = false;
 
-        decode(call_of(rn, n), n, &c);
+        decode(call_of(n), n, &c);
         /* Flags the overlay has no answer to (RENAME_WHITEOUT, unknown ones) are the
          * kernel's to refuse, as is a path it cannot read.  Only a directory can be
          * refused with EXDEV on the overlay: the source, or with RENAME_EXCHANGE either
@@ -562,10 +553,10 @@ int renamer_notify(void *ctx, int listener, const struct seccomp_notif *n)
 {
         struct supervise *sv = ctx;
 
+        if (call_of(n) < 0)
+                return 1; /* an exec */
         if (!sv->rn)
                 sv->rn = renamer_new(sv->spec, sv->prep);
-        if (call_of(sv->rn, n) < 0)
-                return 1; /* an exec */
         int r = notify(sv->rn, listener, n);
         sv->rename_sock = sv->rn->sock;
         return r;
