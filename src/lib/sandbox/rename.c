@@ -13,10 +13,9 @@
  * The helper has nothing the program has not.  It is started at the first such call, by a
  * child of the supervisor that joins the calling task's user, mount, pid, network, IPC and
  * UTS namespaces and its root (the sandbox's: the program can change none of them), and
- * then forks it into the sandbox's pid namespace and cgroup;
- * it drops every capability, sets no_new_privs, takes the program's Landlock rules, seccomp
- * deny-list and file-size limit, and becomes non-dumpable (its memory is a copy of the
- * supervisor's).  Paths reach it as strings the supervisor read, and the task's working
+ * then forks it into the sandbox's pid namespace and cgroup; it drops every capability,
+ * sets no_new_privs, takes the program's Landlock rules, seccomp deny-list and file-size
+ * limit, and is non-dumpable (its memory is a copy of the supervisor's).  Paths reach it as strings the supervisor read, and the task's working
  * directory or directory descriptor as O_PATH descriptors the supervisor opened through
  * /proc/PID while the call was confirmed pending (SECCOMP_IOCTL_NOTIF_ID_VALID): every name
  * is resolved in the program's own view with the program's own rights, so a path swapped
