@@ -15,12 +15,12 @@
  * UTS namespaces and its root (the sandbox's: the program can change none of them), and
  * then forks it into the sandbox's pid namespace and cgroup; it drops every capability,
  * sets no_new_privs, takes the program's Landlock rules, seccomp deny-list and file-size
- * limit, and is non-dumpable (its memory is a copy of the supervisor's).  Paths reach it as strings the supervisor read, and the task's working
- * directory or directory descriptor as O_PATH descriptors the supervisor opened through
- * /proc/PID while the call was confirmed pending (SECCOMP_IOCTL_NOTIF_ID_VALID): every name
- * is resolved in the program's own view with the program's own rights, so a path swapped
- * under it (a symlink into /proc, out of the workspace, to the state dir) leads where the
- * program itself could go, and no further.
+ * limit, and is non-dumpable (its memory is a copy of the supervisor's).  Paths reach it as
+ * strings the supervisor read, and the task's working directory or directory descriptor as
+ * O_PATH descriptors the supervisor opened through /proc/PID while the call was confirmed
+ * pending (SECCOMP_IOCTL_NOTIF_ID_VALID): every name is resolved in the program's own view
+ * with the program's own rights, so a path swapped under it (a symlink into /proc, out of
+ * the workspace, to the state dir) leads where the program itself could go, and no further.
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
