@@ -3,8 +3,8 @@
  * notifications of the one listener (exec checks; connects, sockconn.c; renames, rename.c),
  * hands the --net=allow port to the proxy, and enforces the timeout and the disk, files and
  * memory limits; then it turns init's report into the run's result.  A finished sandbox's
- * init is reaped later (sandbox_reap), off the commit's path.  Apart from sandbox.c, which starts the sandbox: this is the loop that runs while
- * the program does.
+ * init is reaped later (sandbox_reap), off the commit's path.  Apart from sandbox.c, which
+ * starts the sandbox: this is the loop that runs while the program does.
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
