@@ -182,6 +182,24 @@ for after in 0.005 0.02 0.05 0.2; do
         is "$(tree_hash "$WS")" "$orig" "... back as it was"
 done
 
+# ---- hidden paths inside the tree: a mount the copy must not cross ----
+# A hidden directory (TXBOX_HIDE) or file inside a directory of the lower layer is a mount
+# of the sandbox's (an empty read-only tmpfs, /dev/null).  Completing a rename of the
+# directory around it would copy the mask, not what it hides, and leave the hidden part
+# behind: the rename fails as the kernel has it (EXDEV), and so does one over or into it.
+mkdir -p "$WS/hid/secret" "$WS/hid2/dir" && echo s3cr3t >"$WS/hid/secret/k" && echo s3cr3t >"$WS/hid2/key"
+echo x >"$WS/hid/plain" && echo x >"$WS/hid2/plain"
+orig=$(tree_hash "$WS")
+out=$(TXBOX_HIDE="$WS/hid/secret:$WS/hid2/key" tx --policy "$T/allow-all.yml" run -- \
+        python3 "$T/rn.py" hid moved 0 hid2 moved2 0 tree hid/secret 0 tree hid/secret/x 0 2>&1)
+is "$(echo $out)" "Invalid cross-device link Invalid cross-device link Device or resource busy Invalid cross-device link" \
+        "renames of directories holding a hidden directory or file, over and into a hidden one, fail"
+is "$(tree_hash "$WS")" "$orig" "... and the workspace is as before (the hidden content where it was)"
+ok "... no copy of a mask was left or committed" test -z "$(find "$WS" -name '.txbox-rename-*')"
+undo_last
+rm -rf "$WS/hid" "$WS/hid2"
+orig=$(tree_hash "$WS")
+
 # ---- limits: a huge tree is the disk and files limits' business, and the timeout ends it ----
 out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-files=500 -- \
         python3 -c 'import os, time; os.rename("tree", "moved"); time.sleep(1)' 2>&1)

@@ -138,9 +138,10 @@ static int add_rules(scmp_filter_ctx ctx, unsigned variant)
                 return r;
         if ((r = add_socket_rules(ctx, variant & (GUARD_ALLOW_UNIX | GUARD_NOTIFY_CONNECT))) < 0)
                 return r;
-        if (variant & GUARD_NOTIFY) {
+        if (variant & (GUARD_NOTIFY_EXEC | GUARD_NOTIFY_CONNECT)) {
                 /* A listener of the program's own would receive its execs and connects first
-                 * (the newest filter's notification wins) and could wave them through. */
+                 * (the newest filter's notification wins) and could wave them through.  Its
+                 * renames it may take: it only keeps txbox from completing them for itself. */
                 struct scmp_arg_cmp own[2] = {
                         SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
                         SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,

@@ -69,6 +69,17 @@ static bool same_overlay(int a, int b)
                fs.f_type == OVERLAYFS_SUPER_MAGIC;
 }
 
+/* The mount fd is on (its id in *id): 0, or -1. */
+static int mount_of(int fd, uint64_t *id)
+{
+        struct statx x;
+
+        if (statx(fd, "", AT_EMPTY_PATH, STATX_MNT_ID, &x) < 0 || !(x.stx_mask & STATX_MNT_ID))
+                return -1;
+        *id = x.stx_mnt_id;
+        return 0;
+}
+
 /* ---- hard links among the tree's files ---- */
 
 /* The first name (below the copy's top) each multiply-linked file got in the copy: its
@@ -132,6 +143,7 @@ struct opened {
 struct copy {
         int top;          /* the copy's top directory (the temporary name) */
         int src_dirfd;    /* the source's directory */
+        uint64_t mnt_id;  /* the source's mount: the overlay */
         uid_t uid;
         size_t entries;
         struct links links;
@@ -259,10 +271,16 @@ static int copy_subdir(struct copy *c, int sfd, const char *name, const struct s
                 return fail(errno);
         _cleanup_close_ int s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         _cleanup_close_ int d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (s < 0 || d < 0 || fstat(s, &now) < 0)
+        uint64_t mnt;
+        if (s < 0 || d < 0 || fstat(s, &now) < 0 || mount_of(s, &mnt) < 0)
                 return fail(errno);
         if (now.st_uid != c->uid)
                 return EXDEV; /* swapped meanwhile */
+        /* A mount inside the tree is the sandbox's (a hidden path's mask): copying it would
+         * copy the mask, and its mount point cannot be removed.  Files on other mounts fail
+         * to link by themselves (EXDEV). */
+        if (mnt != c->mnt_id)
+                return EXDEV;
         return copy_dir(c, s, now.st_ino == st->st_ino ? st : &now, d, depth + 1);
 }
 
@@ -325,7 +343,7 @@ static int copy_tree(struct copy *c, const struct end *src, const struct stat *s
         _cleanup_close_ int s =
                 openat(src->dirfd, src->name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         c->top = openat(dirfd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (s < 0 || c->top < 0)
+        if (s < 0 || c->top < 0 || mount_of(s, &c->mnt_id) < 0)
                 return fail(errno);
         return copy_dir(c, s, sst, c->top, 0);
 }
