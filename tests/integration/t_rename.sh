@@ -55,6 +55,19 @@ is "$(tree_hash "$WS")" "$orig" "its directory rename is rolled back: the worksp
 tx run --commit=discard -- python3 -c 'import os; os.rename("big", "lib")' >/dev/null 2>&1
 is "$(tree_hash "$WS")" "$orig" "a discarded rename leaves the workspace unchanged"
 
+# ---- renaming back: in the same transaction, and in the next ----
+out=$(tx run -- sh -c 'git mv big lib && git mv lib big && git --no-optional-locks status --porcelain=v1' 2>&1)
+is "$?" 0 "git mv there and back in one command succeeds"
+is "$out" "" "... and git sees no change"
+is "$(tree_hash "$WS")" "$orig" "... and the committed tree is as before"
+tx run -- mv big lib >/dev/null 2>&1
+is "$?" 0 "coreutils mv of the directory"
+ok "... moved" test -f "$WS/lib/f1.c" -a ! -e "$WS/big"
+tx run -- python3 -c 'import os; os.rename("lib", "big")' >/dev/null 2>&1
+is "$?" 0 "os.rename back in the next transaction (the moved directory is now of the lower layer)"
+is "$(tree_hash "$WS")" "$orig" "... and the tree is as at first"
+is "$(cd "$WS" && git --no-optional-locks status --porcelain=v1)" "" "... and git sees a clean checkout"
+
 # ---- Python's os.rename, and what a tree keeps ----
 new_ws
 mkdir -p "$WS/t/sub/deep" "$WS/t/ro" "$WS/empty" "$WS/full"
@@ -118,6 +131,38 @@ out=$(tx run -- sh -c 'mkdir fresh && echo f >fresh/f && python3 -c "import os; 
 is "$out" "f
 hello" "renames of files and of new directories are the kernel's own"
 ok "and are committed" test -f "$WS/fresh2/f" -a -f "$WS/README2" -a ! -e "$WS/README"
+
+# ---- one listener for renames, connects and exec checks ----
+# Threads of one program connect to its own unix socket in /tmp (the supervisor makes each
+# connect), run programs (each exec checked) and rename directories of the lower layer (the
+# helper completes them), all at once: every call is answered, each by its own handler.
+for i in $(seq 1 20); do mkdir -p "$WS/d$i/s" && echo "$i" >"$WS/d$i/s/f"; done
+cat >"$T/both.py" <<'EOF'
+import os, socket, subprocess, threading
+path = "/tmp/b.sock"
+s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(64)
+def serve():
+    while True:
+        a, _ = s.accept(); a.send(a.recv(10).upper()); a.close()
+threading.Thread(target=serve, daemon=True).start()
+got = {"conn": 0, "exec": 0}
+def conn():
+    for i in range(200):
+        c = socket.socket(socket.AF_UNIX); c.connect(path); c.send(b"ping")
+        got["conn"] += c.recv(10) == b"PING"; c.close()
+def run():
+    for i in range(20):
+        got["exec"] += subprocess.run(["true"]).returncode == 0
+ts = [threading.Thread(target=conn), threading.Thread(target=run)]
+for t in ts: t.start()
+for i in range(1, 21):
+    os.rename("d%d" % i, "e%d" % i)
+for t in ts: t.join()
+print(got["conn"], got["exec"], sorted(os.listdir("e20")))
+EOF
+out=$(tx run --timeout=60 -- python3 "$T/both.py" 2>&1)
+is "$out" "200 20 ['s']" "200 connects, 20 checked execs and 20 directory renames at once: all answered"
+ok "... and the renames committed" test -f "$WS/e1/s/f" -a -f "$WS/e20/s/f" -a ! -e "$WS/d1"
 
 # ---- a rename of a directory whose parent is read-only: refused as on the host ----
 mkdir -p "$WS/lock/inside"

@@ -115,6 +115,57 @@ static bool lives_on(struct move_scan *m, const struct txbox_path *tp)
         return false;
 }
 
+static int by_path(const void *a, const void *b, void *arg)
+{
+        const struct txbox_path *paths = arg;
+        return strcmp(paths[*(const size_t *)a].path, paths[*(const size_t *)b].path);
+}
+
+/* A deleted directory none of whose deleted entries was lost (each lives on under another
+ * name, or it had none) lost nothing either: a renamed directory's own name never lives on
+ * (twenty directories renamed at once were twenty deletions).  Children before parents:
+ * in sorted order a directory's entries follow it, so the walk goes backwards, and an entry
+ * that is lost marks its parent (found by bsearch) as losing something.  One lstat per
+ * deletion that no name holds, as lost_work's. */
+static void dirs_moved(struct eff *e, size_t ndel)
+{
+        const struct changeset *cs = e->cs;
+        size_t *del = xcalloc(ndel, sizeof(*del)), n = 0;
+        bool *lost = xcalloc(ndel, sizeof(bool)); /* per index into del */
+
+        for (size_t k = 0; k < cs->npaths; k++)
+                if (cs->paths[k].change == TXBOX_DELETED)
+                        del[n++] = k;
+        qsort_r(del, n, sizeof(*del), by_path, cs->paths);
+        for (size_t i = n; i-- > 0;) {
+                const char *path = cs->paths[del[i]].path;
+                struct stat st;
+                if (!e->moved[del[i]] && !lost[i] && lstat_beneath(e->live_fd, path, &st) == 0 &&
+                    S_ISDIR(st.st_mode))
+                        e->moved[del[i]] = true;
+                const char *slash = strrchr(path, '/');
+                if (e->moved[del[i]] || !slash)
+                        continue;
+                /* its parent, if deleted too: sorted before it */
+                size_t lo = 0, hi = i, len = (size_t)(slash - path);
+                while (lo < hi) {
+                        size_t mid = lo + (hi - lo) / 2;
+                        const char *q = cs->paths[del[mid]].path;
+                        int c = strncmp(q, path, len);
+                        if (c == 0 && q[len] == '\0') {
+                                lost[mid] = true;
+                                break;
+                        }
+                        if (c < 0)
+                                lo = mid + 1;
+                        else
+                                hi = mid; /* above, or equal but longer */
+                }
+        }
+        free(del);
+        free(lost);
+}
+
 /* Fill e->moved.  Only with both layers to look at and deletions to judge. */
 static void find_moves(struct eff *e)
 {
@@ -138,6 +189,7 @@ static void find_moves(struct eff *e)
                         e->moved[k] = lives_on(&m, &cs->paths[k]);
         free(m.news);
         free(m.used);
+        dirs_moved(e, ndel);
 }
 
 /* ---- mass deletion ---- */
