@@ -286,6 +286,11 @@ struct txbox_run_result {
         /* The run's watch (or a termination signal, then cancel_signal) cancelled it. */
         bool cancelled;
         int cancel_signal;
+        /* Why the layer cannot be trusted to hold what the program did ("" when it can): the
+         * program ended while txbox was completing one of its directory renames (another
+         * thread exited, a signal), so half of it may be there.  Such a run is rolled back
+         * whatever the commit mode, with status 125 when the program exited 0. */
+        char cut_short[160];
         /* connect()s to unix sockets outside the sandbox (the host's), refused with EACCES:
          * how many, and the first one's path as the program named it ("" when none). */
         unsigned unix_refused;

@@ -1110,6 +1110,101 @@ static bool has_violation(const struct changeset *cs, const char *rule, const ch
         return false;
 }
 
+/* A directory of 40 files moved (git mv src lib): deleted under the old name, the same
+ * bytes under the new; and decoys of the same names with other bytes, which are no move. */
+static void test_effects_moves(const struct policy *p, int lfd, int ufd, const struct policy_ctx *c)
+{
+        char nm[64], body[64];
+        struct changeset cs = {0}, decoy = {0};
+
+        if (mkdirat(lfd, "src", 0755) || mkdirat(ufd, "lib", 0755) || mkdirat(ufd, "dec", 0755))
+                abort();
+        add_path(&cs, "lib", TXBOX_ADDED);
+        add_path(&cs, "src", TXBOX_DELETED);
+        add_path(&decoy, "dec", TXBOX_ADDED);
+        add_path(&decoy, "src", TXBOX_DELETED);
+        for (int k = 0; k < 40; k++) {
+                snprintf(body, sizeof(body), "content %d\n", k);
+                snprintf(nm, sizeof(nm), "src/m%d", k);
+                int fd = openat(lfd, nm, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                if (fd < 0 || write(fd, body, strlen(body)) < 0)
+                        abort();
+                close(fd);
+                add_path(&cs, nm, TXBOX_DELETED);
+                add_path(&decoy, nm, TXBOX_DELETED);
+                snprintf(nm, sizeof(nm), "lib/m%d", k);
+                fd = openat(ufd, nm, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                if (fd < 0 || write(fd, body, strlen(body)) < 0)
+                        abort();
+                close(fd);
+                add_path(&cs, nm, TXBOX_ADDED);
+                snprintf(nm, sizeof(nm), "dec/m%d", k);
+                body[0] = 'C'; /* same size, other bytes */
+                fd = openat(ufd, nm, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                if (fd < 0 || write(fd, body, strlen(body)) < 0)
+                        abort();
+                close(fd);
+                add_path(&decoy, nm, TXBOX_ADDED);
+        }
+        effects_check(p, ufd, lfd, &cs, c, NULL);
+        ok(!has_violation(&cs, "effect-mass-deletion", NULL),
+           "41 paths moved to another name (a directory renamed) are no mass deletion");
+        effects_check(p, ufd, lfd, &decoy, c, NULL);
+        ok(has_violation(&decoy, "effect-mass-deletion", "."),
+           "41 paths deleted beside new files of the same names and other bytes are mass deletion");
+        changeset_free(&cs);
+        changeset_free(&decoy);
+}
+
+/* 25 directories renamed at once (d0/s/f0 -> e0/s/f0 ...): the files and the subdirectories
+ * live on under their own names, the directories' own names never do.  Beside it, 25
+ * directories deleted whose files went nowhere (new files of the same names, other bytes). */
+static void test_effects_dir_moves(const struct policy *p, int lfd, int ufd, const struct policy_ctx *c)
+{
+        char nm[64], body[64];
+        struct changeset cs = {0}, gone = {0};
+
+        for (int k = 0; k < 25; k++) {
+                snprintf(body, sizeof(body), "%d\n", k);
+                for (int side = 0; side < 3; side++) /* d: deleted; e: renamed to; x: decoys */
+                        for (int sub = 0; sub < 2; sub++) {
+                                char w = "dex"[side];
+                                snprintf(nm, sizeof(nm), "%c%d%s", w, k, sub ? "/s" : "");
+                                if (mkdirat(side ? ufd : lfd, nm, 0755))
+                                        abort();
+                                if (side == 0) {
+                                        add_path(&cs, nm, TXBOX_DELETED);
+                                        add_path(&gone, nm, TXBOX_DELETED);
+                                } else {
+                                        add_path(side == 1 ? &cs : &gone, nm, TXBOX_ADDED);
+                                }
+                        }
+                for (int side = 0; side < 3; side++)
+                        for (int f = 0; f < 4; f++) {
+                                snprintf(nm, sizeof(nm), "%c%d/s/f%d", "dex"[side], k, f);
+                                body[0] = side == 2 ? 'X' : body[0]; /* same size, other bytes */
+                                int fd = openat(side ? ufd : lfd, nm, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+                                if (fd < 0 || write(fd, body, strlen(body)) < 0)
+                                        abort();
+                                close(fd);
+                                if (side == 0) {
+                                        add_path(&cs, nm, TXBOX_DELETED);
+                                        add_path(&gone, nm, TXBOX_DELETED);
+                                } else {
+                                        add_path(side == 1 ? &cs : &gone, nm, TXBOX_ADDED);
+                                }
+                        }
+        }
+        effects_check(p, ufd, lfd, &cs, c, NULL);
+        ok(!has_violation(&cs, "effect-mass-deletion", NULL),
+           "25 directories renamed at once (150 paths under other names) are no mass deletion");
+        effects_check(p, ufd, lfd, &gone, c, NULL);
+        ok(has_violation(&gone, "effect-mass-deletion", "."),
+           "25 directories deleted whose 100 files went nowhere are mass deletion");
+        changeset_free(&cs);
+        changeset_free(&gone);
+}
+
 static void test_effects(void)
 {
         char live[200], upper[200];
@@ -1186,6 +1281,8 @@ static void test_effects(void)
         }
         ok(effects_check(p, ufd, lfd, &cs3, &c, NULL) == 0, "15 deletions stay under the minimum");
         changeset_free(&cs3);
+        test_effects_moves(p, lfd, ufd, &c);
+        test_effects_dir_moves(p, lfd, ufd, &c);
         policy_free(p);
         close(lfd);
         close(ufd);

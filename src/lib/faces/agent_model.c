@@ -22,6 +22,9 @@ struct buf {
         bool over;
 };
 
+/* The chat-completions URL for an endpoint given with or without /v1 (malloc'd). */
+static char *agent_completions_url(const char *endpoint);
+
 static size_t buf_write(char *data, size_t size, size_t nmemb, void *ctx)
 {
         struct buf *b = ctx;
@@ -320,7 +323,7 @@ bool agent_ask_model(struct loop *L, struct reply *rp, struct txbox_error *err)
         return rp->msg != NULL;
 }
 
-char *agent_completions_url(const char *endpoint)
+static char *agent_completions_url(const char *endpoint)
 {
         size_t n = strlen(endpoint);
         while (n > 0 && endpoint[n - 1] == '/')

@@ -52,8 +52,7 @@ static void put_utf8(struct sb *b, unsigned long u)
 
 /* One backslash escape of $'...' (or printf / echo -e); s points after the backslash.
  * Returns the characters consumed. */
-size_t c_escape(const char *s, size_t n, struct sb *out);
-size_t c_escape(const char *s, size_t n, struct sb *out)
+static size_t c_escape(const char *s, size_t n, struct sb *out)
 {
         static const char from[] = "abefnrtv\\'\"?", to[] = "\a\b\033\f\n\r\t\v\\'\"?";
         if (!n)

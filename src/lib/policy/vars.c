@@ -64,7 +64,7 @@ void vals_union(struct vals *dst, const struct vals *src)
         }
 }
 
-bool vals_equal(const struct vals *a, const struct vals *b)
+static bool vals_equal(const struct vals *a, const struct vals *b)
 {
         if (a->n != b->n)
                 return false;

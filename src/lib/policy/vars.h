@@ -24,7 +24,6 @@ struct vals vals_of(const char *s);
 struct vals vals_copy(const struct vals *a);
 /* dst gets every value of src too; unknown absorbs, and more than VAL_MAX is unknown. */
 void vals_union(struct vals *dst, const struct vals *src);
-bool vals_equal(const struct vals *a, const struct vals *b);
 
 enum frame_kind {
         FR_GROUP, /* no branching: { ... }, a single command's pipeline */

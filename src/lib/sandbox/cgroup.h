@@ -48,8 +48,9 @@ int cgroup_tx_create(const struct txbox_limits *l, struct cgroup_tx **out, struc
  * gets the tasks files, opened by us (the kernel checks the opener's credentials), *n of
  * them.  They stay open until cgroup_tx_destroy; the sandbox's init closes its copies. */
 int cgroup_tx_handoff(const struct cgroup_tx *cg, int fds[CGROUP_MAX_FDS], size_t *n);
-/* Move pid (the sandbox's init, before it starts anything) into it: the slow way, for a v2
- * machine without clone3 (a container whose seccomp profile refuses it). */
+/* Move pid into it: the sandbox's init, before it starts anything, the slow way, for a v2
+ * machine without clone3 (a container whose seccomp profile refuses it); or, later, a
+ * process started for the sandbox (rename.c's helper). */
 int cgroup_tx_attach(struct cgroup_tx *cg, pid_t pid, struct txbox_error *err);
 /* Processes the kernel's OOM killer ended in it so far. */
 uint64_t cgroup_tx_oom_kills(const struct cgroup_tx *cg);

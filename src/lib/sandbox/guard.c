@@ -1,4 +1,5 @@
-/* seccomp deny-list, exec user notification and Landlock for the sandboxed program.
+/* seccomp deny-list, user notification (execs, connects, renames) and Landlock for the
+ * program.
  *
  * The seccomp filter is a deny-list on a default-allow base: the namespaces, the read-only
  * root and Landlock are the boundary; the filter removes kernel interfaces that reach past
@@ -72,7 +73,7 @@ struct bpf_cache {
 /* One compiled program per variant, built once per process: per-transaction cost is then a
  * single seccomp(2) in the child.  (The only global state of the library, read-only once
  * built.) */
-static struct bpf_cache cache[8];
+static struct bpf_cache cache[16];
 
 static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
                     const struct scmp_arg_cmp *cmp)
@@ -137,9 +138,10 @@ static int add_rules(scmp_filter_ctx ctx, unsigned variant)
                 return r;
         if ((r = add_socket_rules(ctx, variant & (GUARD_ALLOW_UNIX | GUARD_NOTIFY_CONNECT))) < 0)
                 return r;
-        if (variant & GUARD_NOTIFY) {
+        if (variant & (GUARD_NOTIFY_EXEC | GUARD_NOTIFY_CONNECT)) {
                 /* A listener of the program's own would receive its execs and connects first
-                 * (the newest filter's notification wins) and could wave them through. */
+                 * (the newest filter's notification wins) and could wave them through.  Its
+                 * renames it may take: it only keeps txbox from completing them for itself. */
                 struct scmp_arg_cmp own[2] = {
                         SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
                         SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
@@ -154,6 +156,14 @@ static int add_rules(scmp_filter_ctx ctx, unsigned variant)
         /* Every connect: BPF sees neither its address nor its socket's family. */
         if ((variant & GUARD_NOTIFY_CONNECT) && (r = add_rule(ctx, SCMP_ACT_NOTIFY, "connect", 0, NULL)) < 0)
                 return r;
+        /* An overlay without redirects cannot move a directory of the lower layer (EXDEV):
+         * the supervisor completes such renames (rename.c).  Every rename stops here, since
+         * BPF cannot look at the path; most are let through at once. */
+        if (variant & GUARD_NOTIFY_RENAME)
+                if ((r = add_rule(ctx, SCMP_ACT_NOTIFY, "rename", 0, NULL)) < 0 ||
+                    (r = add_rule(ctx, SCMP_ACT_NOTIFY, "renameat", 0, NULL)) < 0 ||
+                    (r = add_rule(ctx, SCMP_ACT_NOTIFY, "renameat2", 0, NULL)) < 0)
+                        return r;
         return 0;
 }
 
@@ -235,7 +245,7 @@ static void store_cached(const char *path, const struct bpf_cache *c)
 
 int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_error *err)
 {
-        struct bpf_cache *c = &cache[variant & 7u];
+        struct bpf_cache *c = &cache[variant & 15u];
         char path[PATH_MAX] = "";
         int r;
 
@@ -273,15 +283,26 @@ int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_
         return 0;
 }
 
+#ifndef SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV
+#define SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV (1UL << 5)
+#endif
+
 int guard_seccomp_load(unsigned variant)
 {
-        const struct bpf_cache *c = &cache[variant & 7u];
+        const struct bpf_cache *c = &cache[variant & 15u];
         struct sock_fprog prog = {.len = c->len, .filter = c->insns};
         unsigned flags = variant & GUARD_NOTIFY ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
 
         if (!c->ready)
                 return -EINVAL;
-        long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+        /* Linux >= 5.19: once the supervisor has taken a notification, only a fatal signal
+         * ends the task's wait.  Otherwise a signal (Go's runtime preempts with SIGURG every
+         * 10 ms) restarts the call as a new notification while the first is being completed:
+         * a directory rename done twice fails the second time (ENOENT). */
+        long r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                         flags ? flags | SECCOMP_FILTER_FLAG_WAIT_KILLABLE_RECV : 0, &prog);
+        if (r < 0 && flags && errno == EINVAL)
+                r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
         if (r < 0)
                 return -errno;
         return flags ? (int)r : 0;
@@ -414,16 +435,21 @@ static int read_exec(struct exec_read *r, const struct seccomp_notif *n, char **
         return 0;
 }
 
-static int reply(int listener, uint64_t id, bool allow)
+int guard_notify_answer(int listener, uint64_t id, bool cont, int error)
 {
         struct seccomp_notif_resp resp = {.id = id};
-        if (allow)
+        if (cont)
                 resp.flags = SECCOMP_USER_NOTIF_FLAG_CONTINUE;
         else
-                resp.error = -EPERM;
+                resp.error = -error;
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_SEND, &resp) < 0 && errno != ENOENT)
                 return -errno; /* ENOENT: the task died meanwhile */
         return 0;
+}
+
+static int reply(int listener, uint64_t id, bool allow)
+{
+        return guard_notify_answer(listener, id, allow, EPERM);
 }
 
 #ifndef SECCOMP_IOCTL_NOTIF_SET_FLAGS
@@ -456,19 +482,23 @@ static const char *exec_program_of(const struct seccomp_notif *n, const char *pa
         return r == 0 ? buf : r == -ENOENT ? path : NULL;
 }
 
-int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx, struct sockconn *conn)
+int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx, struct sockconn *conn,
+                        guard_notify_other_fn other, void *other_ctx)
 {
         struct seccomp_notif n;
         char path[64];
         _cleanup_free_ char **argv = NULL;
         ssize_t path_off = -1;
         bool allow = false;
+        int r0;
 
         memset(&n, 0, sizeof(n));
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
         if (sockconn_is_connect(&n))
                 return conn ? sockconn_handle(conn, listener, &n) : reply(listener, n.id, false);
+        if (other && (r0 = other(other_ctx, listener, &n)) <= 0)
+                return r0;
         _cleanup_free_ struct exec_read *r = xmalloc(sizeof(*r));
         r->buf = NULL;
         r->used = r->cap = r->ptrs.wl = r->strs.wl = 0;

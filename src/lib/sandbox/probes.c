@@ -316,9 +316,11 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
                   "refuses to run",
                   "%s", err.code ? err.msg : "deny-list compiled and loadable");
         probe_set(&all[n++], "seccomp user notification", guard_notify_available(), false,
-                  "no exec checks while the program runs: only the first command line is checked by policy",
+                  "no exec checks while the program runs: only the first command line is checked by policy; "
+                  "a directory of the workspace cannot be renamed (EXDEV)",
                   "%s",
-                  guard_notify_available() ? "execve/execveat can be checked by the supervisor"
+                  guard_notify_available() ? "execve/execveat can be checked, renames of directories completed, "
+                                             "by the supervisor"
                                            : "SECCOMP_RET_USER_NOTIF unavailable");
         bool conn = guard_notify_available() && sockconn_available();
         probe_set(&all[n++], "unix sockets", conn, false,

@@ -93,8 +93,13 @@ static int apply_landlock(const struct sandbox_spec *s, const struct sandbox_pre
         return 0;
 }
 
-/* Lock down, last step before exec: seccomp, and with exec checks hand the listener to the
- * supervisor (which must answer our own execve below). */
+int sandbox_confine_helper(const struct sandbox_spec *s, const struct sandbox_prep *p)
+{
+        return drop_privileges(p->last_cap) < 0 || apply_landlock(s, p) < 0 ? -1 : 0;
+}
+
+/* Lock down, last step before exec: seccomp, and with notifications (exec checks, renames)
+ * hand the listener to the supervisor (which must answer our own execve below). */
 static int apply_seccomp(const struct sandbox_prep *p)
 {
         int fd = guard_seccomp_load(p->guard);
@@ -102,10 +107,10 @@ static int apply_seccomp(const struct sandbox_prep *p)
                 errno = -fd;
                 return SETUP_FAIL("cannot load the seccomp filter: %s", strerror(-fd));
         }
-        if (!(p->guard & GUARD_NOTIFY_EXEC))
+        if (!(p->guard & GUARD_NOTIFY))
                 return 0;
         if (sandbox_send_fd(p->notify_sock, 'n', fd) < 0)
-                return SETUP_FAIL("cannot hand the exec listener to the supervisor: %s", strerror(errno));
+                return SETUP_FAIL("cannot hand the seccomp listener to the supervisor: %s", strerror(errno));
         close(fd);
         return 0;
 }

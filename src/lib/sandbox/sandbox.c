@@ -30,8 +30,7 @@
 #include "sandbox/sandbox_int.h"
 #include "base/syscalls.h"
 
-/* Close every descriptor from 3 up but the n in keep (which this sorts). */
-static int close_all_but(int *keep, size_t n)
+int sandbox_close_all_but(int *keep, size_t n)
 {
         int lo = 3;
 
@@ -233,11 +232,14 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         p->last_cap = read_last_cap();
         /* Unix sockets: the user's opt-in lets every connect through; else, where the
          * supervisor can take the program's sockets, it makes every connect itself and only
-         * the sandbox's own unix sockets are reachable; else none can be made. */
-        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) |
-                   (s->allow_unix_sockets                                   ? GUARD_ALLOW_UNIX
-                    : guard_notify_available() && sockconn_available() ? GUARD_NOTIFY_CONNECT
-                                                                            : 0);
+         * the sandbox's own unix sockets are reachable; else none can be made.  Renames stop
+         * at the supervisor wherever it can be notified (rename.c); else a directory of the
+         * lower layer stays unmovable (EXDEV) as the overlay has it. */
+        bool notify = guard_notify_available();
+        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (notify ? GUARD_NOTIFY_RENAME : 0) |
+                   (s->allow_unix_sockets                 ? GUARD_ALLOW_UNIX
+                    : notify && sockconn_available() ? GUARD_NOTIFY_CONNECT
+                                                      : 0);
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
                 return r;
         limits_filter_env(environ, s->env_keep, &p->envp, res->env_dropped, sizeof(res->env_dropped));
@@ -316,7 +318,7 @@ int sandbox_shared_ns_open(const struct idmap *m, struct sandbox_shared_ns **out
         if (pid == 0) {
                 if (die_with_parent(self) < 0)
                         _exit(1);
-                if (close_all_but(&hold[0], 1) < 0) /* no claim of ours may outlive us in it */
+                if (sandbox_close_all_but(&hold[0], 1) < 0) /* no claim of ours may outlive us in it */
                         _exit(1);
                 _exit(read(hold[0], &c, 1) < 0 ? 1 : 0);
         }
@@ -375,7 +377,7 @@ static pid_t clone_joined(const struct sandbox_spec *s, struct sandbox_prep *p, 
                 int keep[7 + CGROUP_MAX_FDS] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd,
                                                 s->shared_ns->net_fd, p->cg_sync};
                 memcpy(keep + 7, p->cg_join, p->ncg_join * sizeof(int));
-                int closed = close_all_but(keep, 7 + p->ncg_join);
+                int closed = sandbox_close_all_but(keep, 7 + p->ncg_join);
                 sandbox_child_errfd_set(errfd);
                 if (closed < 0) {
                         errno = -closed;
@@ -523,7 +525,7 @@ static int start_own(struct sandbox *sb, struct start_fds *f, const sigset_t *ol
                 int keep[5 + CGROUP_MAX_FDS] = {f->syncp[0], f->statusp[1], f->errp[1], f->nsock[1],
                                                 sb->prep.cg_sync};
                 memcpy(keep + 5, sb->prep.cg_join, sb->prep.ncg_join * sizeof(int));
-                int closed = close_all_but(keep, 5 + sb->prep.ncg_join);
+                int closed = sandbox_close_all_but(keep, 5 + sb->prep.ncg_join);
                 sandbox_child_errfd_set(f->errp[1]);
                 if (closed < 0) {
                         errno = -closed;

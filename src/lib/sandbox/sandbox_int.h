@@ -5,7 +5,9 @@
  * The parts, each a job: sandbox.c starts the sandbox and hands it a command (the process
  * layout is at its top); init.c is pid 1 inside it; mounts.c makes its view of the file
  * system; program.c is the program's process up to its exec; supervise.c watches the
- * program while it runs; idmap.c plans and writes the id maps; probes.c is txbox doctor's.
+ * program while it runs; rename.c completes the renames of directories the overlay cannot
+ * move (renametree.c does the moving); idmap.c plans and writes the id maps; probes.c is
+ * txbox doctor's.
  */
 #ifndef TXBOX_SANDBOX_INT_H
 #define TXBOX_SANDBOX_INT_H
@@ -17,6 +19,8 @@
 
 struct netproxy;
 struct netproxy_rule;
+struct renamer;
+struct seccomp_notif;
 
 /* What init measures and the supervisor reads while the program runs: one shared page,
  * mapped before clone (init is the supervisor's fork-like child). */
@@ -85,7 +89,17 @@ __attribute__((format(printf, 3, 4))) int sandbox_child_fail(int kind, int e, co
  * proxy port). */
 int sandbox_send_fd(int sock, char tag, int fd);
 
+/* ---- sandbox.c ---- */
+
+/* Close every descriptor from 3 up but the n in keep (which this sorts): 0 or -errno. */
+int sandbox_close_all_but(int *keep, size_t n);
+
 /* ---- program.c ---- */
+
+/* rename.c's helper: the program's own lock-down but its seccomp filter, which the helper
+ * loads itself (every capability dropped, no_new_privs, the same Landlock rules).  0, or -1
+ * after a SETUP_FAIL. */
+int sandbox_confine_helper(const struct sandbox_spec *s, const struct sandbox_prep *p);
 
 /* In init: start the program's process, which locks itself down and waits for the command;
  * its pid, or -1. */
@@ -125,10 +139,30 @@ struct supervise {
         struct sockconn conn; /* the program's connects (GUARD_NOTIFY_CONNECT) */
         int limit;
         char detail[256];
+        struct renamer *rn; /* directory renames completed for the program (rename.c) */
+        int rename_sock;    /* its helper's socket, -1 */
 };
 
 /* Wait for the program's status (forwarding signals, answering exec checks, enforcing the
  * timeout and the limits) and fill res from it. */
 void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res);
+
+/* ---- rename.c ---- */
+
+/* The supervisor's side of the directory renames an overlay without redirects refuses
+ * (EXDEV): every rename call of the program stops at the seccomp listener; one whose
+ * source (or, exchanging, either side) is not a directory goes on at once, the others go to
+ * a helper process in the sandbox's namespaces with the program's own privileges, which
+ * completes them (renametree.c) and says how it went.  State in sv->rn, made at the first
+ * rename; the helper's socket, to poll for its answers, in sv->rename_sock (-1: none). */
+
+/* guard_notify_handle's other (ctx: the struct supervise): answer the rename n now or hand
+ * it to the helper; 0, or -errno when the listener is unusable; 1 when n is no rename. */
+int renamer_notify(void *sv, int listener, const struct seccomp_notif *n);
+/* sv->rename_sock is readable: pass the helper's answers on to the waiting tasks. */
+void renamer_on_answer(struct supervise *sv);
+/* The program has ended: stop the helper, wait for it, free sv->rn.  A rename it was in
+ * the middle of is named in cut (size bytes; "" when none): the layer may hold half of it. */
+void renamer_end(struct supervise *sv, char *cut, size_t size);
 
 #endif

@@ -1,10 +1,10 @@
 /* The supervisor's watch over a running sandbox.  From the moment the command is sent until
- * init reports the program's status, it forwards termination signals, answers the exec
- * checks (seccomp user notification), hands the --net=allow port to the proxy, and enforces
- * the timeout and the disk, files and memory limits; then it turns init's report into the
- * run's result.  A finished sandbox's init is reaped later (sandbox_reap), off the commit's
- * path.  Apart from sandbox.c, which starts the sandbox: this is the loop that runs while
- * the program does.
+ * init reports the program's status, it forwards termination signals, answers the seccomp
+ * notifications of the one listener (exec checks; connects, sockconn.c; renames, rename.c),
+ * hands the --net=allow port to the proxy, and enforces the timeout and the disk, files and
+ * memory limits; then it turns init's report into the run's result.  A finished sandbox's
+ * init is reaped later (sandbox_reap), off the commit's path.  Apart from sandbox.c, which
+ * starts the sandbox: this is the loop that runs while the program does.
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
@@ -172,6 +172,15 @@ static const char *limit_name(int limit)
  * that stopped it, once everything has stopped. */
 static void supervise_end(struct supervise *sv, struct txbox_run_result *res, struct init_status *st)
 {
+        char cut[sizeof(res->cut_short)];
+
+        /* The renames' helper first: it is our child in the sandbox's pid namespace, whose
+         * init cannot finish exiting before we reap it; and the layer must be still before
+         * it is judged (rename.c). */
+        renamer_end(sv, cut, sizeof(cut));
+        if (!st)
+                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
         if (st) { /* init's report: bounded here, escaped where it is printed */
                 _Static_assert(sizeof(res->killed) == sizeof(st->killed), "the same size");
                 memcpy(res->killed, st->killed, sizeof(res->killed));
@@ -183,10 +192,8 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
                 snprintf(sv->detail, sizeof(sv->detail), "%s", st->detail);
         }
         /* With the status in hand, init has ended everything else: its own exit (the
-         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it (below). */
-        if (!st)
-                while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
-                        ;
+         * namespaces' teardown) overlaps the commit, and sandbox_reap() collects it (below).
+         * Without one, it was waited for above. */
         /* Everything has stopped: what the program left is what would be committed. */
         bool killed = res->timed_out || res->cancelled;
         if (!killed)
@@ -194,6 +201,10 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
         if (sv->limit != LIMIT_NONE) {
                 snprintf(res->limit_hit, sizeof(res->limit_hit), "%s", limit_name(sv->limit));
                 snprintf(res->limit_detail, sizeof(res->limit_detail), "%s", sv->detail);
+        } else if (!killed) {
+                /* A rename cut short by the program's own end; killed by txbox, the run
+                 * is rolled back for that reason already. */
+                snprintf(res->cut_short, sizeof(res->cut_short), "%s", cut);
         }
         res->exit_code = -1;
         res->signal = SIGKILL; /* timed out, cancelled, or init died without a word */
@@ -226,7 +237,7 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
 }
 
 /* Wait for the program's status, forwarding termination signals, answering exec checks and
- * enforcing the timeout and the limits. */
+ * renames, and enforcing the timeout and the limits. */
 void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
 {
         int64_t deadline = sv->timeout_s > 0 ? mono_us() + (int64_t)(sv->timeout_s * 1e6) : 0;
@@ -234,12 +245,15 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
         struct init_status st = {0};
         bool got = false;
 
+        sv->rn = NULL;
+        sv->rename_sock = -1;
         for (;;) {
-                struct pollfd p[6] = {
+                struct pollfd p[7] = {
                         {.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
                         {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN},
-                        {.fd = sockconn_fd(&sv->conn), .events = POLLIN}};
-                size_t np = 5;
+                        {.fd = sockconn_fd(&sv->conn), .events = POLLIN},
+                        {.fd = sv->rename_sock, .events = POLLIN}};
+                size_t np = 6;
                 struct pollfd *w = watch_pollfd(sv->spec->watch, p, &np);
                 int n = poll(p, np, poll_timeout(deadline, next_check));
                 if (n < 0 && errno == EINTR)
@@ -276,9 +290,11 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                         receive_listener(sv);
                 if (p[4].revents && sv->listener >= 0)
                         sockconn_service(&sv->conn, sv->listener); /* inet connects completed */
+                if (p[5].revents)
+                        renamer_on_answer(sv);
                 if (p[3].revents & POLLIN) {
                         if (guard_notify_handle(sv->listener, sv->spec->exec_check, sv->spec->exec_ctx,
-                                                &sv->conn) < 0)
+                                                &sv->conn, renamer_notify, sv) < 0)
                                 closep(&sv->listener); /* pending execs then fail (ENOSYS) */
                 } else if (p[3].revents & (POLLHUP | POLLERR | POLLNVAL)) {
                         closep(&sv->listener); /* no process left under the filter */

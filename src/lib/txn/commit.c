@@ -466,6 +466,14 @@ static int decide(struct txbox_tx *tx, enum txbox_commit_mode mode, const struct
                                   n, n == 1 ? "" : "s");
                 return txbox_tx_rollback(tx, NULL, err);
         }
+        if (res->cut_short[0]) { /* whatever the mode: half a rename must not be committed */
+                free(tx->rec.message);
+                tx->rec.message = xasprintf("rolled back tx %s: %s (%zu change%s discarded)", tx->rec.id,
+                                            res->cut_short, n, n == 1 ? "" : "s");
+                if (ok)
+                        *status = TXBOX_EXIT_TXBOX;
+                return txbox_tx_rollback(tx, NULL, err);
+        }
         if (res->timed_out) {
                 free(tx->rec.message);
                 tx->rec.message = xasprintf("rolled back tx %s: the program ran past the timeout and was "
@@ -532,7 +540,7 @@ static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode,
                             const struct txbox_run_result *res, int *status, struct txbox_error *err)
 {
         bool ok = res->exit_code == 0 && !res->signal && !res->timed_out && !res->cancelled &&
-                  !tx->rec.nviolations;
+                  !res->cut_short[0] && !tx->rec.nviolations;
         bool keep = ok && mode != TXBOX_COMMIT_DISCARD;
 
         *status = res->timed_out ? TXBOX_EXIT_TIMEOUT
@@ -546,6 +554,7 @@ static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode,
                         "savepoint %d of session %s dropped: %s; the session keeps its earlier savepoints",
                         tx->sp, tx->rec.id,
                         res->cancelled                 ? "the run was cancelled"
+                        : res->cut_short[0]            ? res->cut_short
                         : res->timed_out               ? "the program ran past the timeout"
                         : res->limit_hit[0]            ? "the program was stopped at a resource limit"
                         : tx->rec.nviolations          ? "an effect rule was broken"
