@@ -2,7 +2,7 @@
 PREFIX ?= /usr/local
 BUILD  ?= build
 CC     ?= gcc
-PKGS   := libseccomp sqlite3 jansson libfyaml libcurl
+PKGS   := libseccomp sqlite3 jansson libfyaml zlib libcurl
 
 # Library headers as system headers: libcurl's .pc adds -I/usr/include/<multiarch>, which would
 # otherwise make glibc's own headers warn under -Werror.
@@ -12,10 +12,11 @@ PKG_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PKGS) 2>/d
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
 # Linked in statically (Debian's own .a files; glibc stays shared): every transaction, hook
 # call and MCP start is a fresh process, and resolving four shared libraries cost it about
-# 0.7 ms (docs/BENCHMARKS.md).  STATIC_LIBS=0 links them dynamically.
+# 0.7 ms (docs/BENCHMARKS.md).  STATIC_LIBS=0 links them dynamically.  zlib reads git's
+# objects for the effect rules (src/lib/policy/gitobj.c).
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
-PKG_LIBS   := -Wl,-Bstatic $(filter-out -lm -lz,$(shell pkg-config --static --libs $(filter-out libcurl,$(PKGS)) \
+PKG_LIBS   := -Wl,-Bstatic $(filter-out -lm,$(shell pkg-config --static --libs $(filter-out libcurl,$(PKGS)) \
               2>/dev/null)) -Wl,-Bdynamic -lm
 endif
 

@@ -1,6 +1,8 @@
-/* The "work that git cannot give back" effect rule (effect-lost-work) and what it reads:
- * SHA-1, git's index (versions 2 and 4, written by the real git), ignore files.  Each
- * repository is a throwaway directory under TMPDIR; the rule itself never runs git. */
+/* The "work that git cannot give back" effect rule (effect-lost-work) on hand-made
+ * changesets, and what it reads: SHA-1, git's objects (loose, then packed by git gc),
+ * ignore files (git's own test of them, check-ignore, agrees).  tests/unit/test_loss.c
+ * judges real overlay layers.  Each repository is a throwaway directory under TMPDIR; the
+ * rule itself never runs git. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdarg.h>
@@ -180,10 +182,12 @@ int main(void)
         is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_DELETED), 5,
                "version 4: untracked files counted");
 
-        /* a damaged index holds nothing: every file counts, nothing is taken for clean */
+        /* the index is a claim: what git holds is its objects, so a damaged index changes nothing */
         put(lfd, ".git/index", "DIRC\0\0\0\2garbage that is no index at all, long enough to be read");
-        is_int(lost("src/t3.c src/t4.c src/t5.c src/t6.c u6.txt build/o1.o", TXBOX_DELETED), 5,
-               "a damaged index: tracked files count as untracked (fail closed), ignored ones still not");
+        is_int(lost("src/t3.c src/t4.c src/t5.c src/t6.c u6.txt build/o1.o", TXBOX_DELETED), 0,
+               "a damaged index: clean tracked files are still in git's objects, ignored output still output");
+        is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_DELETED), 5,
+               "... and untracked work still counts");
         struct policy *loose = NULL;
         char pf[600];
         snprintf(pf, sizeof(pf), "%s/../txbox-gitwork-policy-%d", up, (int)getpid());

@@ -7,7 +7,7 @@
 #include <dirent.h>
 #include <fnmatch.h>
 
-#include "policy/gitwork.h"
+#include "policy/loss.h"
 #include "pol.h"
 
 #define MAX_VIOLATIONS 1000 /* one per path is enough to act on; more only floods the record */
@@ -28,130 +28,7 @@ static void violation(struct eff *e, const char *rule, const char *path, const c
         e->added++;
 }
 
-/* ---- mass deletion ---- */
-
-/* Regular files (non-directories) beneath dirfd, counting stops at limit. */
-static long count_files(int dfd, long limit, int depth)
-{
-        if (depth > CS_MAX_DEPTH)
-                return 0;
-        int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
-                if (fd >= 0)
-                        close(fd);
-                return 0;
-        }
-        long n = 0;
-        for (struct dirent *de; n < limit && (de = readdir(d));) {
-                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-                        continue;
-                if (de->d_type != DT_DIR) {
-                        n++;
-                        continue;
-                }
-                _cleanup_close_ int sub =
-                        openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub >= 0)
-                        n += count_files(sub, limit - n, depth + 1);
-        }
-        closedir(d);
-        return n;
-}
-
-static void mass_deletion(struct eff *e, int live_fd)
-{
-        const struct effects_cfg *c = &e->p->eff;
-        long deleted = 0;
-        for (size_t k = 0; k < e->cs->npaths; k++)
-                deleted += e->cs->paths[k].change == TXBOX_DELETED;
-        if (deleted < c->mass_delete_min)
-                return;
-        char detail[256];
-        if (deleted >= c->mass_delete_count) {
-                snprintf(detail, sizeof(detail), "%ld paths deleted (limit %ld)", deleted,
-                         c->mass_delete_count);
-                violation(e, "effect-mass-deletion", ".", detail);
-                return;
-        }
-        /* Only the share matters now: stop counting once it cannot be reached. */
-        long enough = (long)((double)deleted / c->mass_delete_share) + 1;
-        long live = count_files(live_fd, enough, 0);
-        if ((double)deleted >= c->mass_delete_share * (double)live) {
-                snprintf(detail, sizeof(detail), "%ld of the workspace's %ld files deleted (limit %.0f%%)",
-                         deleted, live, c->mass_delete_share * 100);
-                violation(e, "effect-mass-deletion", ".", detail);
-        }
-}
-
-/* ---- work that git cannot give back ----
- * Deleting or emptying files is undone by git only when git holds their content: a clean
- * tracked file comes back with git checkout; an untracked one, or a tracked one changed
- * since it was staged, is gone.  Several of those at once is refused, whatever command did
- * it; ignored files (build output, dependencies) are not work.  Only the repository at the
- * workspace's root is read; without one the rule does not apply (mass deletion still does). */
-#define LOST_NAMED 20     /* paths named one by one; the rest are counted */
-#define LOST_JUDGED 20000 /* candidates looked at; beyond, the mass-deletion rule has fired */
-
-/* A path the transaction deletes or empties that held data: a regular file of some bytes
- * in the workspace, gone or left as a regular file of none. */
-static bool loses_data(const struct eff *e, int live_fd, const struct txbox_path *tp)
-{
-        struct stat live, up;
-        if (tp->change == TXBOX_ADDED || path_is_within(tp->path, ".git"))
-                return false;
-        if (tp->change == TXBOX_MODIFIED &&
-            (e->upper_fd < 0 || lstat_beneath(e->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode) ||
-             up.st_size))
-                return false;
-        return lstat_beneath(live_fd, tp->path, &live) >= 0 && S_ISREG(live.st_mode) && live.st_size;
-}
-
-static void lost_work(struct eff *e, int live_fd)
-{
-        long min = e->p->eff.lost_work_min;
-        if (min <= 0)
-                return;
-        /* the repository is read only when enough data is lost to matter */
-        size_t *cand = NULL, ncand = 0;
-        for (size_t k = 0; k < e->cs->npaths && ncand < LOST_JUDGED; k++)
-                if (loses_data(e, live_fd, &e->cs->paths[k])) {
-                        cand = xrealloc(cand, (ncand + 1) * sizeof(*cand));
-                        cand[ncand++] = k;
-                }
-        struct gitwork *g = ncand >= (size_t)min ? gitwork_open(live_fd) : NULL;
-        if (!g) {
-                free(cand);
-                return;
-        }
-        size_t *lost = xcalloc(LOST_NAMED, sizeof(*lost)); /* indices into the changeset */
-        long nlost = 0;
-        for (size_t c = 0; c < ncand; c++) {
-                size_t k = cand[c];
-                const struct txbox_path *tp = &e->cs->paths[k];
-                enum git_state s = gitwork_state(g, live_fd, tp->path);
-                if (s == GIT_CLEAN || s == GIT_IGNORED)
-                        continue;
-                if (nlost < LOST_NAMED)
-                        lost[nlost] = k;
-                nlost++;
-        }
-        if (nlost >= min) {
-                char detail[256];
-                for (long k = 0; k < nlost && k < LOST_NAMED; k++) {
-                        const struct txbox_path *tp = &e->cs->paths[lost[k]];
-                        snprintf(detail, sizeof(detail),
-                                 "%s a file git cannot restore (untracked, or changed since git last "
-                                 "recorded it); "
-                                 "%ld such files in this command (limit %ld): commit or stash them first",
-                                 tp->change == TXBOX_DELETED ? "deletes" : "empties", nlost, min);
-                        violation(e, "effect-lost-work", tp->path, detail);
-                }
-        }
-        free(lost);
-        free(cand);
-        gitwork_free(g);
-}
+/* ---- what is lost: loss.c (effect-lost-work, effect-mass-deletion, effect-git-integrity) ---- */
 
 /* ---- protected paths ---- */
 
@@ -409,10 +286,7 @@ int effects_check(const struct policy *p, int upper_fd, int live_fd, struct chan
         if (!p || !cs)
                 return tx_err(err, EINVAL, "effects_check: no policy or changeset");
         struct eff e = {.p = p, .ctx = ctx, .cs = cs, .upper_fd = upper_fd, .live_fd = live_fd};
-        if (live_fd >= 0) {
-                mass_deletion(&e, live_fd);
-                lost_work(&e, live_fd);
-        }
+        e.added += loss_check(p, upper_fd, live_fd, cs, ctx, MAX_VIOLATIONS);
         for (size_t k = 0; k < cs->npaths; k++) {
                 protected_paths(&e, &cs->paths[k]);
                 if (upper_fd >= 0 && cs->paths[k].change != TXBOX_DELETED)
