@@ -280,6 +280,18 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
         }
 }
 
+const char *const effects_allowable[] = {"effect-lost-work",      "effect-mass-deletion", "effect-git-integrity",
+                                          "effect-git-internals",  "effect-protected-path", "effect-file-size",
+                                          NULL};
+
+bool effects_is_allowable(const char *rule)
+{
+        for (const char *const *r = effects_allowable; *r; r++)
+                if (!strcmp(*r, rule))
+                        return true;
+        return false;
+}
+
 int effects_check(const struct policy *p, int upper_fd, int live_fd, struct changeset *cs,
                   const struct policy_ctx *ctx, struct txbox_error *err)
 {

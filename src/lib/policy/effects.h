@@ -12,4 +12,9 @@
 int effects_check(const struct policy *p, int upper_fd, int live_fd, struct changeset *cs,
                   const struct policy_ctx *ctx, struct txbox_error *err);
 
+/* The rules the user may allow a command to break once (--allow-effect): those that judge a
+ * loss the user can mean.  NULL-terminated. */
+extern const char *const effects_allowable[];
+bool effects_is_allowable(const char *rule);
+
 #endif

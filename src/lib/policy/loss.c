@@ -32,6 +32,10 @@
 #define LOST_NAMED 20 /* paths named one by one; the rest are counted */
 #define LOST_SHOWN 3  /* paths listed in a violation's detail */
 #define MARKER_DIRS 64
+/* How the user allows one command (docs/POLICY.md, "Allowing it once"); %s: the rule. */
+#define ALLOW_HOW                                                                                      \
+        "txbox run --allow-effect=%s -- COMMAND (or txbox commit --allow-effect=%s TX of a run kept with " \
+        "--commit=keep)"
 
 enum how { L_DELETED, L_REPLACED, L_TRUNCATED, L_REVERTED, L_REWRITTEN };
 
@@ -360,8 +364,8 @@ static void integrity_problem(void *arg, const char *what, const char *detail)
         struct loss *l = arg;
         char *d = xasprintf("%s: HEAD and every branch must keep their whole history (git commit, gc, repack, "
                             "stash, rebase and branch -d do); if this is meant, the user (not the agent) allows it "
-                            "once by running the command with txbox run --allow-effect=effect-git-integrity",
-                            detail);
+                            "once: " ALLOW_HOW,
+                            detail, "effect-git-integrity", "effect-git-integrity");
         add(l, "effect-git-integrity", what, d);
         free(d);
 }
@@ -373,10 +377,9 @@ static void integrity(struct loss *l)
         int r = gitwork_integrity(l->g, integrity_problem, l);
         if (r < 0) {
                 char *d = xasprintf("the repository's history could not be checked after this command (%s): a "
-                                    "command that removes objects from a repository this large is not judged; run it "
-                                    "outside txbox, or the user allows it once with txbox run "
-                                    "--allow-effect=effect-git-integrity",
-                                    strerror(-r));
+                                    "command that removes objects from a repository this large is not judged; the "
+                                    "user (not the agent) allows it once: " ALLOW_HOW,
+                                    strerror(-r), "effect-git-integrity", "effect-git-integrity");
                 add(l, "effect-git-integrity", gitwork_dir(l->g), d);
                 free(d);
         }
@@ -420,12 +423,15 @@ static void judge(struct loss *l, const struct cand *lost, size_t nlost)
         list_paths(l, lost, nlost, nlost, paths, sizeof(paths));
         if (l->g && c->lost_work_min > 0 && (long)nlost >= c->lost_work_min)
                 for (size_t i = 0; i < nlost && i < LOST_NAMED; i++) {
-                        snprintf(detail, sizeof(detail),
-                                 "%s, and %s; %zu files lost in all (limit %ld): %s; keep the work first (git add "
-                                 "and commit, git stash -u, or move it), or if the loss is meant, the user (not the "
-                                 "agent) allows it once by running the command with txbox run "
-                                 "--allow-effect=effect-lost-work",
-                                 how_name(lost[i].how), lost[i].why, nlost, c->lost_work_min, paths);
+                        if (i) /* the first says it all; the others why each */
+                                snprintf(detail, sizeof(detail), "%s, and %s", how_name(lost[i].how), lost[i].why);
+                        else
+                                snprintf(detail, sizeof(detail),
+                                         "%s, and %s; %zu files lost in all (limit %ld): %s; keep the work first "
+                                         "(git add and commit, git stash -u, or move it), or if the loss is meant, "
+                                         "the user (not the agent) allows it once: " ALLOW_HOW,
+                                         how_name(lost[i].how), lost[i].why, nlost, c->lost_work_min, paths,
+                                         "effect-lost-work", "effect-lost-work");
                         add(l, "effect-lost-work", l->cs->paths[lost[i].k].path, detail);
                 }
         if ((long)nlost < c->mass_delete_min)
@@ -443,9 +449,8 @@ static void judge(struct loss *l, const struct cand *lost, size_t nlost)
                                     nlost, live, c->mass_delete_share * 100);
         snprintf(detail + w, sizeof(detail) - (size_t)w,
                  ": %s (deleted, replaced or truncated; neither in git, nor build output, nor kept elsewhere); if "
-                 "this is meant, the user (not the agent) allows it once by running the command with txbox run "
-                 "--allow-effect=effect-mass-deletion",
-                 paths);
+                 "this is meant, the user (not the agent) allows it once: " ALLOW_HOW,
+                 paths, "effect-mass-deletion", "effect-mass-deletion");
         add(l, "effect-mass-deletion", ".", detail);
 }
 

@@ -20,6 +20,28 @@ void txbox_ws_set_approver(struct txbox_ws *ws, const char *program)
         ws->approver = xstrdup_or_null(program);
 }
 
+int txbox_ws_allow_effects(struct txbox_ws *ws, const char *rules, struct txbox_error *err)
+{
+        struct strvec v = {0};
+        _cleanup_free_ char *copy = xstrdup(rules ? rules : "");
+        char *save = NULL;
+        for (char *r = strtok_r(copy, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+                if (!effects_is_allowable(r)) {
+                        strvec_clear(&v);
+                        char list[256] = "";
+                        for (const char *const *a = effects_allowable; *a; a++)
+                                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                                         a == effects_allowable ? "" : ", ", *a);
+                        return tx_err(err, EINVAL, "--allow-effect=%s: not an effect rule a user can allow (%s)", r,
+                                      list);
+                }
+                strvec_push(&v, xstrdup(r));
+        }
+        strvec_clear(&ws->allowed_effects);
+        ws->allowed_effects = v;
+        return 0;
+}
+
 /* Allowed as it stands, or an "ask" the approval program allowed. */
 static bool allowed(struct txbox_tx *tx, const struct policy_result *res)
 {
@@ -198,6 +220,47 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[])
         return true;
 }
 
+/* The violations of the rules the user allowed (--allow-effect) leave the changeset; the
+ * record's message and a notice say what was allowed, and on which paths. */
+static bool allowed_rule(const struct txbox_ws *ws, const char *rule)
+{
+        for (size_t i = 0; i < ws->allowed_effects.n; i++)
+                if (!strcmp(ws->allowed_effects.v[i], rule))
+                        return true;
+        return false;
+}
+
+static void allow_once(struct txbox_tx *tx)
+{
+        struct changeset *cs = &tx->cs;
+        size_t kept = 0, n = 0;
+        char paths[512] = "", rules[256] = "";
+        for (size_t i = 0; i < cs->nviolations; i++) {
+                struct txbox_violation *v = &cs->violations[i];
+                if (!v->rule || !allowed_rule(tx->ws, v->rule) || !effects_is_allowable(v->rule)) {
+                        cs->violations[kept++] = *v;
+                        continue;
+                }
+                if (!strstr(rules, v->rule))
+                        snprintf(rules + strlen(rules), sizeof(rules) - strlen(rules), "%s%s", rules[0] ? ", " : "",
+                                 v->rule);
+                if (n++ < 3)
+                        snprintf(paths + strlen(paths), sizeof(paths) - strlen(paths), "%s%.100s", n > 1 ? ", " : "",
+                                 v->path ? v->path : "");
+                free(v->rule);
+                free(v->path);
+                free(v->detail);
+        }
+        cs->nviolations = kept;
+        if (!n)
+                return;
+        free(tx->rec.message);
+        tx->rec.message = xasprintf("the user allowed %s for this command (--allow-effect): %zu violation%s on %s%s",
+                                    rules, n, n == 1 ? "" : "s", paths, n > 3 ? " and more" : "");
+        if (tx->ws->notice)
+                tx->ws->notice(tx->ws->notice_ctx, tx->rec.message);
+}
+
 /* After the run and the changeset: a refused exec becomes a violation (rolled back), and the
  * effect rules judge what the program changed. */
 int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err)
@@ -217,5 +280,7 @@ int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err)
         if ((r = ws_policy(tx->ws, &p, err)) < 0)
                 return r;
         r = effects_check(p, upper_fd, tx->ws->ws_fd, &tx->cs, &tx->pctx, err);
+        if (r >= 0 && tx->ws->allowed_effects.n)
+                allow_once(tx);
         return r < 0 ? r : 0;
 }
