@@ -34,14 +34,13 @@ int cmd_commit(int argc, char **argv, const struct global_opts *g)
         _cleanup_free_ char *allow = NULL;
         const char *id = NULL;
         for (int i = 1; i < argc; i++) {
-                const char *a = argv[i];
+                const char *a = argv[i], *rules = NULL;
                 if (!strcmp(a, "--allow-effect") && i + 1 < argc)
-                        a = xasprintf("--allow-effect=%s", argv[++i]); /* freed below */
-                else
-                        a = xstrdup(a);
-                _cleanup_free_ char *arg = (char *)a;
-                if (str_has_prefix(a, "--allow-effect=")) {
-                        char *joined = allow ? xasprintf("%s,%s", allow, a + 15) : xstrdup(a + 15);
+                        rules = argv[++i];
+                else if (str_has_prefix(a, "--allow-effect="))
+                        rules = a + 15;
+                if (rules) {
+                        char *joined = allow ? xasprintf("%s,%s", allow, rules) : xstrdup(rules);
                         free(allow);
                         allow = joined;
                 } else if (!strcmp(a, "--") && i + 2 == argc && !id) {

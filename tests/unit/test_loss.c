@@ -410,6 +410,12 @@ int main(void)
                  " git update-ref refs/heads/main $t";
         n = run_case("main set to a commit whose tree is missing", NULL, sc_shell);
         ok(n.integrity > 0, "a branch whose history is not whole (%d)", n.integrity);
+        sc_cmd = "echo more >>README && git commit -qam more";
+        n = run_case("a commit in a SHA-256 repository",
+                     "rm -rf .git && git init -q --object-format=sha256 . && git add README && git commit -qm one",
+                     sc_shell);
+        ok(n.integrity == 1, "a SHA-256 repository's history cannot be read here: a commit is refused, not "
+                             "waved through (%d)", n.integrity);
         n = run_case(".git/HEAD deleted", NULL, sc_rm_head);
         ok(n.integrity > 0 && n.internals > 0, "HEAD removed: integrity %d, internals %d", n.integrity, n.internals);
 

@@ -62,6 +62,7 @@ struct gitwork {
         int live_fd, upper_fd;
         const struct changeset *cs;
         char *gitdir;
+        bool sha256; /* a SHA-256 repository: its objects are not read here */
         struct godb *db;
         /* HEAD as it was before the transaction */
         bool head_read, head_commit;
@@ -386,6 +387,11 @@ struct gitwork *gitwork_open(int live_fd, int upper_fd, const struct changeset *
         char *objdir = xasprintf("%s/objects", gd), *ex = NULL, *rel = xasprintf("%s/info/exclude", gd);
         g->db = godb_open(live_fd, g->upper_fd, objdir, g->cs);
         size_t len;
+        char *cfg = NULL, *crel = xasprintf("%s/config", gd);
+        g->sha256 = read_beneath(live_fd, crel, IGNORE_MAX, &cfg, &len) >= 0 && strcasestr(cfg, "objectformat") &&
+                    strcasestr(cfg, "sha256");
+        free(cfg);
+        free(crel);
         if (read_beneath(live_fd, rel, IGNORE_MAX, &ex, &len) < 0)
                 ex = NULL;
         ignores_parse(&g->exclude, "", ex);
@@ -735,6 +741,8 @@ static void read_new(struct gitwork *g)
 
 bool gitwork_has_blob(struct gitwork *g, const uint8_t oid[GIT_OID_RAW])
 {
+        if (g->sha256)
+                return false;
         if (godb_has(g->db, oid, GSIDE_BEFORE, true))
                 return godb_has(g->db, oid, GSIDE_AFTER, false) == 1;
         if (!godb_touched(g->db))
@@ -937,6 +945,8 @@ int gitwork_integrity(struct gitwork *g, void (*fn)(void *arg, const char *what,
 {
         if (!gitwork_touches_history(g))
                 return 0;
+        if (g->sha256)
+                return -EPROTONOSUPPORT; /* its objects have other names: cannot be judged */
         struct integrity in = {.g = g, .fn = fn, .arg = arg};
         int r = godb_vanished(g->db, &in.vanished);
         if (r < 0) {

@@ -376,10 +376,13 @@ static void integrity(struct loss *l)
                 return;
         int r = gitwork_integrity(l->g, integrity_problem, l);
         if (r < 0) {
-                char *d = xasprintf("the repository's history could not be checked after this command (%s): a "
-                                    "command that removes objects from a repository this large is not judged; the "
+                const char *why = r == -E2BIG ? "it removes objects, and the history to walk for them is over "
+                                                "1,000,000 objects"
+                                  : r == -EPROTONOSUPPORT ? "a SHA-256 repository's objects are not read by txbox"
+                                                          : strerror(-r);
+                char *d = xasprintf("the repository's history could not be checked after this command (%s); the "
                                     "user (not the agent) allows it once: " ALLOW_HOW,
-                                    strerror(-r), "effect-git-integrity", "effect-git-integrity");
+                                    why, "effect-git-integrity", "effect-git-integrity");
                 add(l, "effect-git-integrity", gitwork_dir(l->g), d);
                 free(d);
         }
