@@ -108,7 +108,26 @@ is "$(tree_hash "$WS")" "$before" "the changes are back"
 tx run -- sh -c 'git add -A && git commit -qm keep && for f in README src/main.c; do git show "HEAD~1:$f" >"$f"; done' >/dev/null 2>&1
 is "$?" 0 "once committed, going back to the older versions loses nothing"
 
-# 6. the repository's objects, refs and packs destroyed by a script
+# 6. what an earlier command of txbox's own created, and nobody changed since, is its output
+repo || exit 1
+tx run -- sh -c 'mkdir scratch && for i in 1 2 3 4 5 6; do echo "draft $i" >scratch/d$i.txt; done' >/dev/null 2>&1
+is "$?" 0 "a command writes 6 scratch files (untracked, not ignored)"
+printf 'import os\nfor i in range(1, 7):\n    os.remove("scratch/d%%d.txt" %% i)\n' >"$T/rm_scratch.py"
+tx run -- python3 "$T/rm_scratch.py" >/dev/null 2>&1
+is "$?" 0 "the next one deleting them commits: the log shows txbox made them, unchanged since"
+tx run -- sh -c 'mkdir scratch && for i in 1 2 3 4 5 6; do echo "draft $i" >scratch/d$i.txt; done' >/dev/null 2>&1
+for i in 1 2 3 4 5 6; do echo "the user's edit" >>"$WS/scratch/d$i.txt"; done
+err=$(tx run -- python3 "$T/rm_scratch.py" 2>&1)
+is "$?" 123 "once the user edited them, deleting them is a loss again (123)"
+repo || exit 1
+printf 'import os\nos.makedirs("scratch")\nfor i in range(1, 9):\n    os.rename("notes/n%%d.md" %% i, "scratch/n%%d.md" %% i)\n' >"$T/to_scratch.py"
+tx run -- python3 "$T/to_scratch.py" >/dev/null 2>&1
+is "$?" 0 "notes moved into scratch/ (kept: committed)"
+printf 'import shutil\nshutil.rmtree("scratch")\n' >"$T/rm_scratch_dir.py"
+err=$(tx run -- python3 "$T/rm_scratch_dir.py" 2>&1)
+is "$?" 123 "deleting them there is refused: the command that put them there moved them, it did not make them"
+
+# 7. the repository's objects, refs and packs destroyed by a script
 repo || exit 1
 git_ok() { git -C "$WS" log --oneline >/dev/null 2>&1 && git -C "$WS" fsck --connectivity-only >/dev/null 2>&1; }
 printf 'import os\nfor d, _, fs in os.walk(".git/objects"):\n    for f in fs:\n        os.remove(os.path.join(d, f))\n' >"$T/wipe_objects.py"

@@ -58,6 +58,7 @@ struct kept {
 
 struct loss {
         const struct policy *p;
+        const struct policy_ctx *ctx;
         struct changeset *cs;
         int upper_fd, live_fd;
         struct gitwork *g;
@@ -243,6 +244,20 @@ static bool kept_elsewhere(struct loss *l, struct cand *c)
         return false;
 }
 
+/* ---- made by txbox ---- */
+
+/* Did a committed transaction create the file (as it is now: its ctime no later than that
+ * commit), one that deleted nothing?  Then it is an earlier command's own output: nothing
+ * of the user's is in it (a file moved there came with a deletion). */
+static bool made_by_txbox(struct loss *l, const char *path)
+{
+        struct stat st;
+        if (!l->ctx || !l->ctx->made_by_txbox || lstat_beneath(l->live_fd, path, &st) < 0)
+                return false;
+        int64_t ctime_ms = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
+        return l->ctx->made_by_txbox(l->ctx->made_arg, path, ctime_ms);
+}
+
 /* ---- finding what may be lost ---- */
 
 /* A component named .git: a repository's internals (the integrity rule judges them). */
@@ -320,6 +335,8 @@ static bool recoverable(struct loss *l, struct cand *c)
                         return true;
         }
         if (kept_elsewhere(l, c))
+                return true;
+        if (made_by_txbox(l, path))
                 return true;
         if (!l->g)
                 c->why = "no git repository holds a copy";
@@ -470,8 +487,7 @@ static bool touches(const struct changeset *cs, const char *dir)
 int loss_check(const struct policy *p, int upper_fd, int live_fd, struct changeset *cs, const struct policy_ctx *ctx,
                int max)
 {
-        (void)ctx;
-        struct loss l = {.p = p, .cs = cs, .upper_fd = upper_fd, .live_fd = live_fd, .max = max};
+        struct loss l = {.p = p, .ctx = ctx, .cs = cs, .upper_fd = upper_fd, .live_fd = live_fd, .max = max};
         struct cand *cand = NULL;
         size_t ncand = 0, cap = 0;
         struct stat st;

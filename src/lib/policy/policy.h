@@ -28,6 +28,12 @@ struct policy_ctx {
         const char *workspace; /* absolute; paths are resolved against it, home and / */
         const char *home;      /* may be NULL */
         const char *cwd;       /* absolute; where relative paths start */
+        /* For the effect rules (loss.c): did a committed transaction of txbox's own create
+         * path (workspace-relative) without deleting anything (a file it moved there is not
+         * its own), with nothing changed since (ctime_ms, the file's ctime, no later than
+         * that commit)?  NULL: no log to ask. */
+        bool (*made_by_txbox)(void *arg, const char *path, int64_t ctime_ms);
+        void *made_arg;
 };
 
 struct policy;

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "policy/effects.h"
 #include "policy/judge.h"
+#include "store/audit.h"
 #include "txn/tx.h"
 
 int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err)
@@ -60,6 +61,17 @@ int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error
         return 0;
 }
 
+/* policy_ctx.made_by_txbox: the audit log's newest committed change of path. */
+static bool made_by_txbox(void *arg, const char *path, int64_t ctime_ms)
+{
+        struct txbox_ws *ws = arg;
+        enum txbox_change c;
+        int64_t ended = 0, deleted = 0;
+        struct txbox_error e = {0};
+        return ws->audit && audit_last_change(ws->audit, path, &c, &ended, &deleted, &e) == 1 && c == TXBOX_ADDED &&
+               !deleted && ended > 0 && ctime_ms <= ended;
+}
+
 static void set_ctx(struct txbox_tx *tx, const char *cwd)
 {
         const char *home = getenv("HOME");
@@ -69,6 +81,8 @@ static void set_ctx(struct txbox_tx *tx, const char *cwd)
                 .workspace = tx->ws->path,
                 .home = home && home[0] == '/' ? home : NULL,
                 .cwd = tx->pctx_cwd,
+                .made_by_txbox = made_by_txbox,
+                .made_arg = tx->ws,
         };
 }
 
