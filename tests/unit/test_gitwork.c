@@ -9,8 +9,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "store/changeset.h"
 #include "policy/effects.h"
+#include "policy/gitobj.h"
 #include "policy/gitwork.h"
 #include "policy/policy.h"
 #include "tap.h"
@@ -103,9 +106,264 @@ static void test_sha1(void)
         ok(!strcmp(hex, "34aa973cd4c4daa4f61eeb2bdbad27316534016f"), "sha1 of a million a's (many blocks)");
 }
 
+/* ---- a hostile object store: every byte below is what a command could leave ---- */
+
+static void blob_name(const char *data, size_t len, uint8_t oid[20])
+{
+        char head[32];
+        int hl = snprintf(head, sizeof(head), "blob %zu", len);
+        struct sha1_ctx c;
+        sha1_init(&c);
+        sha1_update(&c, head, (size_t)hl + 1);
+        sha1_update(&c, data, len);
+        sha1_final(&c, oid);
+}
+
+static void write_bytes(int dfd, const char *name, const void *data, size_t len)
+{
+        int fd = openat(dfd, name, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, data, len) != (ssize_t)len)
+                abort();
+        close(fd);
+}
+
+/* A loose object file holding zlib(raw) under the name oid. */
+static void put_loose(int dfd, const uint8_t oid[20], const void *raw, size_t rlen)
+{
+        char hex[41], dir[64], path[128];
+        git_oid_hex(oid, hex);
+        snprintf(dir, sizeof(dir), "objects/%.2s", hex);
+        snprintf(path, sizeof(path), "%s/%s", dir, hex + 2);
+        mkdirat(dfd, dir, 0755);
+        uLongf clen = compressBound(rlen);
+        uint8_t *c = xmalloc(clen);
+        if (compress(c, &clen, raw, rlen) != Z_OK)
+                abort();
+        write_bytes(dfd, path, c, clen);
+        free(c);
+}
+
+struct pk {
+        uint8_t buf[8192];
+        size_t n;
+        struct {
+                uint8_t oid[20];
+                uint32_t off;
+        } e[8];
+        size_t ne;
+};
+
+static void pk_bytes(struct pk *p, const void *d, size_t n)
+{
+        memcpy(p->buf + p->n, d, n);
+        p->n += n;
+}
+
+/* An entry: its header, an OFS_DELTA's distance or a REF_DELTA's base, zlib(data). */
+static void pk_entry(struct pk *p, const uint8_t oid[20], int type, const void *data, size_t len, uint32_t ofs_base,
+                     const uint8_t *ref_base)
+{
+        p->e[p->ne].off = (uint32_t)p->n;
+        memcpy(p->e[p->ne++].oid, oid, 20);
+        size_t sz = len;
+        uint8_t h = (uint8_t)(type << 4 | (sz & 15));
+        sz >>= 4;
+        while (sz) {
+                pk_bytes(p, (uint8_t[]){h | 0x80}, 1);
+                h = sz & 127;
+                sz >>= 7;
+        }
+        pk_bytes(p, &h, 1);
+        if (type == 6) {
+                uint32_t rel = p->e[p->ne - 1].off - ofs_base;
+                uint8_t v[8];
+                int pos = 7;
+                v[pos] = rel & 127;
+                while (rel >>= 7)
+                        v[--pos] = (uint8_t)(128 | (--rel & 127));
+                pk_bytes(p, v + pos, (size_t)(8 - pos));
+        } else if (type == 7)
+                pk_bytes(p, ref_base, 20);
+        uLongf clen = compressBound(len);
+        uint8_t c[4096];
+        if (clen > sizeof(c) || compress(c, &clen, data, len) != Z_OK)
+                abort();
+        pk_bytes(p, c, clen);
+}
+
+static int cmp_oid20(const void *a, const void *b) { return memcmp(a, b, 20); }
+
+/* Write objects/pack/pack-NAME.{pack,idx} (index version 2, names sorted). */
+static void pk_write(int dfd, struct pk *p, const char *name, bool bad_fanout)
+{
+        uint8_t head[12] = "PACK";
+        head[7] = 2, head[11] = (uint8_t)p->ne;
+        memmove(p->buf + 12, p->buf, p->n);
+        memcpy(p->buf, head, 12);
+        for (size_t i = 0; i < p->ne; i++)
+                p->e[i].off += 12;
+        p->n += 12;
+        uint8_t sum[20];
+        sha1(p->buf, p->n, sum);
+        pk_bytes(p, sum, 20);
+        qsort(p->e, p->ne, sizeof(p->e[0]), cmp_oid20);
+        uint8_t idx[4096];
+        size_t n = 0;
+        memcpy(idx, "\377tOc\0\0\0\2", 8), n = 8;
+        for (int b = 0; b < 256; b++) {
+                uint32_t cnt = 0;
+                for (size_t i = 0; i < p->ne; i++)
+                        cnt += p->e[i].oid[0] <= b;
+                if (bad_fanout && b == 200)
+                        cnt = 0;
+                uint8_t be[4] = {(uint8_t)(cnt >> 24), (uint8_t)(cnt >> 16), (uint8_t)(cnt >> 8), (uint8_t)cnt};
+                memcpy(idx + n, be, 4), n += 4;
+        }
+        for (size_t i = 0; i < p->ne; i++)
+                memcpy(idx + n, p->e[i].oid, 20), n += 20;
+        memset(idx + n, 0, 4 * p->ne), n += 4 * p->ne; /* CRCs: not read */
+        for (size_t i = 0; i < p->ne; i++) {
+                uint32_t o = p->e[i].off;
+                uint8_t be[4] = {(uint8_t)(o >> 24), (uint8_t)(o >> 16), (uint8_t)(o >> 8), (uint8_t)o};
+                memcpy(idx + n, be, 4), n += 4;
+        }
+        memcpy(idx + n, sum, 20), n += 20;
+        sha1(idx, n, idx + n), n += 20;
+        char path[128];
+        mkdirat(dfd, "objects/pack", 0755);
+        snprintf(path, sizeof(path), "objects/pack/pack-%s.pack", name);
+        write_bytes(dfd, path, p->buf, p->n);
+        snprintf(path, sizeof(path), "objects/pack/pack-%s.idx", name);
+        write_bytes(dfd, path, idx, n);
+}
+
+/* A delta: copy [0, copy) of the base, then insert add. */
+static size_t mk_delta(uint8_t *out, size_t src, size_t dst, uint32_t copy_off, uint8_t copy, const char *add)
+{
+        size_t n = 0;
+        out[n++] = (uint8_t)src; /* all sizes here are under 128 */
+        out[n++] = (uint8_t)dst;
+        out[n++] = 0x80 | 0x01 | 0x10;
+        out[n++] = (uint8_t)copy_off;
+        out[n++] = copy;
+        out[n++] = (uint8_t)strlen(add);
+        memcpy(out + n, add, strlen(add));
+        return n + strlen(add);
+}
+
+static void test_hostile_store(void)
+{
+        char dir[512];
+        const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        snprintf(dir, sizeof(dir), "%s/txbox-odb-XXXXXX", tmp);
+        if (!mkdtemp(dir))
+                abort();
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        mkdirat(dfd, "objects", 0755);
+        uint8_t a[20], b[20], bad[20], planted[20], huge[20], junk[20], c1[20], c2[20], off_far[20];
+        enum gobj_type t;
+        uint8_t *data = NULL;
+        size_t len;
+
+        /* loose: a genuine one, one planted under another content's name, lies about sizes */
+        static const char hello[] = "hello\n";
+        blob_name(hello, 6, a);
+        put_loose(dfd, a, "blob 6\0hello\n", 13);
+        blob_name("the user's notes", 16, planted);
+        put_loose(dfd, planted, "blob 3\0abc", 10);
+        blob_name("huge", 4, huge);
+        put_loose(dfd, huge, "blob 99999999999999\0huge", 24);
+        blob_name("junk", 4, junk);
+        char jp[128], jh[41];
+        git_oid_hex(junk, jh);
+        snprintf(jp, sizeof(jp), "objects/%.2s", jh);
+        mkdirat(dfd, jp, 0755);
+        snprintf(jp, sizeof(jp), "objects/%.2s/%s", jh, jh + 2);
+        write_bytes(dfd, jp, "not zlib at all", 15);
+
+        /* a pack: a base, an OFS_DELTA on it, a delta copying past its base, two REF_DELTAs
+         * on each other, an entry whose OFS_DELTA points before the pack's start */
+        static const char base[] = "base content of a blob, long enough to copy from";
+        static const char want[] = "base content plus an insert";
+        uint8_t d[128];
+        struct pk p = {0};
+        uint8_t base_oid[20];
+        blob_name(base, strlen(base), base_oid);
+        pk_entry(&p, base_oid, 3, base, strlen(base), 0, NULL);
+        blob_name(want, strlen(want), b);
+        size_t dl = mk_delta(d, strlen(base), strlen(want), 0, 13, "plus an insert");
+        pk_entry(&p, b, 6, d, dl, p.e[0].off, NULL);
+        blob_name("copies past its base", 20, bad);
+        dl = mk_delta(d, strlen(base), 20, 40, 60, "");
+        pk_entry(&p, bad, 6, d, dl, p.e[0].off, NULL);
+        blob_name("cycle one", 9, c1);
+        blob_name("cycle two", 9, c2);
+        dl = mk_delta(d, 9, 9, 0, 9, "");
+        pk_entry(&p, c1, 7, d, dl, 0, c2);
+        pk_entry(&p, c2, 7, d, dl, 0, c1);
+        blob_name("far", 3, off_far);
+        pk_entry(&p, off_far, 6, d, dl, 0, NULL); /* rel = its own offset: before "PACK" */
+        pk_write(dfd, &p, "1", false);
+
+        struct godb *db = godb_open(dfd, -1, "objects", NULL);
+        is_int(godb_has(db, a, GSIDE_BEFORE, true), 1, "a genuine loose object is there");
+        ok(godb_read(db, a, GSIDE_BEFORE, 100, &t, &data, &len) == 0 && t == GOBJ_BLOB && len == 6 &&
+                   !memcmp(data, hello, 6),
+           "and reads back as its blob");
+        free(data), data = NULL;
+        is_int(godb_has(db, planted, GSIDE_BEFORE, true), 0,
+               "a loose file planted under the name of the user's notes is not them (its content hashes elsewhere)");
+        is_int(godb_read(db, planted, GSIDE_BEFORE, 100, &t, &data, &len), -EBADMSG, "... and reads as damaged");
+        is_int(godb_has(db, huge, GSIDE_BEFORE, true), 0, "a loose object declaring 10^14 bytes is not believed");
+        is_int(godb_has(db, junk, GSIDE_BEFORE, true), 0, "a loose file that is not zlib is no object");
+        ok(godb_read(db, b, GSIDE_BEFORE, 100, &t, &data, &len) == 0 && len == strlen(want) &&
+                   !memcmp(data, want, len),
+           "an OFS_DELTA entry is applied to its base");
+        free(data), data = NULL;
+        is_int(godb_has(db, b, GSIDE_BEFORE, false), 1, "packed objects are found by the index");
+        ok(godb_read(db, bad, GSIDE_BEFORE, 100, &t, &data, &len) < 0, "a delta copying past its base is damaged");
+        ok(godb_read(db, c1, GSIDE_BEFORE, 100, &t, &data, &len) < 0,
+           "two REF_DELTAs based on each other end in an error, not a loop");
+        ok(godb_read(db, off_far, GSIDE_BEFORE, 100, &t, &data, &len) < 0,
+           "an OFS_DELTA reaching before the pack's start is damaged");
+        godb_free(db);
+
+        /* the same pack with an index whose fan-out goes down: not a pack at all */
+        unlinkat(dfd, "objects/pack/pack-1.pack", 0);
+        unlinkat(dfd, "objects/pack/pack-1.idx", 0);
+        struct pk q = {0};
+        pk_entry(&q, base_oid, 3, base, strlen(base), 0, NULL);
+        pk_write(dfd, &q, "2", true);
+        db = godb_open(dfd, -1, "objects", NULL);
+        is_int(godb_has(db, base_oid, GSIDE_BEFORE, false), 0, "an index whose fan-out is not sorted is ignored");
+        godb_free(db);
+
+        /* a truncated pack: the index's offsets lie past its end */
+        struct pk r = {0};
+        pk_entry(&r, base_oid, 3, base, strlen(base), 0, NULL);
+        pk_write(dfd, &r, "3", false);
+        char pp[700];
+        snprintf(pp, sizeof(pp), "%s/%s", dir, jp);
+        if (truncate(pp, 0) < 0) /* (and the junk loose file emptied) */
+                abort();
+        snprintf(pp, sizeof(pp), "%s/objects/pack/pack-3.pack", dir);
+        if (truncate(pp, 30) < 0)
+                abort();
+        db = godb_open(dfd, -1, "objects", NULL);
+        ok(godb_read(db, base_oid, GSIDE_BEFORE, 100, &t, &data, &len) < 0, "a truncated pack reads as damaged");
+        is_int(godb_has(db, junk, GSIDE_BEFORE, false), 0, "an empty loose file is no object");
+        godb_free(db);
+        close(dfd);
+        char cmd[700];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+        if (system(cmd) != 0)
+                abort();
+}
+
 int main(void)
 {
         test_sha1();
+        test_hostile_store();
         if (system("git --version >/dev/null 2>&1") != 0) {
                 printf("ok %d - # SKIP git not installed\n", ++tap_n);
                 return tap_done();

@@ -25,6 +25,7 @@
 #define VERIFY_MAX (256ull << 20) /* a loose object hashed only to tell it is genuine */
 #define IDX_MAX (512u << 20)      /* a pack index loaded whole */
 #define CHAIN_MAX 10000           /* deltas on the way to one object, across packs */
+#define REF_DEPTH 64              /* bases by name (REF_DELTA) within one another: each is a recursion */
 #define CACHE_SLOTS 251
 #define CACHE_BYTES (16u << 20)
 #define CACHE_ONE (1u << 20)
@@ -219,6 +220,7 @@ struct godb {
         struct gcache_slot cache[CACHE_SLOTS];
         size_t cache_bytes;
         int chain; /* deltas followed for the object being read */
+        int ref_depth; /* REF_DELTA bases being read within one another */
 };
 
 int gcs_change(const struct changeset *cs, const char *path)
@@ -810,7 +812,14 @@ static int pack_read(struct godb *db, size_t pk, uint64_t off, unsigned side, en
                         off = base_off;
                         continue;
                 }
-                if ((r = godb_read_side(db, base, side, OBJ_MAX, &ct, &cur, &clen, true)) < 0)
+                if (++db->ref_depth > REF_DEPTH) {
+                        db->ref_depth--;
+                        r = -EBADMSG;
+                        goto out;
+                }
+                r = godb_read_side(db, base, side, OBJ_MAX, &ct, &cur, &clen, true);
+                db->ref_depth--;
+                if (r < 0)
                         goto out;
                 break;
         }
@@ -879,6 +888,7 @@ int godb_read(struct godb *db, const uint8_t oid[GIT_OID_RAW], unsigned side, si
         size_t l = 0;
         enum gobj_type t = GOBJ_NONE;
         db->chain = 0;
+        db->ref_depth = 0;
         int r = godb_read_side(db, oid, side, max, &t, &d, &l, true);
         if (r < 0)
                 return r;
