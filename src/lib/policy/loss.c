@@ -209,7 +209,8 @@ static void read_kept(struct loss *l)
                         l->kept = xrealloc(l->kept, (cap = cap ? 2 * cap : 64) * sizeof(*l->kept));
                 l->kept[l->nkept++] = (struct kept){.size = st.st_size, .k = k};
         }
-        qsort(l->kept, l->nkept, sizeof(*l->kept), cmp_kept);
+        if (l->nkept > 1)
+                qsort(l->kept, l->nkept, sizeof(*l->kept), cmp_kept);
 }
 
 /* Is the candidate's old content in a file the transaction adds or changes elsewhere, in
