@@ -287,6 +287,7 @@ static void sc_empty_heads(void)
 }
 
 static void sc_garbage_main(void) { CHK(ovl_put(".git/refs/heads/main", "not a commit at all\n") == 0); }
+static void sc_garbage_feature(void) { CHK(ovl_put(".git/refs/heads/feature", "not a commit either\n") == 0); }
 
 static void sc_truncate_pack(void)
 {
@@ -403,6 +404,8 @@ int main(void)
         ok(n.integrity > 0, "... also when packed-refs holds an older value of the branch (%d)", n.integrity);
         n = run_case("garbage written to refs/heads/main", NULL, sc_garbage_main);
         ok(n.integrity > 0, "a branch that names nothing (%d)", n.integrity);
+        n = run_case("garbage written to refs/heads/feature", NULL, sc_garbage_feature);
+        ok(n.integrity > 0, "... also a branch HEAD is not on (%d)", n.integrity);
         n = run_case("the pack truncated", NULL, sc_truncate_pack);
         ok(n.integrity > 0, "a pack rewritten in place loses what HEAD needs (%d)", n.integrity);
         sc_cmd = "t=$(printf 'tree 1111111111111111111111111111111111111111\\nauthor a <a> 0 +0000\\n"

@@ -51,6 +51,7 @@ struct ref {
         char *name;
         uint8_t oid[GIT_OID_RAW];
         bool sym; /* a symbolic ref ("ref: NAME"): not a root of its own */
+        bool bad; /* a loose ref file that names nothing */
 };
 
 struct refs {
@@ -230,16 +231,17 @@ static int resolve(struct gitwork *g, unsigned side, const char *name, uint8_t o
         return r;
 }
 
-static void refs_add(struct refs *rs, const char *name, const uint8_t oid[GIT_OID_RAW], bool sym)
+static void refs_add(struct refs *rs, const char *name, const uint8_t oid[GIT_OID_RAW], bool sym, bool bad)
 {
         for (size_t k = 0; k < rs->n; k++) /* a loose ref overrides its packed line */
                 if (!strcmp(rs->v[k].name, name)) {
                         memcpy(rs->v[k].oid, oid, GIT_OID_RAW);
                         rs->v[k].sym = sym;
+                        rs->v[k].bad = bad;
                         return;
                 }
         rs->v = xrealloc(rs->v, (rs->n + 1) * sizeof(*rs->v));
-        rs->v[rs->n] = (struct ref){.name = xstrdup(name), .sym = sym};
+        rs->v[rs->n] = (struct ref){.name = xstrdup(name), .sym = sym, .bad = bad};
         memcpy(rs->v[rs->n++].oid, oid, GIT_OID_RAW);
 }
 
@@ -261,9 +263,11 @@ static void loose_ref(int root, const char *rel, const char *name, struct refs *
                 return;
         text[strcspn(text, "\r\n")] = 0;
         if (!strncmp(text, "ref:", 4))
-                refs_add(rs, name, oid, true);
+                refs_add(rs, name, oid, true, false);
         else if (strlen(text) == GIT_OID_HEX && git_oid_parse(text, oid))
-                refs_add(rs, name, oid, false);
+                refs_add(rs, name, oid, false, false);
+        else
+                refs_add(rs, name, oid, false, true);
         free(text);
 }
 
@@ -304,7 +308,7 @@ static void collect_refs(struct gitwork *g, unsigned side, struct refs *rs)
                         if (e - l > GIT_OID_HEX + 1 && l[GIT_OID_HEX] == ' ' && git_oid_parse(l, oid)) {
                                 char *name = strndup(l + GIT_OID_HEX + 1, (size_t)(e - l) - GIT_OID_HEX - 1);
                                 if (name && ref_name_ok(name))
-                                        refs_add(rs, name, oid, false);
+                                        refs_add(rs, name, oid, false, false);
                                 free(name);
                         }
                         l = *e ? e + 1 : e;
@@ -719,7 +723,7 @@ static void read_new(struct gitwork *g)
         struct walk w = {.g = g};
         collect_refs(g, GSIDE_AFTER, &rs);
         for (size_t k = 0; k < rs.n; k++)
-                if (!rs.v[k].sym)
+                if (!rs.v[k].sym && !rs.v[k].bad)
                         walk_push(&w, rs.v[k].oid);
         uint8_t head[GIT_OID_RAW];
         if (resolve(g, GSIDE_AFTER, "HEAD", head, NULL, 0, 0) == 1)
@@ -1004,6 +1008,10 @@ int gitwork_integrity(struct gitwork *g, void (*fn)(void *arg, const char *what,
                 free(rel);
                 if (rf->sym || (ch < 0 && !packed_changed))
                         continue;
+                if (rf->bad) {
+                        problem(&in, rf->name, "%s no longer names a commit", rf->name);
+                        continue;
+                }
                 if (!godb_has(g->db, rf->oid, GSIDE_AFTER, false) &&
                     (str_has_prefix(rf->name, "refs/heads/") || oidset_has(&in.vanished, rf->oid))) {
                         char hex[GIT_OID_HEX + 1];
@@ -1023,7 +1031,7 @@ int gitwork_integrity(struct gitwork *g, void (*fn)(void *arg, const char *what,
                 if (ha == 1)
                         r = walk_from(&in, &all, "HEAD", after, true);
                 for (size_t k = 0; k < rs.n && r >= 0 && in.problems < PROBLEMS_MAX; k++)
-                        if (!rs.v[k].sym)
+                        if (!rs.v[k].sym && !rs.v[k].bad)
                                 r = walk_from(&in, &all, rs.v[k].name, rs.v[k].oid, true);
                 walk_free(&all);
         }
