@@ -2,7 +2,8 @@
  * changesets, and what it reads: SHA-1, git's objects (loose, then packed by git gc),
  * ignore files (git's own test of them, check-ignore, agrees).  tests/unit/test_loss.c
  * judges real overlay layers.  Each repository is a throwaway directory under TMPDIR; the
- * rule itself never runs git. */
+ * rule itself never runs git.  tests/run.sh runs this as root and as an unprivileged user
+ * (as-user). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdarg.h>
