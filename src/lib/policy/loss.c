@@ -323,11 +323,12 @@ static bool reverted(struct loss *l, const struct cand *c)
         return gitwork_has_blob(l->g, now);
 }
 
-/* Can the candidate's data be had back?  Sets c->why when not. */
+/* Can the candidate's data be had back (regenerable by name or place: already asked)?
+ * Sets c->why when not. */
 static bool recoverable(struct loss *l, struct cand *c)
 {
         const char *path = l->cs->paths[c->k].path;
-        if (regenerable(l, path, true))
+        if (output_content(l, path))
                 return true;
         if (l->g) {
                 if (!c->have_oid && git_blob_name_at(l->live_fd, path, c->oid) == 0)
@@ -510,6 +511,9 @@ int loss_check(const struct policy *p, int upper_fd, int live_fd, struct changes
         size_t nlost = 0;
         for (size_t i = 0; i < ncand; i++) {
                 struct cand *c = &cand[i];
+                /* first what costs no reading: a rebuild rewrites all of target/ */
+                if (regenerable(&l, cs->paths[c->k].path, false))
+                        continue;
                 if (c->how == L_REWRITTEN) {
                         if (!reverted(&l, c))
                                 continue;
