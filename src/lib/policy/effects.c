@@ -4,7 +4,6 @@
 #define _GNU_SOURCE
 #include "policy/effects.h"
 
-#include <dirent.h>
 #include <fnmatch.h>
 
 #include "policy/loss.h"

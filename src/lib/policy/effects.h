@@ -1,5 +1,6 @@
-/* Effect rules: judged on a transaction's changeset before commit (mass deletion, protected
- * paths, symlinks leaving the workspace, setuid/setgid, special files, size). */
+/* Effect rules: judged on a transaction's changeset before commit (work lost and repository
+ * integrity: loss.c; protected paths, symlinks leaving the workspace, setuid/setgid,
+ * special files, size). */
 #ifndef TXBOX_EFFECTS_H
 #define TXBOX_EFFECTS_H
 

@@ -470,6 +470,14 @@ void godb_free(struct godb *db)
 
 bool godb_touched(const struct godb *db) { return db->touched; }
 
+static void pack_load(struct gpack *p);
+
+void godb_expect_lookups(struct godb *db)
+{
+        for (size_t i = 0; i < db->npacks; i++)
+                pack_load(&db->packs[i]);
+}
+
 /* ---- inflating ---- */
 
 /* Inflate the zlib stream at off in fd into exactly want bytes at out (room for want + 1:

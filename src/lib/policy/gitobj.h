@@ -71,6 +71,10 @@ void godb_free(struct godb *db);
 /* Does the transaction add, change or delete anything in the store? */
 bool godb_touched(const struct godb *db);
 
+/* Many lookups are coming: read the packs' indexes whole (one read each, instead of a
+ * binary search of small reads per lookup). */
+void godb_expect_lookups(struct godb *db);
+
 /* 1 when the object is in the store on side (a loose one that verify asks for only when
  * its content hashes to its name), 0 when it is not. */
 int godb_has(struct godb *db, const uint8_t oid[GIT_OID_RAW], unsigned side, bool verify);

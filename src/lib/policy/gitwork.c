@@ -748,7 +748,7 @@ bool gitwork_has_blob(struct gitwork *g, const uint8_t oid[GIT_OID_RAW])
         if (g->sha256)
                 return false;
         if (godb_has(g->db, oid, GSIDE_BEFORE, true))
-                return godb_has(g->db, oid, GSIDE_AFTER, false) == 1;
+                return !godb_touched(g->db) || godb_has(g->db, oid, GSIDE_AFTER, false) == 1;
         if (!godb_touched(g->db))
                 return false;
         if (!g->new_read)
@@ -756,17 +756,25 @@ bool gitwork_has_blob(struct gitwork *g, const uint8_t oid[GIT_OID_RAW])
         return oidset_has(&g->new_blobs, oid) && godb_has(g->db, oid, GSIDE_AFTER, true) == 1;
 }
 
-int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW])
+void gitwork_expect(struct gitwork *g, size_t n)
+{
+        if (n > 256)
+                godb_expect_lookups(g->db);
+}
+
+int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW], uint8_t head[8])
 {
         struct stat st;
         _cleanup_close_ int fd = open_beneath_regular(root, path, &st);
         if (fd < 0)
                 return fd;
-        char head[32], buf[65536];
-        int hl = snprintf(head, sizeof(head), "blob %lld", (long long)st.st_size);
+        char hdr[32], buf[65536];
+        int hl = snprintf(hdr, sizeof(hdr), "blob %lld", (long long)st.st_size);
         struct sha1_ctx c;
+        if (head)
+                memset(head, 0, 8);
         sha1_init(&c);
-        sha1_update(&c, head, (size_t)hl + 1);
+        sha1_update(&c, hdr, (size_t)hl + 1);
         uint64_t total = 0;
         for (;;) {
                 ssize_t n = read(fd, buf, sizeof(buf));
@@ -776,6 +784,8 @@ int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW])
                         return -errno;
                 if (!n)
                         break;
+                if (head && total < 8)
+                        memcpy(head + total, buf, (size_t)n < 8 - total ? (size_t)n : 8 - total);
                 sha1_update(&c, buf, (size_t)n);
                 total += (uint64_t)n;
         }
@@ -952,6 +962,13 @@ int gitwork_integrity(struct gitwork *g, void (*fn)(void *arg, const char *what,
         if (g->sha256)
                 return -EPROTONOSUPPORT; /* its objects have other names: cannot be judged */
         struct integrity in = {.g = g, .fn = fn, .arg = arg};
+        char *objs = xasprintf("%s/objects/", g->gitdir);
+        size_t first = gcs_lower(g->cs, objs), end = first;
+        while (end < g->cs->npaths && end - first <= 256 && str_has_prefix(g->cs->paths[end].path, objs))
+                end++;
+        free(objs);
+        if (end - first > 256) /* a commit of many files: as many objects to look up */
+                godb_expect_lookups(g->db);
         int r = godb_vanished(g->db, &in.vanished);
         if (r < 0) {
                 oidset_clear(&in.vanished);

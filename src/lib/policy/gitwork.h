@@ -42,9 +42,12 @@ bool gitwork_ignored(struct gitwork *g, const char *path, bool is_dir);
  * ref it set or named by the index it wrote (git stash, git add)? */
 bool gitwork_has_blob(struct gitwork *g, const uint8_t oid[GIT_OID_RAW]);
 
-/* The blob name of the regular file path beneath root (its content hashed as git would).
- * 0, or -errno. */
-int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW]);
+/* The blob name of the regular file path beneath root (its content hashed as git would),
+ * and (head, may be NULL) its first 8 bytes, zeros beyond its end.  0, or -errno. */
+int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW], uint8_t head[8]);
+
+/* Some n blobs will be asked about (gitwork_has_blob): prepare for many lookups. */
+void gitwork_expect(struct gitwork *g, size_t n);
 
 /* Does the transaction change the repository's history: objects, refs, packed-refs, HEAD? */
 bool gitwork_touches_history(const struct gitwork *g);

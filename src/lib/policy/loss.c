@@ -98,7 +98,7 @@ static const char *const output_files[] = {
 /* Places build systems write, and files tools leave: regenerable where the repository
  * ignores them (in a workspace without one: by name). */
 static const char *const output_places[] = {
-        "build", "dist", "target", "out", "_build", ".venv", "venv", "env", "obj", "coverage", "htmlcov",
+        "build", "dist", "target", "out", "_build", ".venv", "venv", "obj", "coverage", "htmlcov",
         ".cache", "cmake-build-*", "*.egg-info", "site-packages",
 };
 static const char *const litter_files[] = {"*.log", "*.tmp", "*.swp", "*.swo", "*~", ".DS_Store", "Thumbs.db",
@@ -145,19 +145,22 @@ static bool marked(struct loss *l, const char *dir, size_t dl)
                 l->nmarkers++;
         else
                 free(mk->dir);
-        mk->dir = strndup(dir, dl);
+        mk->dir = xasprintf("%.*s", (int)dl, dir);
         mk->yes = yes;
         return yes;
 }
 
 /* Compiled output by its first bytes: ELF, an ar archive, a Java class. */
+static bool output_magic(const uint8_t b[8])
+{
+        return !memcmp(b, "\177ELF", 4) || !memcmp(b, "!<arch>\n", 8) || !memcmp(b, "\xca\xfe\xba\xbe", 4);
+}
+
 static bool output_content(struct loss *l, const char *path)
 {
         _cleanup_close_ int fd = open_beneath_regular(l->live_fd, path, NULL);
         uint8_t b[8];
-        if (fd < 0 || pread(fd, b, sizeof(b), 0) != (ssize_t)sizeof(b))
-                return false;
-        return !memcmp(b, "\177ELF", 4) || !memcmp(b, "!<arch>\n", 8) || !memcmp(b, "\xca\xfe\xba\xbe", 4);
+        return fd >= 0 && pread(fd, b, sizeof(b), 0) == (ssize_t)sizeof(b) && output_magic(b);
 }
 
 /* Is path (as it was) output a tool regenerates?  by_content: also look at its bytes. */
@@ -229,7 +232,7 @@ static bool kept_elsewhere(struct loss *l, struct cand *c)
         }
         if (lo == l->nkept || l->kept[lo].size != c->size)
                 return false;
-        if (!c->have_oid && git_blob_name_at(l->live_fd, l->cs->paths[c->k].path, c->oid) < 0)
+        if (!c->have_oid && git_blob_name_at(l->live_fd, l->cs->paths[c->k].path, c->oid, NULL) < 0)
                 return false;
         c->have_oid = true;
         for (size_t i = lo; i < l->nkept && l->kept[i].size == c->size; i++) {
@@ -238,7 +241,7 @@ static bool kept_elsewhere(struct loss *l, struct cand *c)
                 if (kp->k == c->k)
                         continue;
                 if (!kp->state)
-                        kp->state = git_blob_name_at(l->upper_fd, path, kp->oid) == 0 ? 1 : -1;
+                        kp->state = git_blob_name_at(l->upper_fd, path, kp->oid, NULL) == 0 ? 1 : -1;
                 if (kp->state == 1 && !memcmp(kp->oid, c->oid, GIT_OID_RAW) && !regenerable(l, path, false))
                         return true;
         }
@@ -318,7 +321,7 @@ static bool candidate(struct loss *l, size_t k, struct cand *c)
 static bool reverted(struct loss *l, const struct cand *c)
 {
         uint8_t now[GIT_OID_RAW];
-        if (!l->g || git_blob_name_at(l->upper_fd, l->cs->paths[c->k].path, now) < 0)
+        if (!l->g || git_blob_name_at(l->upper_fd, l->cs->paths[c->k].path, now, NULL) < 0)
                 return false;
         return gitwork_has_blob(l->g, now);
 }
@@ -328,14 +331,17 @@ static bool reverted(struct loss *l, const struct cand *c)
 static bool recoverable(struct loss *l, struct cand *c)
 {
         const char *path = l->cs->paths[c->k].path;
-        if (output_content(l, path))
-                return true;
-        if (l->g) {
-                if (!c->have_oid && git_blob_name_at(l->live_fd, path, c->oid) == 0)
+        if (l->g) { /* one read: the blob's name, and the first bytes for output_magic */
+                uint8_t head[8];
+                if (!c->have_oid && git_blob_name_at(l->live_fd, path, c->oid, head) == 0) {
                         c->have_oid = true;
+                        if (output_magic(head))
+                                return true;
+                }
                 if (c->have_oid && gitwork_has_blob(l->g, c->oid))
                         return true;
-        }
+        } else if (output_content(l, path))
+                return true;
         if (kept_elsewhere(l, c))
                 return true;
         if (made_by_txbox(l, path))
@@ -508,6 +514,8 @@ int loss_check(const struct policy *p, int upper_fd, int live_fd, struct changes
         if (ncand || touches(cs, ".git") ||
             (cs->npaths && lstat_beneath(live_fd, ".git", &st) >= 0 && S_ISREG(st.st_mode)))
                 l.g = gitwork_open(live_fd, upper_fd, cs);
+        if (l.g)
+                gitwork_expect(l.g, ncand);
         size_t nlost = 0;
         for (size_t i = 0; i < ncand; i++) {
                 struct cand *c = &cand[i];
