@@ -65,7 +65,7 @@ src/lib/policy/effects      policy
 src/lib/policy/approve      policy
 src/lib/policy/judge        policy   generic (fail-closed judgement); its only users are above
 src/lib/policy/gitwork      policy   the git repository (refs, ignore rules, integrity), read for the effect rules only
-src/lib/policy/gitobj       policy   git's objects (loose, packs), read for the effect rules only
+src/lib/policy/gitobj       policy   the git object store (loose, packs), read for the effect rules only
 src/lib/policy/loss         policy   the loss model of the effect rules
 src/lib/policy/*            policy
 src/lib/txn/tx              txn
