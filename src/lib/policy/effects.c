@@ -282,16 +282,11 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
         }
 }
 
-const char *const effects_allowable[] = {"effect-lost-work",      "effect-mass-deletion", "effect-git-integrity",
-                                          "effect-git-internals",  "effect-protected-path", "effect-file-size",
-                                          NULL};
-
-bool effects_is_allowable(const char *rule)
+const char *effects_allowable(size_t i)
 {
-        for (const char *const *r = effects_allowable; *r; r++)
-                if (!strcmp(*r, rule))
-                        return true;
-        return false;
+        static const char *const r[] = {"effect-lost-work",     "effect-mass-deletion",  "effect-git-integrity",
+                                        "effect-git-internals", "effect-protected-path", "effect-file-size"};
+        return i < ARRAY_SIZE(r) ? r[i] : NULL;
 }
 
 int effects_check(const struct policy *p, int upper_fd, int live_fd, struct changeset *cs,

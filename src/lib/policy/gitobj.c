@@ -26,11 +26,19 @@
 #define IDX_MAX (512u << 20)      /* a pack index loaded whole */
 #define CHAIN_MAX 10000           /* deltas on the way to one object, across packs */
 #define REF_DEPTH 64              /* bases by name (REF_DELTA) within one another: each is a recursion */
+#define LOOKUPS_LOAD 256          /* lookups before the indexes are read whole */
 #define CACHE_SLOTS 251
 #define CACHE_BYTES (16u << 20)
 #define CACHE_ONE (1u << 20)
 
-/* ---- SHA-1 ---- */
+/* ---- SHA-1 (FIPS 180-4), git's object names ---- */
+
+struct sha1_ctx {
+        uint32_t h[5];
+        uint8_t buf[64];
+        size_t nbuf;
+        uint64_t total;
+};
 
 static uint32_t rol(uint32_t x, int n) { return (x << n) | (x >> (32 - n)); }
 
@@ -59,12 +67,12 @@ static void sha1_block(uint32_t h[5], const uint8_t *p)
         h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e;
 }
 
-void sha1_init(struct sha1_ctx *c)
+static void sha1_init(struct sha1_ctx *c)
 {
         *c = (struct sha1_ctx){.h = {0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476, 0xc3d2e1f0}};
 }
 
-void sha1_update(struct sha1_ctx *c, const void *data, size_t len)
+static void sha1_update(struct sha1_ctx *c, const void *data, size_t len)
 {
         const uint8_t *p = data;
         c->total += len;
@@ -83,7 +91,7 @@ void sha1_update(struct sha1_ctx *c, const void *data, size_t len)
         c->nbuf = len;
 }
 
-void sha1_final(struct sha1_ctx *c, uint8_t out[GIT_OID_RAW])
+static void sha1_final(struct sha1_ctx *c, uint8_t out[GIT_OID_RAW])
 {
         uint64_t bits = c->total * 8;
         uint8_t pad[72] = {0x80};
@@ -96,54 +104,7 @@ void sha1_final(struct sha1_ctx *c, uint8_t out[GIT_OID_RAW])
                         out[4 * i + j] = (uint8_t)(c->h[i] >> (24 - 8 * j));
 }
 
-void sha1(const void *data, size_t len, uint8_t out[GIT_OID_RAW])
-{
-        struct sha1_ctx c;
-        sha1_init(&c);
-        sha1_update(&c, data, len);
-        sha1_final(&c, out);
-}
-
-static int hexval(char c)
-{
-        if (c >= '0' && c <= '9')
-                return c - '0';
-        if (c >= 'a' && c <= 'f')
-                return c - 'a' + 10;
-        if (c >= 'A' && c <= 'F')
-                return c - 'A' + 10;
-        return -1;
-}
-
-bool git_oid_parse(const char *s, uint8_t out[GIT_OID_RAW])
-{
-        for (int i = 0; i < GIT_OID_RAW; i++) {
-                int hi = hexval(s[2 * i]), lo = hi < 0 ? -1 : hexval(s[2 * i + 1]);
-                if (lo < 0)
-                        return false;
-                out[i] = (uint8_t)(hi << 4 | lo);
-        }
-        return true;
-}
-
-void git_oid_hex(const uint8_t oid[GIT_OID_RAW], char out[GIT_OID_HEX + 1])
-{
-        static const char d[] = "0123456789abcdef";
-        for (int i = 0; i < GIT_OID_RAW; i++) {
-                out[2 * i] = d[oid[i] >> 4];
-                out[2 * i + 1] = d[oid[i] & 15];
-        }
-        out[GIT_OID_HEX] = '\0';
-}
-
 /* ---- a set of object names (open addressing; names are hashes already) ---- */
-
-static size_t oid_slot(const uint8_t oid[GIT_OID_RAW], size_t cap)
-{
-        uint64_t h;
-        memcpy(&h, oid, sizeof(h));
-        return (size_t)(h & (cap - 1));
-}
 
 static void oidset_grow(struct oidset *s)
 {
@@ -173,23 +134,6 @@ bool oidset_add(struct oidset *s, const uint8_t oid[GIT_OID_RAW])
         }
 }
 
-bool oidset_has(const struct oidset *s, const uint8_t oid[GIT_OID_RAW])
-{
-        if (!s->n)
-                return false;
-        for (size_t i = oid_slot(oid, s->cap); s->used[i]; i = (i + 1) & (s->cap - 1))
-                if (!memcmp(s->v[i], oid, GIT_OID_RAW))
-                        return true;
-        return false;
-}
-
-void oidset_clear(struct oidset *s)
-{
-        free(s->v);
-        free(s->used);
-        *s = (struct oidset){0};
-}
-
 /* ---- the store ---- */
 
 struct gpack {
@@ -215,6 +159,7 @@ struct godb {
         char *objdir;
         const struct changeset *cs;
         bool touched;
+        unsigned lookups; /* in the packs: past LOOKUPS_LOAD, their indexes are read whole */
         struct gpack *packs;
         size_t npacks;
         struct gcache_slot cache[CACHE_SLOTS];
@@ -222,24 +167,6 @@ struct godb {
         int chain; /* deltas followed for the object being read */
         int ref_depth; /* REF_DELTA bases being read within one another */
 };
-
-int gcs_change(const struct changeset *cs, const char *path)
-{
-        if (!cs || !cs->npaths)
-                return -1;
-        size_t lo = 0, hi = cs->npaths;
-        while (lo < hi) {
-                size_t mid = (lo + hi) / 2;
-                int c = strcmp(cs->paths[mid].path, path);
-                if (!c)
-                        return (int)cs->paths[mid].change;
-                if (c < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return -1;
-}
 
 size_t gcs_lower(const struct changeset *cs, const char *prefix)
 {
@@ -366,6 +293,21 @@ static int64_t pack_find(const struct gpack *p, const uint8_t oid[GIT_OID_RAW])
         return -1;
 }
 
+static bool pack_on(const struct gpack *p, unsigned side) { return (p->sides & side) != 0; }
+
+/* The position of oid in pack i if it is on side, or -1.  Many lookups (a commit of many
+ * files, a deletion of many tracked ones) read the indexes whole: one read each instead
+ * of a binary search of small reads per lookup. */
+static int64_t db_find(struct godb *db, size_t i, unsigned side, const uint8_t oid[GIT_OID_RAW])
+{
+        if (!pack_on(&db->packs[i], side))
+                return -1;
+        if (db->lookups < LOOKUPS_LOAD && ++db->lookups == LOOKUPS_LOAD)
+                for (size_t j = 0; j < db->npacks; j++)
+                        pack_load(&db->packs[j]);
+        return pack_find(&db->packs[i], oid);
+}
+
 static int pack_offset(const struct gpack *p, uint32_t i, uint64_t *off)
 {
         uint8_t b[8];
@@ -468,15 +410,6 @@ void godb_free(struct godb *db)
         free(db);
 }
 
-bool godb_touched(const struct godb *db) { return db->touched; }
-
-static void pack_load(struct gpack *p);
-
-void godb_expect_lookups(struct godb *db)
-{
-        for (size_t i = 0; i < db->npacks; i++)
-                pack_load(&db->packs[i]);
-}
 
 /* ---- inflating ---- */
 
@@ -855,8 +788,6 @@ out:
         return r;
 }
 
-static bool pack_on(const struct gpack *p, unsigned side) { return (p->sides & side) != 0; }
-
 static int godb_read_side(struct godb *db, const uint8_t oid[GIT_OID_RAW], unsigned side, size_t max,
                           enum gobj_type *type, uint8_t **data, size_t *len, bool verify)
 {
@@ -864,7 +795,7 @@ static int godb_read_side(struct godb *db, const uint8_t oid[GIT_OID_RAW], unsig
         int r = -ENOENT;
 
         for (size_t i = 0; i < db->npacks; i++) {
-                int64_t at = pack_on(&db->packs[i], side) ? pack_find(&db->packs[i], oid) : -1;
+                int64_t at = db_find(db, i, side, oid);
                 uint64_t off;
                 if (at < 0)
                         continue;
@@ -912,7 +843,7 @@ int godb_read(struct godb *db, const uint8_t oid[GIT_OID_RAW], unsigned side, si
 int godb_has(struct godb *db, const uint8_t oid[GIT_OID_RAW], unsigned side, bool verify)
 {
         for (size_t i = 0; i < db->npacks; i++)
-                if (pack_on(&db->packs[i], side) && pack_find(&db->packs[i], oid) >= 0)
+                if (db_find(db, i, side, oid) >= 0)
                         return 1;
         char rel[PATH_MAX];
         loose_rel(db, oid, rel, sizeof(rel));
@@ -968,4 +899,37 @@ int godb_vanished(struct godb *db, struct oidset *out)
                 }
         }
         return r;
+}
+
+int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW], uint8_t head[8])
+{
+        struct stat st;
+        _cleanup_close_ int fd = open_beneath_regular(root, path, &st);
+        if (fd < 0)
+                return fd;
+        char hdr[32], buf[65536];
+        int hl = snprintf(hdr, sizeof(hdr), "blob %lld", (long long)st.st_size);
+        struct sha1_ctx c;
+        if (head)
+                memset(head, 0, 8);
+        sha1_init(&c);
+        sha1_update(&c, hdr, (size_t)hl + 1);
+        uint64_t total = 0;
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (!n)
+                        break;
+                if (head && total < 8)
+                        memcpy(head + total, buf, (size_t)n < 8 - total ? (size_t)n : 8 - total);
+                sha1_update(&c, buf, (size_t)n);
+                total += (uint64_t)n;
+        }
+        if (total != (uint64_t)st.st_size)
+                return -EAGAIN; /* it changed while read */
+        sha1_final(&c, oid);
+        return 0;
 }

@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "store/changeset.h"
 
@@ -26,21 +28,39 @@ enum gobj_type { GOBJ_NONE = 0, GOBJ_COMMIT = 1, GOBJ_TREE = 2, GOBJ_BLOB = 3, G
 #define GSIDE_BEFORE 1u
 #define GSIDE_AFTER 2u
 
-/* ---- SHA-1 (FIPS 180-4), git's object names ---- */
-struct sha1_ctx {
-        uint32_t h[5];
-        uint8_t buf[64];
-        size_t nbuf;
-        uint64_t total;
-};
-void sha1_init(struct sha1_ctx *c);
-void sha1_update(struct sha1_ctx *c, const void *data, size_t len);
-void sha1_final(struct sha1_ctx *c, uint8_t out[GIT_OID_RAW]);
-void sha1(const void *data, size_t len, uint8_t out[GIT_OID_RAW]);
-
 /* 40 hex digits (either case) to 20 bytes; false when s does not start with them. */
-bool git_oid_parse(const char *s, uint8_t out[GIT_OID_RAW]);
-void git_oid_hex(const uint8_t oid[GIT_OID_RAW], char out[GIT_OID_HEX + 1]);
+static inline bool git_oid_parse(const char *s, uint8_t out[GIT_OID_RAW])
+{
+        for (int i = 0; i < GIT_OID_RAW; i++) {
+                int v[2];
+                for (int j = 0; j < 2; j++) {
+                        char c = s[2 * i + j];
+                        v[j] = c >= '0' && c <= '9'   ? c - '0'
+                               : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                               : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                                      : -1;
+                        if (v[j] < 0)
+                                return false;
+                }
+                out[i] = (uint8_t)(v[0] << 4 | v[1]);
+        }
+        return true;
+}
+
+static inline void git_oid_hex(const uint8_t oid[GIT_OID_RAW], char out[GIT_OID_HEX + 1])
+{
+        static const char d[] = "0123456789abcdef";
+        for (int i = 0; i < GIT_OID_RAW; i++) {
+                out[2 * i] = d[oid[i] >> 4];
+                out[2 * i + 1] = d[oid[i] & 15];
+        }
+        out[GIT_OID_HEX] = '\0';
+}
+
+/* The blob name of the regular file path beneath root (its content hashed as git would,
+ * SHA-1 of "blob SIZE\0" and the content), and (head, may be NULL) its first 8 bytes,
+ * zeros beyond its end.  0, or -errno (-EAGAIN: it changed while read). */
+int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW], uint8_t head[8]);
 
 /* ---- a set of object names ---- */
 struct oidset {
@@ -50,13 +70,37 @@ struct oidset {
 };
 /* Adds oid; true when it was not there yet. */
 bool oidset_add(struct oidset *s, const uint8_t oid[GIT_OID_RAW]);
-bool oidset_has(const struct oidset *s, const uint8_t oid[GIT_OID_RAW]);
-void oidset_clear(struct oidset *s);
+/* open addressing; names are hashes already: their first bytes are the slot */
+static inline size_t oid_slot(const uint8_t oid[GIT_OID_RAW], size_t cap)
+{
+        uint64_t h;
+        memcpy(&h, oid, sizeof(h));
+        return (size_t)(h & (cap - 1));
+}
+static inline bool oidset_has(const struct oidset *s, const uint8_t oid[GIT_OID_RAW])
+{
+        if (!s->n)
+                return false;
+        for (size_t i = oid_slot(oid, s->cap); s->used[i]; i = (i + 1) & (s->cap - 1))
+                if (!memcmp(s->v[i], oid, GIT_OID_RAW))
+                        return true;
+        return false;
+}
+static inline void oidset_clear(struct oidset *s)
+{
+        free(s->v);
+        free(s->used);
+        *s = (struct oidset){0};
+}
 
-/* The changeset's change (enum txbox_change) of path, or -1 when it lists none; and the
- * first of its (sorted) paths at or after prefix. */
-int gcs_change(const struct changeset *cs, const char *path);
+/* The first of the changeset's (sorted) paths at or after prefix; and the changeset's
+ * change (enum txbox_change) of path, or -1 when it lists none. */
 size_t gcs_lower(const struct changeset *cs, const char *prefix);
+static inline int gcs_change(const struct changeset *cs, const char *path)
+{
+        size_t k = gcs_lower(cs, path);
+        return cs && k < cs->npaths && !strcmp(cs->paths[k].path, path) ? (int)cs->paths[k].change : -1;
+}
 
 /* ---- the object database ---- */
 struct godb;
@@ -67,13 +111,6 @@ struct godb;
  * cannot be read holds nothing. */
 struct godb *godb_open(int live_fd, int upper_fd, const char *objdir, const struct changeset *cs);
 void godb_free(struct godb *db);
-
-/* Does the transaction add, change or delete anything in the store? */
-bool godb_touched(const struct godb *db);
-
-/* Many lookups are coming: read the packs' indexes whole (one read each, instead of a
- * binary search of small reads per lookup). */
-void godb_expect_lookups(struct godb *db);
 
 /* 1 when the object is in the store on side (a loose one that verify asks for only when
  * its content hashes to its name), 0 when it is not. */

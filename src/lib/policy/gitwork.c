@@ -64,6 +64,7 @@ struct gitwork {
         const struct changeset *cs;
         char *gitdir;
         bool sha256; /* a SHA-256 repository: its objects are not read here */
+        bool objs_touched; /* the transaction adds, changes or deletes something in objects/ */
         struct godb *db;
         /* HEAD as it was before the transaction */
         bool head_read, head_commit;
@@ -390,6 +391,10 @@ struct gitwork *gitwork_open(int live_fd, int upper_fd, const struct changeset *
         g->gitdir = gd;
         char *objdir = xasprintf("%s/objects", gd), *ex = NULL, *rel = xasprintf("%s/info/exclude", gd);
         g->db = godb_open(live_fd, g->upper_fd, objdir, g->cs);
+        char *objs = xasprintf("%s/", objdir);
+        size_t k = gcs_lower(g->cs, objs);
+        g->objs_touched = g->cs && k < g->cs->npaths && str_has_prefix(g->cs->paths[k].path, objs);
+        free(objs);
         size_t len;
         char *cfg = NULL, *crel = xasprintf("%s/config", gd);
         g->sha256 = read_beneath(live_fd, crel, IGNORE_MAX, &cfg, &len) >= 0 && strcasestr(cfg, "objectformat") &&
@@ -423,8 +428,6 @@ void gitwork_free(struct gitwork *g)
         free(g->gitdir);
         free(g);
 }
-
-const char *gitwork_dir(const struct gitwork *g) { return g->gitdir; }
 
 /* ---- HEAD's tree, as it was before the transaction ---- */
 
@@ -710,7 +713,7 @@ static void walk_children(struct walk *w, enum gobj_type t, const uint8_t *data,
 static void read_new(struct gitwork *g)
 {
         g->new_read = true;
-        if (!godb_touched(g->db))
+        if (!g->objs_touched)
                 return;
         char *idx = xasprintf("%s/index", g->gitdir), *text = NULL;
         size_t len;
@@ -748,51 +751,12 @@ bool gitwork_has_blob(struct gitwork *g, const uint8_t oid[GIT_OID_RAW])
         if (g->sha256)
                 return false;
         if (godb_has(g->db, oid, GSIDE_BEFORE, true))
-                return !godb_touched(g->db) || godb_has(g->db, oid, GSIDE_AFTER, false) == 1;
-        if (!godb_touched(g->db))
+                return !g->objs_touched || godb_has(g->db, oid, GSIDE_AFTER, false) == 1;
+        if (!g->objs_touched)
                 return false;
         if (!g->new_read)
                 read_new(g);
         return oidset_has(&g->new_blobs, oid) && godb_has(g->db, oid, GSIDE_AFTER, true) == 1;
-}
-
-void gitwork_expect(struct gitwork *g, size_t n)
-{
-        if (n > 256)
-                godb_expect_lookups(g->db);
-}
-
-int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW], uint8_t head[8])
-{
-        struct stat st;
-        _cleanup_close_ int fd = open_beneath_regular(root, path, &st);
-        if (fd < 0)
-                return fd;
-        char hdr[32], buf[65536];
-        int hl = snprintf(hdr, sizeof(hdr), "blob %lld", (long long)st.st_size);
-        struct sha1_ctx c;
-        if (head)
-                memset(head, 0, 8);
-        sha1_init(&c);
-        sha1_update(&c, hdr, (size_t)hl + 1);
-        uint64_t total = 0;
-        for (;;) {
-                ssize_t n = read(fd, buf, sizeof(buf));
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (!n)
-                        break;
-                if (head && total < 8)
-                        memcpy(head + total, buf, (size_t)n < 8 - total ? (size_t)n : 8 - total);
-                sha1_update(&c, buf, (size_t)n);
-                total += (uint64_t)n;
-        }
-        if (total != (uint64_t)st.st_size)
-                return -EAGAIN; /* it changed while read */
-        sha1_final(&c, oid);
-        return 0;
 }
 
 /* ---- integrity ---- */
@@ -804,11 +768,11 @@ static bool within_git(const struct gitwork *g, const char *path, const char *su
         return path_is_within(path, buf);
 }
 
-bool gitwork_touches_history(const struct gitwork *g)
+static bool touches_history(const struct gitwork *g)
 {
         if (!g->cs)
                 return false;
-        if (godb_touched(g->db))
+        if (g->objs_touched)
                 return true;
         static const char *const subs[] = {"refs", "packed-refs", "HEAD", "shallow"};
         for (size_t s = 0; s < sizeof(subs) / sizeof(subs[0]); s++) {
@@ -955,47 +919,36 @@ static int walk_from(struct integrity *in, struct walk *w, const char *what, con
         return r;
 }
 
-int gitwork_integrity(struct gitwork *g, void (*fn)(void *arg, const char *what, const char *detail), void *arg)
+/* HEAD: it must still name a commit, unless it did not before either.  Returns what
+ * resolving HEAD after the transaction gave (1: a commit, in after; *moved: not the same
+ * as before). */
+static int check_head(struct integrity *in, uint8_t after[GIT_OID_RAW], bool *moved)
 {
-        if (!gitwork_touches_history(g))
-                return 0;
-        if (g->sha256)
-                return -EPROTONOSUPPORT; /* its objects have other names: cannot be judged */
-        struct integrity in = {.g = g, .fn = fn, .arg = arg};
-        char *objs = xasprintf("%s/objects/", g->gitdir);
-        size_t first = gcs_lower(g->cs, objs), end = first;
-        while (end < g->cs->npaths && end - first <= 256 && str_has_prefix(g->cs->paths[end].path, objs))
-                end++;
-        free(objs);
-        if (end - first > 256) /* a commit of many files: as many objects to look up */
-                godb_expect_lookups(g->db);
-        int r = godb_vanished(g->db, &in.vanished);
-        if (r < 0) {
-                oidset_clear(&in.vanished);
-                return r;
-        }
-        read_lenient(&in);
-
-        /* HEAD: it must still name a commit, unless it did not before either */
-        uint8_t before[GIT_OID_RAW], after[GIT_OID_RAW];
+        struct gitwork *g = in->g;
+        uint8_t before[GIT_OID_RAW], was[GIT_OID_RAW];
         char target[1024] = "";
         int hb = resolve(g, GSIDE_BEFORE, "HEAD", before, NULL, 0, 0);
         int ha = resolve(g, GSIDE_AFTER, "HEAD", after, target, sizeof(target), 0);
         if (hb == 1 && ha != 1) {
-                uint8_t was[GIT_OID_RAW];
                 if (!exists_on(g, GSIDE_AFTER, "HEAD"))
-                        problem(&in, "HEAD", "HEAD is removed");
+                        problem(in, "HEAD", "HEAD is removed");
                 else if (ha == 0 && target[0] && resolve(g, GSIDE_BEFORE, target, was, NULL, 0, 0) == 1)
-                        problem(&in, "HEAD", "the branch HEAD is on (%s) is removed", target);
+                        problem(in, "HEAD", "the branch HEAD is on (%s) is removed", target);
                 else if (ha < 0)
-                        problem(&in, "HEAD", "HEAD no longer names a branch or a commit");
+                        problem(in, "HEAD", "HEAD no longer names a branch or a commit");
         }
+        *moved = ha == 1 && (hb != 1 || memcmp(before, after, GIT_OID_RAW));
+        return ha;
+}
 
-        /* a loose ref removed while packed-refs keeps another value: the ref moves back to
-         * that value, which no git command does (pack-refs moves the same value, branch -d
-         * and update-ref -d remove both) */
+/* A loose ref removed while packed-refs keeps another value: the ref moves back to that
+ * value, which no git command does (pack-refs moves the same value, branch -d and
+ * update-ref -d remove both). */
+static void check_moved_back(struct integrity *in)
+{
+        struct gitwork *g = in->g;
         char *prefix = xasprintf("%s/refs/", g->gitdir);
-        for (size_t k = gcs_lower(g->cs, prefix); k < g->cs->npaths && in.problems < PROBLEMS_MAX; k++) {
+        for (size_t k = gcs_lower(g->cs, prefix); k < g->cs->npaths && in->problems < PROBLEMS_MAX; k++) {
                 const struct txbox_path *tp = &g->cs->paths[k];
                 const char *name = tp->path + strlen(g->gitdir) + 1;
                 char *text = NULL;
@@ -1006,56 +959,91 @@ int gitwork_integrity(struct gitwork *g, void (*fn)(void *arg, const char *what,
                 if (tp->change == TXBOX_DELETED && read_beneath(g->live_fd, tp->path, REF_MAX, &text, &len) >= 0 &&
                     len >= GIT_OID_HEX && git_oid_parse(text, was) && resolve(g, GSIDE_AFTER, name, now, NULL, 0, 0) == 1 &&
                     memcmp(was, now, GIT_OID_RAW))
-                        problem(&in, name, "%s moves back to an older commit: its ref file is removed and packed-refs "
+                        problem(in, name, "%s moves back to an older commit: its ref file is removed and packed-refs "
                                 "holds another value", name);
                 free(text);
         }
         free(prefix);
+}
 
-        /* refs the transaction set: what they name must be there, and what that names */
-        struct refs rs = {0};
-        struct walk w = {.g = g};
-        collect_refs(g, GSIDE_AFTER, &rs);
-        char *rprefix = xasprintf("%s/", g->gitdir), *packed = xasprintf("%s/packed-refs", g->gitdir);
+/* The refs the transaction set (rs: every ref after it): what they name must be there,
+ * and what that names. */
+static int check_set_refs(struct integrity *in, const struct refs *rs, struct walk *w)
+{
+        struct gitwork *g = in->g;
+        char *packed = xasprintf("%s/packed-refs", g->gitdir);
         bool packed_changed = gcs_change(g->cs, packed) >= 0;
-        for (size_t k = 0; k < rs.n && r >= 0 && in.problems < PROBLEMS_MAX; k++) {
-                const struct ref *rf = &rs.v[k];
-                char *rel = xasprintf("%s%s", rprefix, rf->name);
+        int r = 0;
+        free(packed);
+        for (size_t k = 0; k < rs->n && r >= 0 && in->problems < PROBLEMS_MAX; k++) {
+                const struct ref *rf = &rs->v[k];
+                char *rel = xasprintf("%s/%s", g->gitdir, rf->name);
                 int ch = gcs_change(g->cs, rel);
                 free(rel);
                 if (rf->sym || (ch < 0 && !packed_changed))
                         continue;
                 if (rf->bad) {
-                        problem(&in, rf->name, "%s no longer names a commit", rf->name);
+                        problem(in, rf->name, "%s no longer names a commit", rf->name);
                         continue;
                 }
                 if (!godb_has(g->db, rf->oid, GSIDE_AFTER, false) &&
-                    (str_has_prefix(rf->name, "refs/heads/") || oidset_has(&in.vanished, rf->oid))) {
+                    (str_has_prefix(rf->name, "refs/heads/") || oidset_has(&in->vanished, rf->oid))) {
                         char hex[GIT_OID_HEX + 1];
                         git_oid_hex(rf->oid, hex);
-                        problem(&in, rf->name, "%s names object %s, which is not in the repository", rf->name, hex);
+                        problem(in, rf->name, "%s names object %s, which is not in the repository", rf->name, hex);
                         continue;
                 }
-                r = walk_from(&in, &w, rf->name, rf->oid, false);
+                r = walk_from(in, w, rf->name, rf->oid, false);
         }
-        if (r >= 0 && ha == 1 && (hb != 1 || memcmp(before, after, GIT_OID_RAW)))
-                r = walk_from(&in, &w, "HEAD", after, false);
-        walk_free(&w);
+        return r;
+}
 
-        /* objects the transaction removed: no ref may need one */
-        if (r >= 0 && in.vanished.n && in.problems < PROBLEMS_MAX) {
-                struct walk all = {.g = g};
-                if (ha == 1)
-                        r = walk_from(&in, &all, "HEAD", after, true);
-                for (size_t k = 0; k < rs.n && r >= 0 && in.problems < PROBLEMS_MAX; k++)
-                        if (!rs.v[k].sym && !rs.v[k].bad)
-                                r = walk_from(&in, &all, rs.v[k].name, rs.v[k].oid, true);
-                walk_free(&all);
+/* Objects the transaction removed: no ref may need one (every ref's history walked). */
+static int check_vanished(struct integrity *in, const struct refs *rs, int ha, const uint8_t head[GIT_OID_RAW])
+{
+        struct walk all = {.g = in->g};
+        int r = 0;
+        if (ha == 1)
+                r = walk_from(in, &all, "HEAD", head, true);
+        for (size_t k = 0; k < rs->n && r >= 0 && in->problems < PROBLEMS_MAX; k++)
+                if (!rs->v[k].sym && !rs->v[k].bad)
+                        r = walk_from(in, &all, rs->v[k].name, rs->v[k].oid, true);
+        walk_free(&all);
+        return r;
+}
+
+int gitwork_integrity(struct gitwork *g, void (*fn)(void *arg, const char *what, const char *detail), void *arg)
+{
+        if (!touches_history(g))
+                return 0;
+        struct integrity in = {.g = g, .fn = fn, .arg = arg};
+        int r = g->sha256 ? -EPROTONOSUPPORT /* its objects have other names: cannot be judged */
+                          : godb_vanished(g->db, &in.vanished);
+        if (r >= 0) {
+                read_lenient(&in);
+                uint8_t head[GIT_OID_RAW];
+                bool moved;
+                int ha = check_head(&in, head, &moved);
+                check_moved_back(&in);
+                struct refs rs = {0};
+                struct walk w = {.g = g};
+                collect_refs(g, GSIDE_AFTER, &rs);
+                r = check_set_refs(&in, &rs, &w);
+                if (r >= 0 && moved)
+                        r = walk_from(&in, &w, "HEAD", head, false);
+                walk_free(&w);
+                if (r >= 0 && in.vanished.n && in.problems < PROBLEMS_MAX)
+                        r = check_vanished(&in, &rs, ha, head);
+                refs_free(&rs);
         }
-        free(rprefix);
-        free(packed);
-        refs_free(&rs);
+        if (r < 0) /* nothing judged is allowed */
+                problem(&in, g->gitdir, "the repository's history could not be checked after this command (%s)",
+                        r == -E2BIG             ? "it removes objects, and the history to walk for them is over "
+                                                  "1,000,000 objects"
+                        : r == -EPROTONOSUPPORT ? "a SHA-256 repository's objects are not read by txbox"
+                        : r == -EFBIG           ? "a pack it removes has an index too large to list"
+                                                : strerror(-r));
         oidset_clear(&in.vanished);
         oidset_clear(&in.shallow);
-        return r < 0 ? r : in.problems;
+        return in.problems;
 }

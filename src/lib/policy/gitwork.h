@@ -28,9 +28,6 @@ struct gitwork;
 struct gitwork *gitwork_open(int live_fd, int upper_fd, const struct changeset *cs);
 void gitwork_free(struct gitwork *g);
 
-/* The repository's directory, workspace-relative (".git"). */
-const char *gitwork_dir(const struct gitwork *g);
-
 /* Is path (workspace-relative; is_dir: a directory) ignored, by the .gitignore files of
  * HEAD's tree (of the workspace, while the repository has no commit) and
  * .git/info/exclude as they were before the transaction?  A directory ignored ignores
@@ -42,21 +39,13 @@ bool gitwork_ignored(struct gitwork *g, const char *path, bool is_dir);
  * ref it set or named by the index it wrote (git stash, git add)? */
 bool gitwork_has_blob(struct gitwork *g, const uint8_t oid[GIT_OID_RAW]);
 
-/* The blob name of the regular file path beneath root (its content hashed as git would),
- * and (head, may be NULL) its first 8 bytes, zeros beyond its end.  0, or -errno. */
-int git_blob_name_at(int root, const char *path, uint8_t oid[GIT_OID_RAW], uint8_t head[8]);
-
-/* Some n blobs will be asked about (gitwork_has_blob): prepare for many lookups. */
-void gitwork_expect(struct gitwork *g, size_t n);
-
-/* Does the transaction change the repository's history: objects, refs, packed-refs, HEAD? */
-bool gitwork_touches_history(const struct gitwork *g);
-
 /* Repository integrity after the transaction: HEAD and every branch must still resolve to
- * complete history.  Calls fn once per problem (what: the ref or path; detail: why) and
- * returns their number, or -errno when it could not be judged (a removed pack that cannot
- * be listed, a history too large to walk).  Cheap unless the transaction removes objects
- * that were there: then every ref's history is walked. */
+ * complete history.  Calls fn once per problem (what: the ref, or the repository's
+ * directory when it could not be judged, which is a problem too: a removed pack that cannot
+ * be listed, a history too large to walk, a SHA-256 repository; detail: why) and returns
+ * their number.  Nothing is read unless the transaction changes the history (objects,
+ * refs, packed-refs, HEAD), and every ref's history is walked only when it removes objects
+ * that were there. */
 int gitwork_integrity(struct gitwork *g, void (*fn)(void *arg, const char *what, const char *detail), void *arg);
 
 #endif

@@ -380,10 +380,6 @@ static void list_paths(const struct loss *l, const struct cand *lost, size_t nlo
 
 /* ---- repository integrity ---- */
 
-struct integrity_ctx {
-        struct loss *l;
-};
-
 static void integrity_problem(void *arg, const char *what, const char *detail)
 {
         struct loss *l = arg;
@@ -397,20 +393,8 @@ static void integrity_problem(void *arg, const char *what, const char *detail)
 
 static void integrity(struct loss *l)
 {
-        if (!l->g || !gitwork_touches_history(l->g))
-                return;
-        int r = gitwork_integrity(l->g, integrity_problem, l);
-        if (r < 0) {
-                const char *why = r == -E2BIG ? "it removes objects, and the history to walk for them is over "
-                                                "1,000,000 objects"
-                                  : r == -EPROTONOSUPPORT ? "a SHA-256 repository's objects are not read by txbox"
-                                                          : strerror(-r);
-                char *d = xasprintf("the repository's history could not be checked after this command (%s); the "
-                                    "user (not the agent) allows it once: " ALLOW_HOW,
-                                    why, "effect-git-integrity", "effect-git-integrity");
-                add(l, "effect-git-integrity", gitwork_dir(l->g), d);
-                free(d);
-        }
+        if (l->g)
+                gitwork_integrity(l->g, integrity_problem, l);
 }
 
 /* ---- the rules ---- */
@@ -514,8 +498,6 @@ int loss_check(const struct policy *p, int upper_fd, int live_fd, struct changes
         if (ncand || touches(cs, ".git") ||
             (cs->npaths && lstat_beneath(live_fd, ".git", &st) >= 0 && S_ISREG(st.st_mode)))
                 l.g = gitwork_open(live_fd, upper_fd, cs);
-        if (l.g)
-                gitwork_expect(l.g, ncand);
         size_t nlost = 0;
         for (size_t i = 0; i < ncand; i++) {
                 struct cand *c = &cand[i];

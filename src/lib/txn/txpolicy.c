@@ -28,9 +28,9 @@ int txbox_ws_allow_effects(struct txbox_ws *ws, const char *rules, struct txbox_
                 if (!effects_is_allowable(r)) {
                         strvec_clear(&v);
                         char list[256] = "";
-                        for (const char *const *a = effects_allowable; *a; a++)
-                                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
-                                         a == effects_allowable ? "" : ", ", *a);
+                        for (size_t i = 0; effects_allowable(i); i++)
+                                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+                                         effects_allowable(i));
                         return tx_err(err, EINVAL, "--allow-effect=%s: not an effect rule a user can allow (%s)", r,
                                       list);
                 }
