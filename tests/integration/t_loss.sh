@@ -119,6 +119,26 @@ tx run -- sh -c 'mkdir scratch && for i in 1 2 3 4 5 6; do echo "draft $i" >scra
 for i in 1 2 3 4 5 6; do echo "the user's edit" >>"$WS/scratch/d$i.txt"; done
 err=$(tx run -- python3 "$T/rm_scratch.py" 2>&1)
 is "$?" 123 "once the user edited them, deleting them is a loss again (123)"
+# ... but what an agent's own Write tool created (txbox hook records it as a transaction
+# too) is the model's content, in no log and made by no command to run again: a loss
+repo || exit 1
+mkdir "$WS/scratch"
+write_event() { # EVENT FILE ID: Claude Code's Write, as its hook sends it
+        python3 -c 'import json,sys; print(json.dumps({"session_id": "s", "cwd": sys.argv[1], "hook_event_name": sys.argv[2],
+                "tool_name": "Write", "tool_input": {"file_path": sys.argv[3], "content": "x"}, "tool_use_id": sys.argv[4]}))' \
+                "$WS" "$1" "$2" "$3"
+}
+(unset CLAUDE_PROJECT_DIR
+ for i in 1 2 3 4 5 6; do
+        write_event PreToolUse "$WS/scratch/d$i.txt" "w$i" | tx hook claude-code >/dev/null 2>&1
+        echo "the model's draft $i" >"$WS/scratch/d$i.txt"
+        write_event PostToolUse "$WS/scratch/d$i.txt" "w$i" | tx hook claude-code >/dev/null 2>&1
+ done)
+like "$(tx log --json -n 1)" '"argv": \[ *"claude-code", *"Write", *"scratch/d6.txt" *\]' \
+        "an agent's Write tool created 6 files, each recorded by txbox hook"
+err=$(tx run -- python3 "$T/rm_scratch.py" 2>&1)
+is "$?" 123 "deleting them is a loss (123): an edit's content is not a command's output"
+like "$err" "rule effect-lost-work broken by 'scratch/d1.txt'" "the txbox: line names the first"
 repo || exit 1
 printf 'import os\nos.makedirs("scratch")\nfor i in range(1, 9):\n    os.rename("notes/n%%d.md" %% i, "scratch/n%%d.md" %% i)\n' >"$T/to_scratch.py"
 tx run -- python3 "$T/to_scratch.py" >/dev/null 2>&1

@@ -64,8 +64,12 @@ static int cmp_path(const void *a, const void *b)
 }
 
 /* Run the effect rules on a changeset of paths (space-separated), each with change ch;
- * returns how many effect-lost-work violations it got. */
-static int lost(const char *paths, enum txbox_change ch)
+ * returns how many effect-lost-work violations it got.  lost_nolayer: without an upper
+ * layer, as txbox hook judges an agent's edit before it is made. */
+static int lost_in(int upper, const char *paths, enum txbox_change ch);
+static int lost(const char *paths, enum txbox_change ch) { return lost_in(ufd, paths, ch); }
+static int lost_nolayer(const char *paths, enum txbox_change ch) { return lost_in(-1, paths, ch); }
+static int lost_in(int upper, const char *paths, enum txbox_change ch)
 {
         struct changeset cs = {0};
         char *copy = xstrdup(paths), *save = NULL;
@@ -74,7 +78,7 @@ static int lost(const char *paths, enum txbox_change ch)
         free(copy);
         qsort(cs.paths, cs.npaths, sizeof(*cs.paths), cmp_path);
         struct policy_ctx c = {.workspace = ws, .home = "/home/agent", .cwd = ws};
-        effects_check(pol, ufd, lfd, &cs, &c, NULL);
+        effects_check(pol, upper, lfd, &cs, &c, NULL);
         int n = 0;
         for (size_t k = 0; k < cs.nviolations; k++)
                 n += !strcmp(cs.violations[k].rule, "effect-lost-work");
@@ -453,6 +457,11 @@ int main(void)
         put(ufd, "u5.txt", "rewritten, not emptied\n");
         is_int(lost("u1.txt u2.txt u3.txt u4.txt u5.txt", TXBOX_MODIFIED), 0,
                "rewriting a file is not emptying it");
+        /* an agent's own edit tool, judged by txbox hook before the edit: no layer yet */
+        is_int(lost_nolayer("u1.txt u2.txt u3.txt u4.txt u5.txt u6.txt", TXBOX_MODIFIED), 0,
+               "an agent's edit of 6 untracked files (no layer: judged before it is made) is an edit, no loss");
+        is_int(lost_nolayer("u1.txt u2.txt u3.txt u4.txt u5.txt u6.txt", TXBOX_DELETED), 6,
+               "... its deletion of them is a loss");
 
         /* the stat data no longer matches, the content does: still clean (hashed) */
         ok(sh("touch -d '2001-01-01' src/t1.c src/t2.c src/t3.c src/t4.c src/t5.c") == 0,

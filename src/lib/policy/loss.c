@@ -307,7 +307,10 @@ static bool candidate(struct loss *l, size_t k, struct cand *c)
         *c = (struct cand){.k = k, .size = live.st_size};
         if (tp->change == TXBOX_DELETED)
                 c->how = L_DELETED;
-        else if (l->upper_fd < 0 || lstat_beneath(l->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode))
+        else if (l->upper_fd < 0)
+                return false; /* no layer: an agent's own edit judged before it is made (txbox hook):
+                               * a file it changes is rewritten, an edit */
+        else if (lstat_beneath(l->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode))
                 c->how = L_REPLACED;
         else if (!up.st_size || (up.st_size < live.st_size && is_prefix(l, tp->path, up.st_size)))
                 c->how = L_TRUNCATED;

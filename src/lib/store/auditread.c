@@ -466,7 +466,7 @@ int audit_next_commit_seq(struct audit *a, int64_t *out, struct txbox_error *err
 }
 
 int audit_last_change(struct audit *a, const char *path, enum txbox_change *change, int64_t *ended_ms,
-                      int64_t *n_deleted, struct txbox_error *err)
+                      int64_t *n_deleted, bool *ran, struct txbox_error *err)
 {
         CONNECT(a, err);
         _cleanup_reset_ sqlite3_stmt *st = NULL;
@@ -484,6 +484,7 @@ int audit_last_change(struct audit *a, const char *path, enum txbox_change *chan
         *change = c && !strcmp(c, "added") ? TXBOX_ADDED : c && !strcmp(c, "deleted") ? TXBOX_DELETED : TXBOX_MODIFIED;
         *ended_ms = sqlite3_column_int64(st, 1);
         *n_deleted = sqlite3_column_int64(st, 2);
+        *ran = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int64(st, 3) >= 0;
         return 1;
 }
 

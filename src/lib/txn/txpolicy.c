@@ -59,15 +59,19 @@ int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error
         return 0;
 }
 
-/* policy_ctx.made_by_txbox: the audit log's newest committed change of path. */
+/* policy_ctx.made_by_txbox: the audit log's newest committed change of path is its
+ * creation by a command txbox ran (a program whose output running it again gives back),
+ * not by an agent's own edit tool (content the model wrote, in no log: txbox hook records
+ * it as a transaction too). */
 static bool made_by_txbox(void *arg, const char *path, int64_t ctime_ms)
 {
         struct txbox_ws *ws = arg;
         enum txbox_change c;
         int64_t ended = 0, deleted = 0;
+        bool ran = false;
         struct txbox_error e = {0};
-        return ws->audit && audit_last_change(ws->audit, path, &c, &ended, &deleted, &e) == 1 && c == TXBOX_ADDED &&
-               !deleted && ended > 0 && ctime_ms <= ended;
+        return ws->audit && audit_last_change(ws->audit, path, &c, &ended, &deleted, &ran, &e) == 1 &&
+               c == TXBOX_ADDED && ran && !deleted && ended > 0 && ctime_ms <= ended;
 }
 
 static void set_ctx(struct txbox_tx *tx, const char *cwd)
