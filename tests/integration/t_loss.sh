@@ -97,6 +97,21 @@ printf 'import os\nfor i in range(1, 9):\n    os.remove("notes/n%%d.md" %% i)\n'
 err=$(tx run -- python3 "$T/rm_notes.py" 2>&1)
 is "$?" 123 "the next one deleting the notes is rolled back: the ignore rules are HEAD's"
 
+# ... nor does a .git/info/exclude line (no commit holds that file: the user's is believed,
+# a command's is not, until the user changes the file)
+repo || exit 1
+mkdir "$WS/out" && for i in $(seq 8); do echo "my draft $i" >"$WS/out/d$i.txt"; done
+printf 'with open(".git/info/exclude", "a") as f:\n    f.write("out/\\n")\n' >"$T/exclude_out.py"
+tx run -- python3 "$T/exclude_out.py" >/dev/null 2>&1
+is "$?" 0 "a command adds out/ to .git/info/exclude (committed)"
+printf 'import shutil\nshutil.rmtree("out")\n' >"$T/rm_out.py"
+err=$(tx run -- python3 "$T/rm_out.py" 2>&1)
+is "$?" 123 "the next one deleting out/ as ignored build output is rolled back: a command's exclude line is not believed"
+ok "... out/ is still there" test -f "$WS/out/d8.txt"
+echo '# the user'"'"'s own' >>"$WS/.git/info/exclude"
+tx run -- python3 "$T/rm_out.py" >/dev/null 2>&1
+is "$?" 0 "once the user changed .git/info/exclude, its lines are theirs: out/ is ignored output, deleted"
+
 # 5. changes overwritten with the committed version (what git reset --hard does)
 repo || exit 1
 for f in README src/main.c docs/a.txt docs/b.txt .gitignore; do echo "uncommitted work" >>"$WS/$f"; sed -i '1s/^/edited: /' "$WS/$f"; done

@@ -87,6 +87,15 @@ struct counts {
 
 static const char *sc_cmd; /* a shell command for sc_shell */
 
+/* policy_ctx.made_by_txbox as the audit log would answer: when exclude_by_txbox, an
+ * earlier transaction wrote .git/info/exclude last. */
+static bool exclude_by_txbox;
+static bool fake_made(void *arg, const char *path, int64_t ctime_ms, bool any)
+{
+        (void)arg, (void)ctime_ms;
+        return any && exclude_by_txbox && !strcmp(path, ".git/info/exclude");
+}
+
 static void sc_shell(void) { CHK(system(sc_cmd) == 0); }
 
 /* Judge a case: pre (shell, may be NULL) changes the workspace first, as earlier commands
@@ -120,7 +129,7 @@ static struct counts run_case(const char *name, const char *pre, void (*fn)(void
                 ovl_close(&o);
                 return n;
         }
-        struct policy_ctx c = {.workspace = o.lower, .home = "/home/agent", .cwd = o.lower};
+        struct policy_ctx c = {.workspace = o.lower, .home = "/home/agent", .cwd = o.lower, .made_by_txbox = fake_made};
         effects_check(pol, o.upper_fd, o.lower_fd, &cs, &c, &err);
         n = (struct counts){0, 0, 0, 0};
         for (size_t k = 0; k < cs.nviolations; k++) {
@@ -257,6 +266,7 @@ static void sc_notes_into_build(void)
 }
 
 static void sc_rm_notes(void) { rm_tree("notes"); }
+static void sc_rm_out(void) { rm_tree("out"); }
 static void sc_rm_secrets(void)
 {
         rm_tree("secrets");
@@ -389,6 +399,15 @@ int main(void)
                      "mv .git ../c-outside-git && echo 'gitdir: ../c-outside-git' >.git", sc_rm_notes);
         ok(n.lost == 0 && n.mass == 0, "a gitdir outside the workspace is not followed (no repository: the "
                                        "git rule does not apply, 8 files stay under the mass-deletion limits)");
+        /* out/ (a place build systems write) excluded by .git/info/exclude, which no commit
+         * holds: believed as the user wrote it, not as a transaction did */
+        const char *out_pre = "mkdir out && for i in $(seq 8); do echo \"my draft $i\" >out/d$i.txt; done &&"
+                              " echo 'out/' >>.git/info/exclude";
+        allowed("rm -rf out/, excluded by the user's .git/info/exclude", out_pre, sc_rm_out);
+        exclude_by_txbox = true;
+        n = run_case("rm -rf out/, excluded by a .git/info/exclude a transaction wrote", out_pre, sc_rm_out);
+        exclude_by_txbox = false;
+        is_int(n.lost, 8, "an exclude line a command wrote makes nothing build output");
         n = run_case(".env and 4 ignored keys deleted", NULL, sc_rm_secrets);
         is_int(n.lost, 5, "ignored files that are no build output are work (.env, secrets/)");
         sc_cmd = "git reset -q --hard";

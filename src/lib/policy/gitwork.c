@@ -379,7 +379,19 @@ static char *git_dir(int live_fd)
         return dir;
 }
 
-struct gitwork *gitwork_open(int live_fd, int upper_fd, const struct changeset *cs)
+/* .git/info/exclude is no commit's: it is believed unless a transaction of txbox's wrote it
+ * last (a command, or an agent's edit), and the user did not change it since, so that no
+ * command can make a place "ignored" for the next one to delete as build output. */
+static bool exclude_trusted(int live_fd, const char *rel, const struct policy_ctx *ctx)
+{
+        struct stat st;
+        if (!ctx || !ctx->made_by_txbox || lstat_beneath(live_fd, rel, &st) < 0)
+                return true;
+        int64_t ctime_ms = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
+        return !ctx->made_by_txbox(ctx->made_arg, rel, ctime_ms, true);
+}
+
+struct gitwork *gitwork_open(int live_fd, int upper_fd, const struct changeset *cs, const struct policy_ctx *ctx)
 {
         char *gd = live_fd < 0 ? NULL : git_dir(live_fd);
         if (!gd)
@@ -401,7 +413,7 @@ struct gitwork *gitwork_open(int live_fd, int upper_fd, const struct changeset *
                     strcasestr(cfg, "sha256");
         free(cfg);
         free(crel);
-        if (read_beneath(live_fd, rel, IGNORE_MAX, &ex, &len) < 0)
+        if (!exclude_trusted(live_fd, rel, ctx) || read_beneath(live_fd, rel, IGNORE_MAX, &ex, &len) < 0)
                 ex = NULL;
         ignores_parse(&g->exclude, "", ex);
         free(ex);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "policy/gitobj.h"
+#include "policy/policy.h"
 #include "store/changeset.h"
 
 struct gitwork;
@@ -24,13 +25,15 @@ struct gitwork;
 /* The repository at the root of the workspace live_fd: a .git directory, or a .git file
  * whose "gitdir:" names a directory within the workspace (a relative path with no "." or
  * ".." component; anything else is not followed).  upper_fd and cs (may be -1 and NULL)
- * are the transaction's layer and changeset.  NULL when there is no repository. */
-struct gitwork *gitwork_open(int live_fd, int upper_fd, const struct changeset *cs);
+ * are the transaction's layer and changeset; ctx (may be NULL) says which files an earlier
+ * transaction wrote (made_by_txbox).  NULL when there is no repository. */
+struct gitwork *gitwork_open(int live_fd, int upper_fd, const struct changeset *cs, const struct policy_ctx *ctx);
 void gitwork_free(struct gitwork *g);
 
 /* Is path (workspace-relative; is_dir: a directory) ignored, by the .gitignore files of
  * HEAD's tree (of the workspace, while the repository has no commit) and
- * .git/info/exclude as they were before the transaction?  A directory ignored ignores
+ * .git/info/exclude as it was before the transaction, unless a transaction wrote it (and
+ * the user did not change it since)?  A directory ignored ignores
  * everything beneath it. */
 bool gitwork_ignored(struct gitwork *g, const char *path, bool is_dir);
 

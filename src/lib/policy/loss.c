@@ -259,7 +259,7 @@ static bool made_by_txbox(struct loss *l, const char *path)
         if (!l->ctx || !l->ctx->made_by_txbox || lstat_beneath(l->live_fd, path, &st) < 0)
                 return false;
         int64_t ctime_ms = (int64_t)st.st_ctim.tv_sec * 1000 + st.st_ctim.tv_nsec / 1000000;
-        return l->ctx->made_by_txbox(l->ctx->made_arg, path, ctime_ms);
+        return l->ctx->made_by_txbox(l->ctx->made_arg, path, ctime_ms, false);
 }
 
 /* ---- finding what may be lost ---- */
@@ -500,7 +500,7 @@ int loss_check(const struct policy *p, int upper_fd, int live_fd, struct changes
         /* the repository is read only when something may be lost, or its history changes */
         if (ncand || touches(cs, ".git") ||
             (cs->npaths && lstat_beneath(live_fd, ".git", &st) >= 0 && S_ISREG(st.st_mode)))
-                l.g = gitwork_open(live_fd, upper_fd, cs);
+                l.g = gitwork_open(live_fd, upper_fd, cs, ctx);
         size_t nlost = 0;
         for (size_t i = 0; i < ncand; i++) {
                 struct cand *c = &cand[i];

@@ -62,16 +62,20 @@ int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error
 /* policy_ctx.made_by_txbox: the audit log's newest committed change of path is its
  * creation by a command txbox ran (a program whose output running it again gives back),
  * not by an agent's own edit tool (content the model wrote, in no log: txbox hook records
- * it as a transaction too). */
-static bool made_by_txbox(void *arg, const char *path, int64_t ctime_ms)
+ * it as a transaction too); or (any) any change by either, the file unchanged since. */
+static bool made_by_txbox(void *arg, const char *path, int64_t ctime_ms, bool any)
 {
         struct txbox_ws *ws = arg;
         enum txbox_change c;
         int64_t ended = 0, deleted = 0;
         bool ran = false;
         struct txbox_error e = {0};
-        return ws->audit && audit_last_change(ws->audit, path, &c, &ended, &deleted, &ran, &e) == 1 &&
-               c == TXBOX_ADDED && ran && !deleted && ended > 0 && ctime_ms <= ended;
+        int r = ws->audit ? audit_last_change(ws->audit, path, &c, &ended, &deleted, &ran, &e) : 0;
+        if (r < 0) /* the log cannot say: the answer that judges more strictly */
+                return any;
+        if (r == 0 || ended <= 0 || ctime_ms > ended)
+                return false;
+        return any ? c != TXBOX_DELETED : c == TXBOX_ADDED && ran && !deleted;
 }
 
 static void set_ctx(struct txbox_tx *tx, const char *cwd)
