@@ -3,7 +3,7 @@ PREFIX ?= /usr/local
 BUILD  ?= build
 CC     ?= gcc
 OBJCOPY ?= objcopy
-PKGS   := libseccomp sqlite3 jansson libfyaml libcurl
+PKGS   := libseccomp sqlite3 jansson libfyaml zlib libcurl
 
 # Library headers as system headers: libcurl's .pc adds -I/usr/include/<multiarch>, which would
 # otherwise make glibc's own headers warn under -Werror.
@@ -13,10 +13,11 @@ PKG_CFLAGS := $(patsubst -I%,-isystem %,$(shell pkg-config --cflags $(PKGS) 2>/d
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out libcurl,$(PKGS)) 2>/dev/null)
 # Linked in statically (Debian's own .a files; glibc stays shared): every transaction, hook
 # call and MCP start is a fresh process, and resolving four shared libraries cost it about
-# 0.7 ms (docs/BENCHMARKS.md).  STATIC_LIBS=0 links them dynamically.
+# 0.7 ms (docs/BENCHMARKS.md).  STATIC_LIBS=0 links them dynamically.  zlib reads git's
+# objects for the effect rules (src/lib/policy/gitobj.c).
 STATIC_LIBS ?= 1
 ifeq ($(STATIC_LIBS),1)
-PKG_LIBS   := -Wl,-Bstatic $(filter-out -lm -lz,$(shell pkg-config --static --libs $(filter-out libcurl,$(PKGS)) \
+PKG_LIBS   := -Wl,-Bstatic $(filter-out -lm,$(shell pkg-config --static --libs $(filter-out libcurl,$(PKGS)) \
               2>/dev/null)) -Wl,-Bdynamic -lm
 endif
 
@@ -61,7 +62,7 @@ TEST_CLI_OBJ := $(filter-out $(TEST_LIB_OBJ),$(TEST_OBJ))
 DEPFLAGS  = -MMD -MP -MF $@.d
 # Fuzz targets (tests/fuzz/fuzz_NAME.c): each builds twice, as a libFuzzer binary with clang
 # (make fuzz) and with a plain main() that replays its corpus (make check, any compiler).
-FUZZ_TARGETS := shell argv policy hook mcp
+FUZZ_TARGETS := shell argv policy hook mcp gitobj
 REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/hook_edit.o $(BUILD)/src/cli/common.o

@@ -1,7 +1,7 @@
 /* Policy check throughput: how many decisions per second on typical agent one-liners, to
  * see whether `txbox check` can sit in a pre-tool hook.  Run by hand:
  *   make && cc -O2 -Iinclude -Isrc/lib -o build/policy_bench bench/policy_bench.c \
- *      build/libtxbox-int.a $(pkg-config --libs libseccomp sqlite3 jansson libfyaml) && build/policy_bench
+ *      build/libtxbox-int.a $(pkg-config --libs libseccomp sqlite3 jansson libfyaml zlib libcurl) && build/policy_bench
  * It only parses and matches strings; nothing is executed. */
 #define _GNU_SOURCE
 #include <stdio.h>

@@ -365,6 +365,15 @@ TXBOX_API void txbox_ws_set_notice(struct txbox_ws *ws, txbox_notice_fn fn, void
 /* Put the policy's "ask" decisions to PROGRAM (NULL: refuse them, as headless use must). */
 TXBOX_API void txbox_ws_set_approver(struct txbox_ws *ws, const char *program);
 
+/* The user lets the transactions this handle runs or commits from now on break these effect
+ * rules, once each (rules: comma-separated; txbox run, sh and commit --allow-effect=RULE):
+ * what they alone would refuse is committed, and the record's message says what was
+ * allowed.  Only rules that judge a loss the user may mean can be named (effect-lost-work,
+ * effect-mass-deletion, effect-git-integrity, effect-git-internals, effect-protected-path,
+ * effect-file-size); -EINVAL for any other.  NULL or "" allows none.  No face an agent
+ * drives (the MCP server, the agent loop) calls this: it is the user's own command line. */
+TXBOX_API int txbox_ws_allow_effects(struct txbox_ws *ws, const char *rules, struct txbox_error *err);
+
 /* Start a transaction for argv (recorded as given). */
 TXBOX_API int txbox_tx_begin(struct txbox_ws *ws, char *const argv[], struct txbox_tx **out,
                              struct txbox_error *err);

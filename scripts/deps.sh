@@ -11,9 +11,9 @@
 #                            container runs are optional: .ci/run installs them)
 set -eu
 
-# build: compiler, pkg-config and the libraries; tests: bubblewrap and util-linux for the
+# build: compiler, pkg-config and the libraries (zlib: git's objects, read by the effect rules); tests: bubblewrap and util-linux for the
 # outer jail, sqlite3 to inspect the audit log, diffutils for txbox diff.
-PKGS="gcc make pkg-config libc6-dev libseccomp-dev libsqlite3-dev libjansson-dev libfyaml-dev libcurl4-openssl-dev
+PKGS="gcc make pkg-config libc6-dev libseccomp-dev libsqlite3-dev libjansson-dev libfyaml-dev zlib1g-dev libcurl4-openssl-dev
       bubblewrap util-linux sqlite3 diffutils git"
 
 # Optional, with --test (make check): the HTML report test renders the page in headless

@@ -32,14 +32,14 @@ echo "functions in src/lib: $count, median $median lines, longest ${longest#* } 
 
 fail=0
 if [ -f "$BUILD/libtxbox.a" ]; then
-        # (not AddressSanitizer's __odr_asan.* indicators, one per global of a SANITIZE=1 build)
+        # (not the sanitizers' own: ASan defines an __odr_asan.NAME beside each global)
         exported=$(nm --defined-only -g "$BUILD/libtxbox.a" 2>/dev/null |
-                awk 'NF == 3 && $2 ~ /^[TDBRGS]$/ && $3 !~ /^__odr_asan/' | wc -l)
+                awk 'NF == 3 && $2 ~ /^[TDBRGS]$/ && $3 !~ /^__(odr_asan|asan|ubsan|sancov)/' | wc -l)
         echo "symbols exported by $BUILD/libtxbox.a: $exported"
 fi
 if [ -f "$BUILD/libtxbox-int.a" ]; then
         syms=$(nm --defined-only -g "$BUILD/libtxbox-int.a" 2>/dev/null |
-                awk 'NF == 3 && $2 ~ /^[TDBRGS]$/ && $3 !~ /^__odr_asan/ { print $3 }' | sort -u)
+                awk 'NF == 3 && $2 ~ /^[TDBRGS]$/ && $3 !~ /^__(odr_asan|asan|ubsan|sancov)/ { print $3 }' | sort -u)
         all=$(printf '%s\n' "$syms" | grep -c .)
         tx=$(printf '%s\n' "$syms" | grep -c '^txbox_' || true)
         js=$(printf '%s\n' "$syms" | grep '^json_' | tr '\n' ' ' || true)

@@ -64,7 +64,9 @@ src/lib/policy/policy       policy   policy.h, the engine'"'"'s public header
 src/lib/policy/effects      policy
 src/lib/policy/approve      policy
 src/lib/policy/judge        policy   generic (fail-closed judgement); its only users are above
-src/lib/policy/gitwork      policy   the git index, read for the effect rules only
+src/lib/policy/gitwork      policy   the git repository (refs, ignore rules, integrity), read for the effect rules only
+src/lib/policy/gitobj       policy   the git object store (loose, packs), read for the effect rules only
+src/lib/policy/loss         policy   the loss model of the effect rules
 src/lib/policy/*            policy
 src/lib/txn/tx              txn
 src/lib/txn/session         txn
@@ -92,6 +94,7 @@ src/lib/policy/feeds.h
 src/lib/policy/pathclass.h
 src/lib/policy/parse_int.h
 src/lib/policy/tools.h
+src/lib/policy/loss.h
 src/lib/sandbox/sandbox_int.h
 src/lib/faces/mcp_int.h
 src/lib/faces/agent_int.h

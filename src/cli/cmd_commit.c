@@ -1,16 +1,24 @@
 /* txbox commit TX: apply a pending transaction. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "base/util.h"
 
 static void commit_usage(FILE *f)
 {
-        fprintf(f, "Usage: txbox commit TX\n\n"
+        fprintf(f, "Usage: txbox commit [--allow-effect=RULE[,RULE]] TX\n\n"
                    "Commit pending transaction TX (left by run --commit=keep): its changes are\n"
                    "checked again and applied atomically; the originals are kept for txbox undo.\n"
                    "When a path it changes was changed since it began, it is rolled back instead\n"
-                   "(exit 122): first committer wins; run the command again.\n");
+                   "(exit 122): first committer wins; run the command again.\n\n"
+                   "  --allow-effect=RULE[,RULE]  commit it although it breaks these effect rules,\n"
+                   "                              as the user's own choice (effect-lost-work,\n"
+                   "                              effect-mass-deletion, effect-git-integrity,\n"
+                   "                              effect-git-internals, effect-protected-path,\n"
+                   "                              effect-file-size); repeatable; the record says so\n");
 }
 
 int cmd_commit(int argc, char **argv, const struct global_opts *g)
@@ -23,14 +31,39 @@ int cmd_commit(int argc, char **argv, const struct global_opts *g)
                 commit_usage(stdout);
                 return 0;
         }
-        if (argc != 2) {
+        _cleanup_free_ char *allow = NULL;
+        const char *id = NULL;
+        for (int i = 1; i < argc; i++) {
+                const char *a = argv[i], *rules = NULL;
+                if (!strcmp(a, "--allow-effect") && i + 1 < argc)
+                        rules = argv[++i];
+                else if (str_has_prefix(a, "--allow-effect="))
+                        rules = a + 15;
+                if (rules) {
+                        char *joined = allow ? xasprintf("%s,%s", allow, rules) : xstrdup(rules);
+                        free(allow);
+                        allow = joined;
+                } else if (!strcmp(a, "--") && i + 2 == argc && !id) {
+                        id = argv[++i];
+                } else if (a[0] == '-' || id) {
+                        commit_usage(stderr);
+                        return EXIT_USAGE;
+                } else
+                        id = a;
+        }
+        if (!id) {
                 commit_usage(stderr);
                 return EXIT_USAGE;
         }
         struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER);
         if (!ws)
                 return EXIT_TXBOX;
-        if ((r = txbox_tx_load(ws, argv[1], &tx, &err)) == 0 && (r = txbox_tx_evaluate(tx, &err)) >= 0)
+        if (txbox_ws_allow_effects(ws, allow, &err) < 0) {
+                cli_error("%s", err.msg);
+                txbox_ws_close(ws);
+                return EXIT_USAGE;
+        }
+        if ((r = txbox_tx_load(ws, id, &tx, &err)) == 0 && (r = txbox_tx_evaluate(tx, &err)) >= 0)
                 r = txbox_tx_commit(tx, &err);
         if (r == -EAGAIN) {
                 /* First committer wins: this one lost; drop it so the agent can run it again. */

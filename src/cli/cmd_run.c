@@ -45,6 +45,12 @@ void run_options_help(FILE *f)
                    "  --allow-unix-sockets        let the program connect to every unix socket, the\n"
                    "                              host's too (docker.sock, ssh-agent; by default only\n"
                    "                              the sandbox's own, in its /tmp and /dev/shm)\n"
+                   "  --allow-effect=RULE[,RULE]  let this one command break these effect rules, as\n"
+                   "                              the user's own choice (the policy refuses the option\n"
+                   "                              in a command an agent runs): effect-lost-work,\n"
+                   "                              effect-mass-deletion, effect-git-integrity,\n"
+                   "                              effect-git-internals, effect-protected-path,\n"
+                   "                              effect-file-size; repeatable; the record says so\n"
                    "  --max-procs=N               processes and threads at once (default 1024)\n"
                    "  --max-memory=SIZE           memory of the whole sandbox: processes, /tmp,\n"
                    "                              /dev/shm, memfds (default half the RAM)\n"
@@ -162,7 +168,7 @@ static const struct option run_longopts[] = {
         {"timeout", required_argument, NULL, 't'}, {"report", required_argument, NULL, 'r'},
         {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
         {"tx", required_argument, NULL, 'x'},     {"env", required_argument, NULL, 'e'},
-        {"allow-unix-sockets", no_argument, NULL, 'u'},
+        {"allow-unix-sockets", no_argument, NULL, 'u'}, {"allow-effect", required_argument, NULL, 'A'},
         {"max-procs", required_argument, NULL, 'P'}, {"max-memory", required_argument, NULL, 'M'},
         {"max-cpu", required_argument, NULL, 'U'},   {"max-disk", required_argument, NULL, 'D'},
         {"max-files", required_argument, NULL, 'F'}, {"max-open-files", required_argument, NULL, 'O'},
@@ -235,6 +241,13 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                         o->opts.env_keep = o->env_keep.v;
                         break;
                 case 'u': o->opts.allow_unix_sockets = true; break;
+                case 'A': {
+                        char *joined = o->allow_effects ? xasprintf("%s,%s", o->allow_effects, optarg)
+                                                        : xstrdup(optarg);
+                        free(o->allow_effects);
+                        o->allow_effects = joined;
+                        break;
+                }
                 case 'P':
                         if (set_limit(&o->opts.limits.procs, "max-procs", optarg) < 0)
                                 return -EXIT_TXBOX;
@@ -276,6 +289,8 @@ void run_cli_free(struct run_cli *o)
 {
         free(o->env_keep.v);
         o->env_keep.v = NULL;
+        free(o->allow_effects);
+        o->allow_effects = NULL;
         run_cli_free_hosts(o);
 }
 

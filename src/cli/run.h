@@ -13,6 +13,7 @@ struct run_cli {
         struct strvec_cli { const char **v; size_t n; } env_keep; /* --env NAME, repeated */
         char **net_allow;    /* --net=allow:HOSTS, split (strings in net_allow_buf) */
         char *net_allow_buf;
+        char *allow_effects; /* --allow-effect=RULE, repeated: comma-joined */
         bool verbose;
         bool shell;
 };

@@ -151,6 +151,11 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
         if (g->policy)
                 txbox_ws_set_policy(ws, g->policy);
         txbox_ws_set_approver(ws, g->approve);
+        if (txbox_ws_allow_effects(ws, o->allow_effects, &err) < 0) {
+                cli_error("%s", err.msg);
+                txbox_ws_close(ws);
+                return EXIT_TXBOX;
+        }
         struct txbox_command cmd = {
                 .shell = o->command,
                 .argv = argv,

@@ -31,7 +31,7 @@ san=""
 nm "$BUILD/libtxbox-int.a" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined"
 # shellcheck disable=SC2046,SC2086
 cc -O2 $san -Iinclude -Isrc/lib -o "$work/driver" tests/corpus/driver.c "$BUILD/libtxbox-int.a" \
-        $(pkg-config --libs libseccomp sqlite3 jansson libfyaml) || { echo "Bail out! driver build failed"; exit 1; }
+        $(pkg-config --libs libseccomp sqlite3 jansson libfyaml zlib libcurl) || { echo "Bail out! driver build failed"; exit 1; }
 
 CORPUS="$CORPUS" WORK="$work" python3 - <<'PY' || exit 1
 import glob, json, os, re, subprocess, yaml, tomllib

@@ -37,7 +37,7 @@ if [ -z "${TXBOX_IN_JAIL:-}" ]; then
                 chown 54321:54321 "$T/unmapped" && chown 54321:0 "$T/unmapped/grpfile" && chmod 664 "$T/unmapped/grpfile"
         fi
         tests/jail.sh "$JAIL_MODE" "$T" env -i PATH=/usr/local/bin:/usr/bin:/bin HOME="$T/home" TMPDIR="$T/tmp" \
-                TXBOX_IN_JAIL=1 TXBOX_HOST_TMP="${TMPDIR:-/var/tmp}" T="$T" JAIL_MODE="$JAIL_MODE" TXBOX_STRESS="${TXBOX_STRESS:-}" LANG=C.UTF-8 \
+                TXBOX_IN_JAIL=1 TXBOX_TEST_ONLY="${TXBOX_TEST_ONLY:-}" TXBOX_HOST_TMP="${TMPDIR:-/var/tmp}" T="$T" JAIL_MODE="$JAIL_MODE" TXBOX_STRESS="${TXBOX_STRESS:-}" LANG=C.UTF-8 \
                 bash "$T/tests/$(basename "$0")"
         rc=$?
         chmod -R u+rwX "$T" 2>/dev/null

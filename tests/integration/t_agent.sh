@@ -351,9 +351,11 @@ grep -m1 'conflict' "$T/err12" | sed 's/^/# /'
 # directories and a few names, within the result budget (4 KB beyond stdout and stderr), and
 # says first what happened; a rollback says why in its first field ----
 new_ws
+# the user's own 5,000 files (with content, made outside txbox): what a deletion loses
+mkdir -p "$WS/mine/a" && (cd "$WS/mine/a" && python3 -c 'for i in range(1, 5001): open(str(i), "w").write("work %d\n" % i)')
 {
         turn "$(call g1 run_command "$(jstr '{"command": "mkdir -p gen/a && cd gen/a && seq 5000 | xargs touch"}')")"
-        turn "$(call g2 run_command "$(jstr '{"command": "rm -rf gen"}')")"
+        turn "$(call g2 run_command "$(jstr '{"command": "rm -rf mine"}')")"
         turn "$(call g3 run_command "$(jstr '{"command": "mkdir -p big && cd big && seq 3000 | xargs touch"}')")"
         final "generated"
 } >"$T/script13"
@@ -378,7 +380,7 @@ ok "a rolled-back deletion of 5,000 files: within the budget too ($(printf '%s' 
         test "$(printf '%s' "$g2" | wc -c)" -le 4096
 like "$g2" '^\{"summary": "rolled back tx [0-9a-f]+: rule effect-mass-deletion broken' \
         "... its first field says it was rolled back and why"
-ok "... and nothing was deleted" test -e "$WS/gen/a/5000"
+ok "... and nothing was deleted" test -e "$WS/mine/a/5000"
 stop_server
 {
         turn "$(call h1 run_command "$(jstr '{"command": "mkdir -p more && cd more && seq 3000 | xargs touch"}')")"

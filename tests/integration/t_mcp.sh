@@ -241,6 +241,8 @@ fi
 # the script's directory): the cache's own copy may be another checkout's.
 mkdir -p "$T/sdk" && ln -sfn "$SDK/node_modules" "$T/sdk/node_modules" && cp "$T/tests/client.mjs" "$T/sdk/client.mjs"
 SDK="$T/sdk"
+# the user's own 5,000 files, each holding work: what the scenario's rolled-back deletion loses
+mkdir -p "$WS/mine/a" && (cd "$WS/mine/a" && python3 -c 'for i in range(1, 5001): open(str(i), "w").write("work %d\n" % i)')
 out=$(cd "$T" && node "$SDK/client.mjs" scenario "${MCP[@]}" 2>"$T/client.err")
 is "$?" 0 "the SDK client scenario runs to its end"
 get() { printf '%s\n' "$out" | sed -n "s/^$1=//p"; }

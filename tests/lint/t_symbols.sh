@@ -56,7 +56,7 @@ int main(int argc, char **argv)
 C
 san=""
 nm "$LIB" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined"
-libs=$(pkg-config --libs libseccomp sqlite3 jansson libfyaml libcurl)
+libs=$(pkg-config --libs libseccomp sqlite3 jansson libfyaml zlib libcurl)
 mkdir -p "$T/ws" "$T/home"
 # shellcheck disable=SC2086
 if ${CC:-cc} $san -Iinclude -o "$T/embed" "$T/embed.c" "$LIB" $libs -lpthread 2>"$T/err"; then

@@ -4,10 +4,9 @@
 #define _GNU_SOURCE
 #include "policy/effects.h"
 
-#include <dirent.h>
 #include <fnmatch.h>
 
-#include "policy/gitwork.h"
+#include "policy/loss.h"
 #include "pol.h"
 
 #define MAX_VIOLATIONS 1000 /* one per path is enough to act on; more only floods the record */
@@ -18,7 +17,6 @@ struct eff {
         struct changeset *cs;
         int upper_fd, live_fd;
         int added;
-        bool *moved; /* per path of cs: a deletion whose entry lives on under another name */
 };
 
 static void violation(struct eff *e, const char *rule, const char *path, const char *detail)
@@ -29,293 +27,7 @@ static void violation(struct eff *e, const char *rule, const char *path, const c
         e->added++;
 }
 
-/* ---- moves ----
- * A path deleted whose entry lives on under another name in the same transaction (mv, git
- * mv, os.rename of a directory) has lost nothing: the mass-deletion and lost-work rules
- * count only what is gone.  Lives on: an added or rewritten path of the same name and type
- * holds it, for a regular file the same bytes (compared, not trusted from sizes or times,
- * within a budget past which the rest count as deleted), for a symlink the same target.
- * Each such path stands for one deletion at most. */
-
-#define MOVE_CANDIDATES 16            /* same-named paths looked at per deletion */
-#define MOVE_COMPARE_BYTES (1LL << 30) /* bytes read per side, over the whole changeset */
-
-struct move_scan {
-        struct eff *e;
-        size_t *news; /* indices of added and modified paths, by base name */
-        size_t nnews;
-        bool *used;   /* per index into news */
-        long long budget;
-};
-
-static int by_base(const void *a, const void *b, void *arg)
-{
-        const struct txbox_path *paths = arg;
-        const char *x = paths[*(const size_t *)a].path, *y = paths[*(const size_t *)b].path;
-        int c = strcmp(base_name(x), base_name(y));
-        return c ? c : strcmp(x, y);
-}
-
-/* Do the live entry at del and the upper entry at add hold the same thing? */
-static bool same_entry(struct move_scan *m, const char *del, const char *add)
-{
-        struct stat a, b;
-        const char *ba, *bb;
-
-        if (lstat_beneath(m->e->live_fd, del, &a) < 0 || lstat_beneath(m->e->upper_fd, add, &b) < 0 ||
-            (a.st_mode & S_IFMT) != (b.st_mode & S_IFMT))
-                return false;
-        if (S_ISLNK(a.st_mode)) {
-                char ta[PATH_MAX], tb[PATH_MAX];
-                _cleanup_close_ int da = open_parent_beneath(m->e->live_fd, del, &ba);
-                _cleanup_close_ int db = open_parent_beneath(m->e->upper_fd, add, &bb);
-                ssize_t la = da < 0 ? -1 : readlinkat(da, ba, ta, sizeof(ta));
-                ssize_t lb = db < 0 ? -1 : readlinkat(db, bb, tb, sizeof(tb));
-                return la >= 0 && la == lb && !memcmp(ta, tb, (size_t)la);
-        }
-        if (!S_ISREG(a.st_mode))
-                return true; /* a directory's entries are judged one by one */
-        if (a.st_size != b.st_size || a.st_size > m->budget)
-                return false;
-        m->budget -= a.st_size;
-        _cleanup_close_ int da = open_parent_beneath(m->e->live_fd, del, &ba);
-        _cleanup_close_ int db = open_parent_beneath(m->e->upper_fd, add, &bb);
-        return da >= 0 && db >= 0 && files_equal_at(da, ba, db, bb) == 1;
-}
-
-/* First index into m->news whose base name is not below name's. */
-static size_t first_named(const struct move_scan *m, const char *name)
-{
-        size_t lo = 0, hi = m->nnews;
-        while (lo < hi) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (strcmp(base_name(m->e->cs->paths[m->news[mid]].path), name) < 0)
-                        lo = mid + 1;
-                else
-                        hi = mid;
-        }
-        return lo;
-}
-
-static bool lives_on(struct move_scan *m, const struct txbox_path *tp)
-{
-        const char *name = base_name(tp->path);
-        size_t tries = 0;
-
-        for (size_t i = first_named(m, name); i < m->nnews && tries < MOVE_CANDIDATES; i++) {
-                const char *add = m->e->cs->paths[m->news[i]].path;
-                if (strcmp(base_name(add), name))
-                        break;
-                if (m->used[i])
-                        continue;
-                tries++;
-                if (same_entry(m, tp->path, add))
-                        return m->used[i] = true;
-        }
-        return false;
-}
-
-static int by_path(const void *a, const void *b, void *arg)
-{
-        const struct txbox_path *paths = arg;
-        return strcmp(paths[*(const size_t *)a].path, paths[*(const size_t *)b].path);
-}
-
-/* A deleted directory none of whose deleted entries was lost (each lives on under another
- * name, or it had none) lost nothing either: a renamed directory's own name never lives on
- * (twenty directories renamed at once were twenty deletions).  Children before parents:
- * in sorted order a directory's entries follow it, so the walk goes backwards, and an entry
- * that is lost marks its parent (found by bsearch) as losing something.  One lstat per
- * deletion that no name holds, as lost_work's. */
-static void dirs_moved(struct eff *e, size_t ndel)
-{
-        const struct changeset *cs = e->cs;
-        size_t *del = xcalloc(ndel, sizeof(*del)), n = 0;
-        bool *lost = xcalloc(ndel, sizeof(bool)); /* per index into del */
-
-        for (size_t k = 0; k < cs->npaths; k++)
-                if (cs->paths[k].change == TXBOX_DELETED)
-                        del[n++] = k;
-        qsort_r(del, n, sizeof(*del), by_path, cs->paths);
-        for (size_t i = n; i-- > 0;) {
-                const char *path = cs->paths[del[i]].path;
-                struct stat st;
-                if (!e->moved[del[i]] && !lost[i] && lstat_beneath(e->live_fd, path, &st) == 0 &&
-                    S_ISDIR(st.st_mode))
-                        e->moved[del[i]] = true;
-                const char *slash = strrchr(path, '/');
-                if (e->moved[del[i]] || !slash)
-                        continue;
-                /* its parent, if deleted too: sorted before it */
-                size_t lo = 0, hi = i, len = (size_t)(slash - path);
-                while (lo < hi) {
-                        size_t mid = lo + (hi - lo) / 2;
-                        const char *q = cs->paths[del[mid]].path;
-                        int c = strncmp(q, path, len);
-                        if (c == 0 && q[len] == '\0') {
-                                lost[mid] = true;
-                                break;
-                        }
-                        if (c < 0)
-                                lo = mid + 1;
-                        else
-                                hi = mid; /* above, or equal but longer */
-                }
-        }
-        free(del);
-        free(lost);
-}
-
-/* Fill e->moved.  Only with both layers to look at and deletions to judge. */
-static void find_moves(struct eff *e)
-{
-        const struct changeset *cs = e->cs;
-        struct move_scan m = {.e = e, .budget = MOVE_COMPARE_BYTES};
-        size_t ndel = 0;
-
-        e->moved = xcalloc(cs->npaths ? cs->npaths : 1, sizeof(bool));
-        for (size_t k = 0; k < cs->npaths; k++)
-                ndel += cs->paths[k].change == TXBOX_DELETED;
-        if (!ndel || e->upper_fd < 0 || e->live_fd < 0)
-                return;
-        m.news = xcalloc(cs->npaths, sizeof(*m.news));
-        for (size_t k = 0; k < cs->npaths; k++)
-                if (cs->paths[k].change != TXBOX_DELETED)
-                        m.news[m.nnews++] = k;
-        qsort_r(m.news, m.nnews, sizeof(*m.news), by_base, cs->paths);
-        m.used = xcalloc(m.nnews ? m.nnews : 1, sizeof(bool));
-        for (size_t k = 0; k < cs->npaths; k++)
-                if (cs->paths[k].change == TXBOX_DELETED)
-                        e->moved[k] = lives_on(&m, &cs->paths[k]);
-        free(m.news);
-        free(m.used);
-        dirs_moved(e, ndel);
-}
-
-/* ---- mass deletion ---- */
-
-/* Regular files (non-directories) beneath dirfd, counting stops at limit. */
-static long count_files(int dfd, long limit, int depth)
-{
-        if (depth > CS_MAX_DEPTH)
-                return 0;
-        int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
-                if (fd >= 0)
-                        close(fd);
-                return 0;
-        }
-        long n = 0;
-        for (struct dirent *de; n < limit && (de = readdir(d));) {
-                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
-                        continue;
-                if (de->d_type != DT_DIR) {
-                        n++;
-                        continue;
-                }
-                _cleanup_close_ int sub =
-                        openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sub >= 0)
-                        n += count_files(sub, limit - n, depth + 1);
-        }
-        closedir(d);
-        return n;
-}
-
-static void mass_deletion(struct eff *e, int live_fd)
-{
-        const struct effects_cfg *c = &e->p->eff;
-        long deleted = 0;
-        for (size_t k = 0; k < e->cs->npaths; k++)
-                deleted += e->cs->paths[k].change == TXBOX_DELETED && !e->moved[k];
-        if (deleted < c->mass_delete_min)
-                return;
-        char detail[256];
-        if (deleted >= c->mass_delete_count) {
-                snprintf(detail, sizeof(detail), "%ld paths deleted (limit %ld)", deleted,
-                         c->mass_delete_count);
-                violation(e, "effect-mass-deletion", ".", detail);
-                return;
-        }
-        /* Only the share matters now: stop counting once it cannot be reached. */
-        long enough = (long)((double)deleted / c->mass_delete_share) + 1;
-        long live = count_files(live_fd, enough, 0);
-        if ((double)deleted >= c->mass_delete_share * (double)live) {
-                snprintf(detail, sizeof(detail), "%ld of the workspace's %ld files deleted (limit %.0f%%)",
-                         deleted, live, c->mass_delete_share * 100);
-                violation(e, "effect-mass-deletion", ".", detail);
-        }
-}
-
-/* ---- work that git cannot give back ----
- * Deleting or emptying files is undone by git only when git holds their content: a clean
- * tracked file comes back with git checkout; an untracked one, or a tracked one changed
- * since it was staged, is gone.  Several of those at once is refused, whatever command did
- * it; ignored files (build output, dependencies) are not work.  Only the repository at the
- * workspace's root is read; without one the rule does not apply (mass deletion still does). */
-#define LOST_NAMED 20     /* paths named one by one; the rest are counted */
-#define LOST_JUDGED 20000 /* candidates looked at; beyond, the mass-deletion rule has fired */
-
-/* A path the transaction deletes or empties that held data: a regular file of some bytes
- * in the workspace, gone or left as a regular file of none. */
-static bool loses_data(const struct eff *e, int live_fd, const struct txbox_path *tp)
-{
-        struct stat live, up;
-        if (tp->change == TXBOX_ADDED || path_is_within(tp->path, ".git"))
-                return false;
-        if (tp->change == TXBOX_MODIFIED &&
-            (e->upper_fd < 0 || lstat_beneath(e->upper_fd, tp->path, &up) < 0 || !S_ISREG(up.st_mode) ||
-             up.st_size))
-                return false;
-        return lstat_beneath(live_fd, tp->path, &live) >= 0 && S_ISREG(live.st_mode) && live.st_size;
-}
-
-static void lost_work(struct eff *e, int live_fd)
-{
-        long min = e->p->eff.lost_work_min;
-        if (min <= 0)
-                return;
-        /* the repository is read only when enough data is lost to matter */
-        size_t *cand = NULL, ncand = 0;
-        for (size_t k = 0; k < e->cs->npaths && ncand < LOST_JUDGED; k++)
-                if (!e->moved[k] && loses_data(e, live_fd, &e->cs->paths[k])) {
-                        cand = xrealloc(cand, (ncand + 1) * sizeof(*cand));
-                        cand[ncand++] = k;
-                }
-        struct gitwork *g = ncand >= (size_t)min ? gitwork_open(live_fd) : NULL;
-        if (!g) {
-                free(cand);
-                return;
-        }
-        size_t *lost = xcalloc(LOST_NAMED, sizeof(*lost)); /* indices into the changeset */
-        long nlost = 0;
-        for (size_t c = 0; c < ncand; c++) {
-                size_t k = cand[c];
-                const struct txbox_path *tp = &e->cs->paths[k];
-                enum git_state s = gitwork_state(g, live_fd, tp->path);
-                if (s == GIT_CLEAN || s == GIT_IGNORED)
-                        continue;
-                if (nlost < LOST_NAMED)
-                        lost[nlost] = k;
-                nlost++;
-        }
-        if (nlost >= min) {
-                char detail[256];
-                for (long k = 0; k < nlost && k < LOST_NAMED; k++) {
-                        const struct txbox_path *tp = &e->cs->paths[lost[k]];
-                        snprintf(detail, sizeof(detail),
-                                 "%s a file git cannot restore (untracked, or changed since git last "
-                                 "recorded it); "
-                                 "%ld such files in this command (limit %ld): commit or stash them first",
-                                 tp->change == TXBOX_DELETED ? "deletes" : "empties", nlost, min);
-                        violation(e, "effect-lost-work", tp->path, detail);
-                }
-        }
-        free(lost);
-        free(cand);
-        gitwork_free(g);
-}
+/* ---- what is lost: loss.c (effect-lost-work, effect-mass-deletion, effect-git-integrity) ---- */
 
 /* ---- protected paths ---- */
 
@@ -570,19 +282,20 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
         }
 }
 
+const char *effects_allowable(size_t i)
+{
+        static const char *const r[] = {"effect-lost-work",     "effect-mass-deletion",  "effect-git-integrity",
+                                        "effect-git-internals", "effect-protected-path", "effect-file-size"};
+        return i < ARRAY_SIZE(r) ? r[i] : NULL;
+}
+
 int effects_check(const struct policy *p, int upper_fd, int live_fd, struct changeset *cs,
                   const struct policy_ctx *ctx, struct txbox_error *err)
 {
         if (!p || !cs)
                 return tx_err(err, EINVAL, "effects_check: no policy or changeset");
         struct eff e = {.p = p, .ctx = ctx, .cs = cs, .upper_fd = upper_fd, .live_fd = live_fd};
-        find_moves(&e);
-        if (live_fd >= 0) {
-                mass_deletion(&e, live_fd);
-                lost_work(&e, live_fd);
-        }
-        free(e.moved);
-        e.moved = NULL;
+        e.added += loss_check(p, upper_fd, live_fd, cs, ctx, MAX_VIOLATIONS);
         for (size_t k = 0; k < cs->npaths; k++) {
                 protected_paths(&e, &cs->paths[k]);
                 if (upper_fd >= 0 && cs->paths[k].change != TXBOX_DELETED)

@@ -29,6 +29,14 @@ struct policy_ctx {
         const char *workspace; /* absolute; paths are resolved against it, home and / */
         const char *home;      /* may be NULL */
         const char *cwd;       /* absolute; where relative paths start */
+        /* For the effect rules (loss.c, gitwork.c): did a committed transaction of txbox's
+         * own create path (workspace-relative), running a program, without deleting
+         * anything (a file it moved there is not its own), with nothing changed since
+         * (ctime_ms, the file's ctime, no later than that commit)?  any: did any committed
+         * transaction (a command, or an agent's edit) last create or change it, with
+         * nothing changed since?  NULL: no log to ask. */
+        bool (*made_by_txbox)(void *arg, const char *path, int64_t ctime_ms, bool any);
+        void *made_arg;
         /* At an exec while the command runs: the argv is concrete, and what a shell or an
          * interpreter in it would run is judged at its own exec; so nothing counts for being
          * unknown (no @unknown-command, no path of class unknown).  docs/DESIGN.md, "What

@@ -57,6 +57,9 @@ static const char R_DISCARD[] =
         "or use git restore --staged to unstage only";
 static const char R_STASHD[] =
         "dropping or clearing stashes loses saved work; leave the stash in place";
+static const char R_ALLOWFX[] =
+        "--allow-effect lets a command lose work or damage the repository past the effect rules; only the "
+        "user gives it, for a command they run themselves: ask them";
 static const char R_DL[] =
         "downloaded code piped into a shell or interpreter runs unreviewed code; download it to a file, "
         "read it, then run it";
@@ -340,6 +343,8 @@ const struct rule default_rules[] = {
          .sub = L("restore"), .any_flags = L("worktree", "W")},
         {.id = "git-stash-drop", WS_ONLY .decision = DENY, .reason = R_STASHD, .programs = L("git"),
          .sub = L("stash", "drop|clear")},
+        {.id = "txbox-allow-effect", .decision = DENY, .reason = R_ALLOWFX, .programs = L("txbox"),
+         .any_flags = L("allow-effect")},
 
         /* system control and privileges */
         {.id = "system-power", .decision = DENY, .reason = R_POWER,

@@ -85,6 +85,9 @@ static const char *const st_sql[ST__MAX] = {
                                 " AND n_added + n_modified + n_deleted > 0"
                                 " AND commit_seq IS NOT NULL ORDER BY commit_seq DESC LIMIT 1",
         [ST_NEXT_COMMIT_SEQ] = "SELECT coalesce(max(commit_seq), 0) + 1 FROM tx",
+        [ST_LAST_CHANGE] = "SELECT p.change, t.ended_ms, t.n_deleted, t.exit_code FROM path p JOIN tx t ON t.seq = p.tx_seq"
+                           " WHERE p.path = ?1 AND t.outcome = 'committed' AND t.commit_seq IS NOT NULL"
+                           " ORDER BY t.commit_seq DESC LIMIT 1",
         [ST_LATER_COMMITS] = "SELECT count(*) FROM (SELECT 1 FROM tx WHERE commit_seq > ?1"
                              " LIMIT " STR(RECENT_MAX) " + 1)",
         [ST_OVERLAP_SUBTREE] = OVERLAP_SQL SUBTREE_SQL,

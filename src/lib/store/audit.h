@@ -77,6 +77,12 @@ int audit_commits_from(struct audit *a, int64_t from, int max, struct txbox_reco
 int audit_newest_committed(struct audit *a, struct txbox_record *out, struct txbox_error *err);
 /* The next commit sequence number (max(commit_seq)+1). */
 int audit_next_commit_seq(struct audit *a, int64_t *out, struct txbox_error *err);
+/* The newest committed change of path: what it was, when its transaction ended, how many
+ * paths that transaction deleted, and whether it ran a program that exited (ran: false for
+ * an agent's edit recorded from its hook, exit code -1, and for a program killed by a
+ * signal).  1 when there is one, 0 when the log has none. */
+int audit_last_change(struct audit *a, const char *path, enum txbox_change *change, int64_t *ended_ms,
+                      int64_t *n_deleted, bool *ran, struct txbox_error *err);
 /* Paths of committed (not undone) transactions with commit_seq > after_commit_seq that equal,
  * lie beneath, or lie above any of paths[].  Returned as "path (tx ID)" strings in *out. */
 int audit_later_overlaps(struct audit *a, int64_t after_commit_seq, const struct txbox_path *paths,

@@ -34,7 +34,7 @@ enum st {
         ST_BEGIN_READ, ST_BEGIN_WRITE, ST_COMMIT, ST_ROLLBACK,
         ST_INSERT_TX, ST_UPDATE_TX, ST_SEQ_OF_ID, ST_DELETE_PATHS, ST_INSERT_PATH,
         ST_GET_EXACT, ST_IDS_IN_RANGE, ST_PATHS_OF, ST_LIST, ST_NEWEST_COMMITTED,
-        ST_NEXT_COMMIT_SEQ, ST_LATER_COMMITS,
+        ST_NEXT_COMMIT_SEQ, ST_LATER_COMMITS, ST_LAST_CHANGE,
         /* The three of each plan in this order (find_overlaps, auditread.c). */
         ST_OVERLAP_SUBTREE, ST_OVERLAP_EQ, ST_OVERLAP_ALL, ST_RECENT_SUBTREE, ST_RECENT_EQ, ST_RECENT_ALL,
         /* A session's savepoints (the table may be missing from a log made before it: see

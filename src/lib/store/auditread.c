@@ -465,6 +465,29 @@ int audit_next_commit_seq(struct audit *a, int64_t *out, struct txbox_error *err
         return 0;
 }
 
+int audit_last_change(struct audit *a, const char *path, enum txbox_change *change, int64_t *ended_ms,
+                      int64_t *n_deleted, bool *ran, struct txbox_error *err)
+{
+        CONNECT(a, err);
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        int rc = audit_stmt(a, ST_LAST_CHANGE, &st);
+
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_step(st);
+        if (rc == SQLITE_DONE)
+                return 0;
+        if (rc != SQLITE_ROW)
+                return audit_db_fail(a, rc, err, "read a path's last change");
+        const char *c = (const char *)sqlite3_column_text(st, 0);
+        *change = c && !strcmp(c, "added") ? TXBOX_ADDED : c && !strcmp(c, "deleted") ? TXBOX_DELETED : TXBOX_MODIFIED;
+        *ended_ms = sqlite3_column_int64(st, 1);
+        *n_deleted = sqlite3_column_int64(st, 2);
+        *ran = sqlite3_column_type(st, 3) != SQLITE_NULL && sqlite3_column_int64(st, 3) >= 0;
+        return 1;
+}
+
 /* ---- overlaps ---- */
 
 static void strvec_clearp(struct strvec *sv) { strvec_clear(sv); }

@@ -664,6 +664,7 @@ int txbox_tx_evaluate(struct txbox_tx *tx, struct txbox_error *err)
         changeset_free(&tx->cs);
         if ((r = changeset_build(upper, tx->ws->ws_fd, &tx->cs, err)) < 0)
                 return tx_err_wrap(err, "evaluate tx %s", tx->rec.id);
+        trace_mark("changeset built");
         if ((r = tx_judge_effects(tx, upper, err)) < 0)
                 return tx_err_wrap(err, "evaluate tx %s", tx->rec.id);
         tx_record_take_changes(tx);

@@ -51,6 +51,7 @@ struct txbox_ws {
         struct policy *policy; /* loaded on first use (txbox_ws_set_policy or the default) */
         char *policy_file;     /* --policy FILE, or NULL */
         char *approver;        /* --approve PROGRAM for "ask" decisions, or NULL */
+        struct strvec allowed_effects; /* --allow-effect: rules the user lets break (txbox_ws_allow_effects) */
         txbox_progress_fn progress;
         void *progress_ctx;
         txbox_notice_fn notice; /* warnings for the caller to show (txbox_ws_set_notice) */

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "policy/effects.h"
 #include "policy/judge.h"
+#include "store/audit.h"
 #include "txn/tx.h"
 
 void txbox_ws_set_policy(struct txbox_ws *ws, const char *file)
@@ -16,6 +17,28 @@ void txbox_ws_set_approver(struct txbox_ws *ws, const char *program)
 {
         free(ws->approver);
         ws->approver = xstrdup_or_null(program);
+}
+
+int txbox_ws_allow_effects(struct txbox_ws *ws, const char *rules, struct txbox_error *err)
+{
+        struct strvec v = {0};
+        _cleanup_free_ char *copy = xstrdup(rules ? rules : "");
+        char *save = NULL;
+        for (char *r = strtok_r(copy, ",", &save); r; r = strtok_r(NULL, ",", &save)) {
+                if (!effects_is_allowable(r)) {
+                        strvec_clear(&v);
+                        char list[256] = "";
+                        for (size_t i = 0; effects_allowable(i); i++)
+                                snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s", i ? ", " : "",
+                                         effects_allowable(i));
+                        return tx_err(err, EINVAL, "--allow-effect=%s: not an effect rule a user can allow (%s)", r,
+                                      list);
+                }
+                strvec_push(&v, xstrdup(r));
+        }
+        strvec_clear(&ws->allowed_effects);
+        ws->allowed_effects = v;
+        return 0;
 }
 
 /* Allowed as it stands, or an "ask" the approval program allowed. */
@@ -36,6 +59,25 @@ int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error
         return 0;
 }
 
+/* policy_ctx.made_by_txbox: the audit log's newest committed change of path is its
+ * creation by a command txbox ran (a program whose output running it again gives back),
+ * not by an agent's own edit tool (content the model wrote, in no log: txbox hook records
+ * it as a transaction too); or (any) any change by either, the file unchanged since. */
+static bool made_by_txbox(void *arg, const char *path, int64_t ctime_ms, bool any)
+{
+        struct txbox_ws *ws = arg;
+        enum txbox_change c;
+        int64_t ended = 0, deleted = 0;
+        bool ran = false;
+        struct txbox_error e = {0};
+        int r = ws->audit ? audit_last_change(ws->audit, path, &c, &ended, &deleted, &ran, &e) : 0;
+        if (r < 0) /* the log cannot say: the answer that judges more strictly */
+                return any;
+        if (r == 0 || ended <= 0 || ctime_ms > ended)
+                return false;
+        return any ? c != TXBOX_DELETED : c == TXBOX_ADDED && ran && !deleted;
+}
+
 static void set_ctx(struct txbox_tx *tx, const char *cwd)
 {
         const char *home = getenv("HOME");
@@ -45,6 +87,8 @@ static void set_ctx(struct txbox_tx *tx, const char *cwd)
                 .workspace = tx->ws->path,
                 .home = home && home[0] == '/' ? home : NULL,
                 .cwd = tx->pctx_cwd,
+                .made_by_txbox = made_by_txbox,
+                .made_arg = tx->ws,
         };
 }
 
@@ -226,6 +270,47 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[], struct ex
         return exec_let_through(tx, caller, program, argv);
 }
 
+/* The violations of the rules the user allowed (--allow-effect) leave the changeset; the
+ * record's message and a notice say what was allowed, and on which paths. */
+static bool allowed_rule(const struct txbox_ws *ws, const char *rule)
+{
+        for (size_t i = 0; i < ws->allowed_effects.n; i++)
+                if (!strcmp(ws->allowed_effects.v[i], rule))
+                        return true;
+        return false;
+}
+
+static void allow_once(struct txbox_tx *tx)
+{
+        struct changeset *cs = &tx->cs;
+        size_t kept = 0, n = 0;
+        char paths[512] = "", rules[256] = "";
+        for (size_t i = 0; i < cs->nviolations; i++) {
+                struct txbox_violation *v = &cs->violations[i];
+                if (!v->rule || !allowed_rule(tx->ws, v->rule) || !effects_is_allowable(v->rule)) {
+                        cs->violations[kept++] = *v;
+                        continue;
+                }
+                if (!strstr(rules, v->rule))
+                        snprintf(rules + strlen(rules), sizeof(rules) - strlen(rules), "%s%s", rules[0] ? ", " : "",
+                                 v->rule);
+                if (n++ < 3)
+                        snprintf(paths + strlen(paths), sizeof(paths) - strlen(paths), "%s%.100s", n > 1 ? ", " : "",
+                                 v->path ? v->path : "");
+                free(v->rule);
+                free(v->path);
+                free(v->detail);
+        }
+        cs->nviolations = kept;
+        if (!n)
+                return;
+        free(tx->rec.message);
+        tx->rec.message = xasprintf("the user allowed %s for this command (--allow-effect): %zu violation%s on %s%s",
+                                    rules, n, n == 1 ? "" : "s", paths, n > 3 ? " and more" : "");
+        if (tx->ws->notice)
+                tx->ws->notice(tx->ws->notice_ctx, tx->rec.message);
+}
+
 /* After the run and the changeset: a refused exec becomes a violation (rolled back), and the
  * effect rules judge what the program changed. */
 int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err)
@@ -245,5 +330,7 @@ int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err)
         if ((r = ws_policy(tx->ws, &p, err)) < 0)
                 return r;
         r = effects_check(p, upper_fd, tx->ws->ws_fd, &tx->cs, &tx->pctx, err);
+        if (r >= 0 && tx->ws->allowed_effects.n)
+                allow_once(tx);
         return r < 0 ? r : 0;
 }

@@ -386,6 +386,7 @@ void txbox_ws_close(struct txbox_ws *ws)
         pthread_cond_destroy(&ws->sweep_cv);
         pthread_mutex_destroy(&ws->sweep_mu);
         free(ws->notice_held);
+        strvec_clear(&ws->allowed_effects);
         free(ws->path);
         free(ws->state);
         free(ws->state_mask);
