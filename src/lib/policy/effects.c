@@ -8,6 +8,7 @@
 #include <fnmatch.h>
 
 #include "policy/gitwork.h"
+#include "policy/runlater.h"
 #include "pol.h"
 
 #define MAX_VIOLATIONS 1000 /* one per path is enough to act on; more only floods the record */
@@ -418,5 +419,6 @@ int effects_check(const struct policy *p, int upper_fd, int live_fd, struct chan
                 if (upper_fd >= 0 && cs->paths[k].change != TXBOX_DELETED)
                         upper_entry(&e, upper_fd, &cs->paths[k]);
         }
+        e.added += runlater_check(upper_fd, live_fd, cs, ctx, MAX_VIOLATIONS - e.added);
         return e.added;
 }
