@@ -164,12 +164,13 @@ int gitcfg_parse(const char *text, size_t len, gitcfg_fn fn, void *data, unsigne
         size_t base = 0;
         bool comment = false;
         int r = -EINVAL;
+        unsigned at = 1; /* the line the entry or header being read starts on */
 
         /* A NUL ends git's value early (it keeps C strings): the text would read two ways. */
         const char *nul = memchr(text, '\0', len);
         if (nul) {
                 for (const char *p = text; p < nul; p++)
-                        s.line += *p == '\n';
+                        at += *p == '\n';
                 goto out;
         }
         static const char bom[] = "\xef\xbb\xbf";
@@ -198,6 +199,7 @@ int gitcfg_parse(const char *text, size_t len, gitcfg_fn fn, void *data, unsigne
                         comment = true;
                         continue;
                 }
+                at = s.line;
                 if (c == '[') {
                         buf_setlen(&name, 0);
                         if (base_var(&s, &name) < 0 || name.len < 1)
@@ -208,7 +210,6 @@ int gitcfg_parse(const char *text, size_t len, gitcfg_fn fn, void *data, unsigne
                 }
                 if (!g_alpha(c))
                         goto out;
-                unsigned at = s.line;
                 buf_setlen(&name, base);
                 buf_add(&name, (char)g_lower(c));
                 for (;;) {
@@ -230,7 +231,7 @@ int gitcfg_parse(const char *text, size_t len, gitcfg_fn fn, void *data, unsigne
         }
 out:
         if (r == -EINVAL && line)
-                *line = s.line;
+                *line = at;
 out_keep:
         free(name.s);
         free(value.s);
