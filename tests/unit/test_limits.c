@@ -6,8 +6,10 @@
  * who enters the mode-000 directory as its owner rather than by privilege. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "sandbox/reslimits.h"
@@ -39,6 +41,48 @@ static void sub(const char *rel)
         char path[8192];
         snprintf(path, sizeof(path), "%s/%s", root, rel);
         mkdir(path, 0755);
+}
+
+/* A user namespace of ours (our uid mapped to 0 in it), as the sandbox's: a child makes it
+ * and waits; its namespace file stays open after it is gone.  -1 when none can be made. */
+static int own_userns(void)
+{
+        int p[2];
+        char path[64], map[64];
+        if (pipe(p) < 0)
+                return -1;
+        pid_t c = fork();
+        if (c == 0) {
+                char x;
+                close(p[1]);
+                if (unshare(CLONE_NEWUSER) < 0)
+                        _exit(1);
+                _exit(read(p[0], &x, 1) < 0 ? 1 : 0);
+        }
+        close(p[0]);
+        usleep(100000); /* let it unshare */
+        /* both ids: a capability in a user namespace covers only files whose owner and group
+         * it maps (the sandbox maps both) */
+        static const char *const files[] = {"setgroups", "uid_map", "gid_map"};
+        bool mapped = true;
+        int ns = -1;
+        for (size_t k = 0; k < 3 && mapped; k++) {
+                snprintf(path, sizeof(path), "/proc/%d/%s", (int)c, files[k]);
+                if (k == 0)
+                        snprintf(map, sizeof(map), "deny");
+                else
+                        snprintf(map, sizeof(map), "0 %d 1\n", k == 1 ? (int)getuid() : (int)getgid());
+                int fd = open(path, O_WRONLY | O_CLOEXEC);
+                mapped = fd >= 0 && write(fd, map, strlen(map)) == (ssize_t)strlen(map);
+                if (fd >= 0)
+                        close(fd);
+        }
+        snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)c);
+        if (mapped)
+                ns = open(path, O_RDONLY | O_CLOEXEC);
+        close(p[1]);
+        waitpid(c, NULL, 0);
+        return ns;
 }
 
 static void walks(void)
@@ -96,6 +140,24 @@ static void walks(void)
         else
                 ok(bytes >= 1u << 20 && entries == 2, "... and entered by privilege as root (%llu entries)",
                    (unsigned long long)entries);
+        bool closed = false;
+        limits_tree_walk(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries, &closed);
+        ok(closed == (getuid() != 0), "... and the walk says so (%d)", closed);
+        /* ...and is walked again from within a user namespace of ours, as the owner of its
+         * files, which enters every directory and changes none. */
+        int ns = own_userns();
+        if (ns >= 0) {
+                int r = limits_tree_usage_as_owner(b, ns, &bytes, &entries);
+                ok(r == 0 && bytes >= 1u << 20 && entries == 2,
+                   "walked as its owner in a user namespace, it is entered (%d, %llu entries)", r,
+                   (unsigned long long)entries);
+                ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and keeps its mode 000 (%o)",
+                   st.st_mode & 07777);
+                close(ns);
+        } else {
+                printf("ok %d - # SKIP no user namespace here\n", ++tap_n);
+        }
+        ok(limits_tree_usage_as_owner(b, -1, &bytes, &entries) < 0, "without a namespace that walk fails (closed)");
         limits_tree_usage(strcat(strcpy(b, root), "/closed"), true, &bytes, &entries);
         ok(bytes >= 1u << 20 && entries == 2, "the final walk enters it (%llu entries)",
            (unsigned long long)entries);
@@ -131,7 +193,11 @@ static void meter(void)
         snprintf(wk, sizeof(wk), "%s/work", root);
         disk_meter_start(&m, up, wk, &l);
         ok(m.have_base, "the meter notes the file system's free space at the start");
-        is_int(m.slack, 64 << 20, "the free-space slack is at least 64 MiB");
+        is_int(m.slack, 4 << 20, "the free-space slack of a 3 MiB limit is the floor, 4 MiB");
+        struct txbox_limits big = {.disk = 1ULL << 30};
+        struct disk_meter m2;
+        disk_meter_start(&m2, up, wk, &big);
+        is_int(m2.slack, 256 << 20, "... of 1 GiB a quarter of it: relative to the limit, not an absolute 64 MiB");
         is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_NONE,
                "3 MiB in the layers (1 MiB of it in work) under a 3 MiB limit: within");
         is_int(disk_meter_check(&m, 1 << 20, 1, false, detail, sizeof(detail)), LIMIT_DISK,

@@ -199,6 +199,7 @@ struct sandbox {
         pid_t pid;               /* init */
         int statusfd, errfd;     /* init's status pipe, the children's error pipe */
         int sock;                /* our end of the socketpair: the command out, fds in */
+        int userns_fd;           /* its user namespace, for the disk meter's walks as its owner */
         sigset_t mask, old;      /* termination signals, blocked while the program runs */
         bool blocked;
         struct txbox_run_result pre; /* what prepare() found (dropped env, Landlock ABI) */
@@ -209,6 +210,7 @@ static void sandbox_free(struct sandbox *sb)
         closep(&sb->statusfd);
         closep(&sb->errfd);
         closep(&sb->sock);
+        closep(&sb->userns_fd);
         if (sb->blocked)
                 sigprocmask(SIG_SETMASK, &sb->old, NULL);
         free(sb->prep.envp);
@@ -359,7 +361,7 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
 
         sandbox_reap(false);
         sb->spec = s;
-        sb->statusfd = sb->errfd = sb->sock = -1;
+        sb->statusfd = sb->errfd = sb->sock = sb->userns_fd = -1;
         sb->prep.notify_sock = -1;
         sb->prep.cg_sync = -1;
         sigemptyset(&sb->mask);
@@ -402,6 +404,7 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
                 sb->statusfd = TAKE_FD(statusp[0]);
                 sb->errfd = TAKE_FD(errp[0]);
                 sb->sock = TAKE_FD(nsock[0]);
+                sb->userns_fd = fcntl(s->shared_ns->user_fd, F_DUPFD_CLOEXEC, 0);
                 trace_mark("cloned, joined");
                 if ((r = attach_cgroup(sb, cgp[1], err)) < 0)
                         goto fail_started;
@@ -430,7 +433,14 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         sb->statusfd = TAKE_FD(statusp[0]);
         sb->errfd = TAKE_FD(errp[0]);
         sb->sock = TAKE_FD(nsock[0]);
-        if ((r = sandbox_write_idmaps(pid, s->idmap, err)) < 0 || write(syncp[1], "x", 1) != 1) {
+        if ((r = sandbox_write_idmaps(pid, s->idmap, err)) == 0) {
+                /* Now, while init waits for its map: once it runs it is not dumpable, and its
+                 * namespace files are closed to us. */
+                char ns[64];
+                snprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)pid);
+                sb->userns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+        }
+        if (r < 0 || write(syncp[1], "x", 1) != 1) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 if (r >= 0)
@@ -492,6 +502,7 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
                                .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep};
         /* The file system's free space from here on is the program's to answer for. */
         disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits);
+        sv.disk.userns_fd = sb->userns_fd; /* still ours: sandbox_free closes it */
         /* A sandbox that died while setting up shows it on its status and error pipes. */
         if (sandbox_send_go(sb->sock, argv, cwd, s->stdio_redirect ? s->stdio : NULL) < 0) {
                 /* nothing to do here: sandbox_supervise_wait sees init gone */
