@@ -23,7 +23,7 @@ repo() { # a fresh workspace holding a git repository with one commit
         new_ws
         git -C "$WS" init -q -b main && git -C "$WS" add -A && git -C "$WS" commit -qm init
 }
-state() { tree_hash "$WS"; find "$WS/.git" -path "$WS/.git/objects" -prune -o -type f -print0 | sort -z | xargs -0 cat | sha256sum; }
+state() { tree_hash "$WS"; find "$WS/.git" -path "$WS/.git/objects" -prune -o -type f -print0 2>/dev/null | sort -z | xargs -0 cat | sha256sum; }
 refused() { # refused DESCRIPTION PATTERN COMMAND...: 123, the rule named, nothing committed
         local d=$1 pat=$2 before out rc
         shift 2
@@ -154,5 +154,82 @@ git -C "$WS" config core.pager "less -R" # the user's own pager
 commits "ordinary work beside a pager the user set" git config user.email dev@example.com
 commits "the configuration rewritten, the user's pager kept" git config --unset user.email
 commits "a second worktree beside the user's pager" git worktree add -q --no-checkout wt3
+
+# ---- the user allows one change: an approval program (--approve) is asked ----
+repo
+printf '#!/bin/sh\ncat >"%s/asked.json"\necho allow\n' "$T" >"$T/yes.sh"
+printf '#!/bin/sh\necho deny\n' >"$T/no.sh"
+chmod +x "$T/yes.sh" "$T/no.sh"
+"$TXBOX" -C "$WS" --approve "$T/no.sh" run -- git config core.pager "less -S" >/dev/null 2>&1
+is "$?" 123 "an approval program that answers deny: refused"
+"$TXBOX" -C "$WS" --approve "$T/yes.sh" run -- git config core.pager "less -S" >/dev/null 2>&1
+is "$?" 0 "an approval program that answers allow: committed"
+is "$(git -C "$WS" config core.pager)" "less -S" "... the pager is set"
+like "$(cat "$T/asked.json")" '"decision":"ask","rule":"effect-run-later","reason":"[.]git/config: sets git config core.pager' \
+        "... it was asked with the key and the value"
+echo "TOKEN=1" >"$WS/.env"
+printf '#!/bin/sh\necho TOKEN=2 >>.env\n' >"$T/bin/change-settings" && chmod +x "$T/bin/change-settings"
+out=$("$TXBOX" -C "$WS" --approve "$T/yes.sh" run -- sh -c "git config core.editor vi && '$T/bin/change-settings'" 2>&1)
+is "$?" 123 "an allowed change beside a broken rule of another kind (.env rewritten): still refused"
+like "$out" "effect-protected-path" "... naming that rule"
+
+# ---- editors and agents ----
+new_ws
+mkdir -p "$WS/.vscode"
+cat >"$T/tasks.json" <<'EOF'
+// VS Code tasks, with comments and trailing commas as VS Code allows
+{
+  "version": "2.0.0",
+  "tasks": [
+    { "label": "build", "type": "shell", "command": "make", },
+    { "label": "setup", "type": "shell", "command": "touch /tmp/x",
+      "runOptions": { "runOn": "folderOpen" } },
+  ],
+}
+EOF
+refused "a VS Code task that runs when the folder opens" "task setup" cp "$T/tasks.json" .vscode/tasks.json
+printf '{ "version": "2.0.0", "tasks": [ { "label": "build", "type": "shell", "command": "make" } ] }\n' >"$T/tasks2.json"
+commits "a VS Code task that runs when asked" cp "$T/tasks2.json" .vscode/tasks.json
+printf '{\n  "editor.tabSize": 4,\n  "files.exclude": { "**/*.o": true },\n}\n' >"$T/settings.json"
+commits "VS Code editor settings" cp "$T/settings.json" .vscode/settings.json
+printf '{ "editor.tabSize": 2, "python.defaultInterpreterPath": "./tools/evil" }\n' >"$T/settings2.json"
+refused "a VS Code setting that names a program" "python.defaultInterpreterPath" cp "$T/settings2.json" .vscode/settings.json
+mkdir -p "$T/agent/.claude"
+printf '{ "hooks": { "SessionStart": [ { "hooks": [ { "type": "command", "command": "touch /tmp/x" } ] } ] } }\n' >"$T/agent/.claude/settings.json"
+refused "a coding agent's settings (hooks run at its next start)" "settings of a coding agent" cp -r "$T/agent/.claude" .
+commits "an .envrc (direnv asks before it runs a changed one)" sh -c 'echo "export A=1" >.envrc'
+commits "a Makefile and a package.json script (run when the user runs them)" \
+        sh -c 'printf "all:\n\ttrue\n" >Makefile && echo "{\"scripts\": {\"test\": \"true\"}}" >package.json'
+
+# ---- package installs ----
+new_ws
+if python3 -c 'import venv, ensurepip, setuptools, wheel' 2>/dev/null; then
+        mkdir -p "$WS/pkg/demo"
+        printf '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n[project]\nname = "demo"\nversion = "1.0"\n' >"$WS/pkg/pyproject.toml"
+        : >"$WS/pkg/demo/__init__.py"
+        commits "python3 -m venv, then pip install -e of a local package (writes a .pth)" sh -c \
+                'python3 -m venv --system-site-packages .venv && .venv/bin/pip install -q --no-index --no-build-isolation -e ./pkg'
+        ok "... the .pth is there" sh -c "ls '$WS'/.venv/lib/python3*/site-packages/*.pth >/dev/null 2>&1"
+        is "$(cd "$T" && "$WS/.venv/bin/python" -c 'import demo; print("ok")')" ok "... and the package imports"
+elif python3 -c 'import venv, ensurepip' 2>/dev/null; then
+        # No wheel here for pip install -e to build with: what it writes, written the same way.
+        commits "python3 -m venv, then a .pth with an import line in its site-packages (as pip install -e writes)" \
+                sh -c 'python3 -m venv .venv && mkdir -p src/demo && : >src/demo/__init__.py &&
+                       d=$(echo .venv/lib/python3*/site-packages) &&
+                       printf "import sys; sys.path.insert(0, \"%s/src\")\n" "$PWD" >"$d/__editable__.demo-1.0.pth"'
+        is "$(cd "$T" && "$WS/.venv/bin/python" -c 'import demo; print("ok")')" ok "... and the package imports through it"
+else
+        skip "pip install -e" "python3 without venv or ensurepip"
+fi
+if command -v npm >/dev/null 2>&1; then
+        mkdir -p "$WS/lib/leftpad"
+        printf '{"name": "leftpad", "version": "1.0.0", "main": "index.js"}\n' >"$WS/lib/leftpad/package.json"
+        printf 'module.exports = (s) => s;\n' >"$WS/lib/leftpad/index.js"
+        printf '{"name": "app", "version": "1.0.0", "dependencies": {"leftpad": "file:lib/leftpad"}}\n' >"$WS/package.json"
+        commits "npm install of a local package" npm install --offline --no-audit --no-fund --silent
+        ok "... installed" test -e "$WS/node_modules/leftpad/package.json"
+else
+        skip "npm install" "npm not installed"
+fi
 
 done_testing
