@@ -28,6 +28,8 @@ struct rl {
         int budget, added;
         struct strvec hookdirs; /* directories core.hooksPath names, workspace-relative */
         struct strvec judged;   /* "after\nbefore" gitdir pairs already judged */
+        char *hooks_parent;     /* the last directory holding a "hooks" asked about ... */
+        bool hooks_parent_git;  /* ... and whether it is a repository's (paths come sorted) */
 };
 
 static void add(struct rl *r, const char *path, char *detail)
@@ -352,37 +354,47 @@ static void repos_of(struct rl *r, const char *path, struct strvec *wts, struct 
 /* A hook: a file in a repository's hooks directory, or in the one core.hooksPath names. */
 static void hooks(struct rl *r, const struct txbox_path *tp)
 {
+        const char *hookdir = NULL; /* the core.hooksPath directory it is in, when it is */
+        bool in_git = false;        /* in a repository's own hooks directory */
         struct stat st;
+
         if (tp->change == TXBOX_DELETED || ends_with(tp->path, ".sample"))
                 return;
-        if (view_lstat(&r->v, tp->path, &st, NULL) == 0 && S_ISDIR(st.st_mode))
-                return;
-        _cleanup_free_ char *p = shown(tp->path);
-        for (const char *c = tp->path;;) {
+        /* Names first (every changed path passes here): the layers only for the few. */
+        for (const char *c = tp->path; !in_git;) {
                 const char *end = strchrnul(c, '/');
                 if (end - c == 5 && !strncmp(c, "hooks", 5)) {
-                        _cleanup_free_ char *gd = strndup(tp->path, c > tp->path ? (size_t)(c - tp->path - 1) : 0);
-                        if (gitdir_like(&r->v, gd) || gitdir_like(&r->before, gd)) {
-                                add(r, tp->path,
-                                    xasprintf("%s the git hook %s, which git runs at your next commit, checkout, "
-                                              "merge or push in that repository, outside the sandbox; %s",
-                                              tp->change == TXBOX_ADDED ? "adds" : "changes", p, HOW_ALLOW));
-                                return;
+                        char *gd = strndup(tp->path, c > tp->path ? (size_t)(c - tp->path - 1) : 0);
+                        if (!r->hooks_parent || strcmp(r->hooks_parent, gd)) {
+                                free(r->hooks_parent);
+                                r->hooks_parent = gd;
+                                r->hooks_parent_git = gitdir_like(&r->v, gd) || gitdir_like(&r->before, gd);
+                        } else {
+                                free(gd);
                         }
+                        in_git = r->hooks_parent_git;
                 }
                 if (!*end)
                         break;
                 c = end + 1;
         }
-        for (size_t k = 0; k < r->hookdirs.n; k++)
-                if (path_is_within(tp->path, r->hookdirs.v[k]) && strcmp(tp->path, r->hookdirs.v[k])) {
-                        _cleanup_free_ char *hd = shown(r->hookdirs.v[k]);
-                        add(r, tp->path,
-                            xasprintf("%s %s in %s, the hooks directory core.hooksPath names: git runs it at your "
-                                      "next commit, checkout, merge or push, outside the sandbox; %s",
-                                      tp->change == TXBOX_ADDED ? "adds" : "changes", p, hd, HOW_ALLOW));
-                        return;
-                }
+        for (size_t k = 0; k < r->hookdirs.n && !in_git && !hookdir; k++)
+                if (path_is_within(tp->path, r->hookdirs.v[k]) && strcmp(tp->path, r->hookdirs.v[k]))
+                        hookdir = r->hookdirs.v[k];
+        if ((!in_git && !hookdir) || (view_lstat(&r->v, tp->path, &st, NULL) == 0 && S_ISDIR(st.st_mode)))
+                return;
+        _cleanup_free_ char *p = shown(tp->path), *hd = shown(hookdir);
+        const char *verb = tp->change == TXBOX_ADDED ? "adds" : "changes";
+        if (in_git)
+                add(r, tp->path,
+                    xasprintf("%s the git hook %s, which git runs at your next commit, checkout, merge or push in "
+                              "that repository, outside the sandbox; %s",
+                              verb, p, HOW_ALLOW));
+        else
+                add(r, tp->path,
+                    xasprintf("%s %s in %s, the hooks directory core.hooksPath names: git runs it at your next "
+                              "commit, checkout, merge or push, outside the sandbox; %s",
+                              verb, p, hd, HOW_ALLOW));
 }
 
 /* ---- editors and agents ---- */
@@ -631,5 +643,6 @@ int runlater_check(int upper_fd, int live_fd, struct changeset *cs, const struct
         strvec_clear(&gds);
         strvec_clear(&r.hookdirs);
         strvec_clear(&r.judged);
+        free(r.hooks_parent);
         return r.added;
 }
