@@ -2,7 +2,8 @@
  * and the effect rule built on them (runlater.c).  The parser is checked against the real
  * git on the same bytes (git config -f FILE --list -z) wherever git is installed, and on
  * hostile input: NULs, huge lines, deep and cyclic includes, includes and links that leave
- * the workspace.  Every tree is a throwaway directory under TMPDIR. */
+ * the workspace.  Every tree is a throwaway directory under TMPDIR; tests/run.sh runs it as
+ * root and as-user (uid 54321). */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdarg.h>

@@ -1,6 +1,7 @@
 /* The policy engine: the shell parser (every bypass form the issue names), wrappers and
  * interpreters, the matcher's normalisation, policy files, limits and effect rules.
- * Nothing here executes a command: the engine only reads strings. */
+ * Nothing here executes a command: the engine only reads strings.  tests/run.sh runs it as
+ * root and as-user (uid 54321): where a symlink may lead depends on who can write there. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdarg.h>
