@@ -208,9 +208,11 @@ static void approve_run_later(struct txbox_tx *tx)
         struct changeset *cs = &tx->cs;
         size_t n = 0, first = 0;
 
-        for (size_t k = cs->nviolations; k-- > 0;)
-                if (!strcmp(cs->violations[k].rule, RUNLATER_RULE))
-                        n++, first = k;
+        for (size_t k = cs->nviolations; k-- > 0;) {
+                if (strcmp(cs->violations[k].rule, RUNLATER_RULE))
+                        return; /* refused whatever the answer: nothing to ask */
+                n++, first = k;
+        }
         if (!n || !tx->ws->approver)
                 return;
         struct policy_result res = {.decision = POLICY_ASK, .offset = -1};
