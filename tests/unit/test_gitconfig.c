@@ -178,6 +178,7 @@ static void test_runs(void)
                 {"core.fsmonitor", NULL, false},        {"core.fsmonitor", "0", false},
                 {"core.pager", "less", true},           {"core.editor", "vim", true},
                 {"core.hookspath", ".githooks", true},  {"core.sshcommand", "ssh -i k", true},
+                {"core.hookspath", "/dev/null", false}, {"credential.helper", "", false},
                 {"core.askpass", "x", true},            {"core.gitproxy", "x", true},
                 {"core.worktree", "/elsewhere", true},  {"sequence.editor", "x", true},
                 {"pager.log", "true", false},           {"pager.log", "less -S", true},

@@ -405,7 +405,7 @@ bool gitcfg_is_bool(const char *v)
                                                   *end == 'M' || *end == 'G') && !end[1]));
 }
 
-enum { ANY = 0, NOTBOOL, BANG, EXT, SUBEXT, ABS, NOTNEVER };
+enum { ANY = 0, NOTBOOL, BANG, EXT, SUBEXT, ABS, NOTNEVER, NOTEMPTY, NOTDEVNULL };
 enum { NOSUB = 0, SUB, EITHER };
 
 struct runs {
@@ -420,7 +420,8 @@ struct runs {
  * programs or hooks from, or a switch that lets one run (git-lfs's own keys included). */
 static const struct runs table[] = {
         {"core", NOSUB, "fsmonitor", NOTBOOL, "as a file-system monitor at every git status, diff, add and commit"},
-        {"core", NOSUB, "hookspath", ANY, "as the directory of hooks run at every commit, checkout, merge and push"},
+        {"core", NOSUB, "hookspath", NOTDEVNULL, "as the directory of hooks run at every commit, checkout, merge and "
+                                                 "push"},
         {"core", NOSUB, "pager", ANY, "as the pager of git log, diff, show and every other git command that pages"},
         {"core", NOSUB, "editor", ANY, "as the editor of git commit, rebase -i and tag -a"},
         {"core", NOSUB, "sshcommand", ANY, "at every fetch and push over ssh"},
@@ -439,7 +440,7 @@ static const struct runs table[] = {
         {"merge", SUB, "driver", ANY, "at git merge, rebase, cherry-pick and stash pop"},
         {"mergetool", SUB, "cmd|path", ANY, "at git mergetool"},
         {"difftool", SUB, "cmd|path", ANY, "at git difftool"},
-        {"credential", EITHER, "helper", ANY, "at every fetch and push that needs a password, and is handed it"},
+        {"credential", EITHER, "helper", NOTEMPTY, "at every fetch and push that needs a password, and is handed it"},
         {"gpg", EITHER, "program", ANY, "at every signed commit or tag and every signature check"},
         {"gpg", SUB, "defaultkeycommand", ANY, "at every signed commit or tag"},
         {"include", NOSUB, "path", ANY, "as more configuration, read by every git command"},
@@ -524,6 +525,14 @@ const char *gitcfg_runs(const char *name, const char *value)
                         break;
                 case NOTNEVER:
                         if (value && !strcasecmp(value, "never"))
+                                continue;
+                        break;
+                case NOTEMPTY: /* an empty helper resets the list: nothing runs */
+                        if (value && !value[0])
+                                continue;
+                        break;
+                case NOTDEVNULL: /* core.hooksPath=/dev/null: the usual way to turn hooks off */
+                        if (value && !strcmp(value, "/dev/null"))
                                 continue;
                         break;
                 default:
