@@ -175,7 +175,8 @@ for how in open tmpfile mmap inflight; do
 done
 watch_free lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b; sleep 2'
 ok "two files of 20 MB under a 32 MiB limit: stopped (status $rc)" test "$rc" -eq 137
-like "$out" "stopped at its disk limit: .* over the limit of 32.0 MiB \(--max-disk\)" "... the line says what was measured"
+# (the walk's figure, or, when the file system's free space gave it away first, that one)
+like "$out" "stopped at its disk limit: .* over the limit of 32.0 MiB( plus [0-9.]+ MiB of slack)? \(--max-disk\)" "... the line says what was measured"
 out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 40000000 /dev/zero >a' 2>&1)
 like "$out" "stopped at its disk limit: " "a single file past the limit names the disk limit too"
 out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b' 2>&1)
@@ -191,14 +192,14 @@ is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
 
 # A directory the program closes to its owner (mode 0300: it can still write there) while it
 # runs hides nothing: the meter walks the layer as its owner from within the sandbox's user
-# namespace.  3 MB is under the free-space rule's bound (1 MiB + 4 MiB of slack): only the
-# walk can see it.  (Files of 750 kB: RLIMIT_FSIZE stops any one file at the limit.)
+# namespace.  2.1 MB is under the free-space rule's bound (1 MiB + 4 MiB of slack): only the
+# walk can see it.  (Files of 700 kB: RLIMIT_FSIZE stops any one file at the limit.)
 start=$(date +%s)
 out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-disk=1M -- \
-        sh -c 'mkdir hide && chmod 0300 hide && for i in 1 2 3 4; do head -c 750000 /dev/zero >hide/$i; done; sleep 10' 2>&1)
+        sh -c 'mkdir hide && chmod 0300 hide && for i in 1 2 3; do head -c 700000 /dev/zero >hide/$i; done; sleep 10' 2>&1)
 rc=$?
 took=$(($(date +%s) - start))
-ok "3 MB in a directory of mode 0300 under --max-disk=1M: stopped (status $rc)" test "$rc" -eq 137
+ok "2.1 MB in a directory of mode 0300 under --max-disk=1M: stopped (status $rc)" test "$rc" -eq 137
 ok "... while it runs, not at its end (${took} s of its 10)" test "$took" -le 6
 like "$out" "stopped at its disk limit: .* held on the workspace's file system" "... by the walk, which entered it"
 watch_free "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-disk=1M -- \
@@ -215,8 +216,9 @@ ok "... while it runs (${took} s of its 10)" test "$took" -le 6
 like "$out" "stopped at its files limit: .*over the limit of 100" "... by the walk (the free inodes rule's slack is 1000)"
 is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
 # Ordinary work under limits: directories closed and opened again, one left closed, a
-# build's worth of files.
-out=$("$TXBOX" -C "$WS" run --max-disk=64M --max-files=2000 -- sh -c '
+# build's worth of files.  (A disk limit far above what it writes: the free-space rule
+# counts every other writer on this machine's file system too.)
+out=$("$TXBOX" -C "$WS" run --max-disk=512M --max-files=2000 -- sh -c '
         mkdir -p build/obj && i=0
         while [ $i -lt 300 ]; do head -c 10000 /dev/zero >build/obj/o$i.o; i=$((i + 1)); done
         mkdir t && chmod 000 t && sleep 0.5 && chmod 700 t && rmdir t

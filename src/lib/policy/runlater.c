@@ -280,7 +280,8 @@ static void judge_repo(struct rl *r, const char *ga, const char *gb, const char 
                 struct strvec old = {0};
                 if (nc)
                         before_keys(r, &a, &b, &old);
-                qsort(cand, nc, sizeof(*cand), cmp_cand);
+                if (nc)
+                        qsort(cand, nc, sizeof(*cand), cmp_cand);
                 for (size_t k = 0; k < nc; k++) {
                         bool dup = k && !strcmp(cand[k].key, cand[k - 1].key);
                         bool was = old.n && bsearch(&cand[k].key, old.v, old.n, sizeof(*old.v), cmp_str);
