@@ -129,10 +129,8 @@ const char *linkout_judge(const char *host, const struct policy_ctx *ctx, char *
         if ((ctx && ctx->home && under_any(where, ctx->home, home_stores, ARRAY_SIZE(home_stores))) ||
             under_any(where, NULL, abs_stores, ARRAY_SIZE(abs_stores)))
                 return NULL;
-        bool home = ctx && ctx->home && path_is_within(where, ctx->home);
-        if (!home && (path_is_within(where, "/tmp") || path_is_within(where, "/var/tmp") ||
-                      path_is_within(where, "/dev/shm")))
-                return NULL; /* scratch space, as the command rules have it */
+        /* (No exception for /tmp: another project, or the workspace's neighbours, may live
+         * there, as writable as anything in the home directory.) */
         struct stat st;
         bool sys = under_any(where, NULL, system_trees, ARRAY_SIZE(system_trees)) ||
                    (geteuid() != 0 && path_is_within(where, "/etc"));
