@@ -216,9 +216,9 @@ ok "... while it runs (${took} s of its 10)" test "$took" -le 6
 like "$out" "stopped at its files limit: .*over the limit of 100" "... by the walk (the free inodes rule's slack is 1000)"
 is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
 # Ordinary work under limits: directories closed and opened again, one left closed, a
-# build's worth of files.  (A disk limit far above what it writes: the free-space rule
-# counts every other writer on this machine's file system too.)
-out=$("$TXBOX" -C "$WS" run --max-disk=512M --max-files=2000 -- sh -c '
+# build's worth of files.  (Limits far above what it writes: the free-space and free-inodes
+# rules count every other writer on this machine's file system too.)
+out=$("$TXBOX" -C "$WS" run --max-disk=512M --max-files=100000 -- sh -c '
         mkdir -p build/obj && i=0
         while [ $i -lt 300 ]; do head -c 10000 /dev/zero >build/obj/o$i.o; i=$((i + 1)); done
         mkdir t && chmod 000 t && sleep 0.5 && chmod 700 t && rmdir t
