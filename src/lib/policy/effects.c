@@ -332,9 +332,10 @@ static enum link_verdict follow(struct link_walk *w, const char *target)
                 }
                 if (l == 2 && c[0] == '.' && c[1] == '.') {
                         if (!n) {
-                                snprintf(w->out, sizeof(w->out), "%s/%s",
-                                         w->e->ctx && w->e->ctx->workspace ? w->e->ctx->workspace : "", c);
-                                return LINK_LEAVES;
+                                const char *ws = w->e->ctx && w->e->ctx->workspace ? w->e->ctx->workspace : "";
+                                return (size_t)snprintf(w->out, sizeof(w->out), "%s/%s", ws, c) < sizeof(w->out)
+                                               ? LINK_LEAVES
+                                               : LINK_TOO_DEEP;
                         }
                         char *slash = strrchr(w->cur, '/');
                         *(slash ? slash : w->cur) = '\0';
@@ -356,8 +357,9 @@ static enum link_verdict follow(struct link_walk *w, const char *target)
                 *(slash ? slash : w->cur) = '\0';
                 if ((v = follow(w, link)) != LINK_STAYS) {
                         size_t o = strlen(w->out); /* what follows the link follows its target */
-                        if (v == LINK_LEAVES && *c && o + 1 < sizeof(w->out))
-                                snprintf(w->out + o, sizeof(w->out) - o, "/%s", c);
+                        if (v == LINK_LEAVES && *c &&
+                            (size_t)snprintf(w->out + o, sizeof(w->out) - o, "/%s", c) >= sizeof(w->out) - o)
+                                return LINK_TOO_DEEP; /* longer than any path the kernel resolves */
                         return v;
                 }
         }

@@ -37,10 +37,11 @@ static bool under_any(const char *p, const char *base, const char *const *list, 
         return false;
 }
 
-/* Lexically normalised absolute path (".", "..", "//" taken out). */
-static void normalise(const char *in, char *out, size_t size)
+/* Lexically normalised absolute path (".", "..", "//" taken out); false when it does not fit. */
+static bool normalise(const char *in, char *out, size_t size)
 {
         size_t n = 0;
+        bool fits = true;
         out[0] = '\0';
         for (const char *c = in; *c;) {
                 const char *end = strchrnul(c, '/');
@@ -49,27 +50,36 @@ static void normalise(const char *in, char *out, size_t size)
                         char *slash = strrchr(out, '/');
                         n = slash ? (size_t)(slash - out) : 0;
                         out[n] = '\0';
-                } else if (l && !(l == 1 && c[0] == '.') && n + l + 2 < size) {
+                } else if (l && !(l == 1 && c[0] == '.')) {
+                        if (n + l + 2 >= size) {
+                                fits = false;
+                                break;
+                        }
                         n += (size_t)snprintf(out + n, size - n, "/%.*s", (int)l, c);
                 }
                 c = *end ? end + 1 : end;
         }
         if (!n)
                 snprintf(out, size, "/");
+        return fits;
 }
 
 /* host resolved as the kernel would (realpath); when it does not exist, its nearest
- * existing ancestor resolved and the rest appended (*exists false, *ancestor that one). */
-static void resolve(const char *host, char *out, size_t size, char *ancestor, size_t asize, bool *exists)
+ * existing ancestor resolved and the rest appended (*exists false, *ancestor that one).
+ * false when the result would not fit. */
+static bool resolve(const char *host, char *out, size_t size, char *ancestor, size_t asize, bool *exists)
 {
         char buf[PATH_MAX], *r = realpath(host, NULL);
         *exists = r != NULL;
         if (r) {
+                bool fits = strlen(r) < size && strlen(r) < asize;
                 snprintf(out, size, "%s", r);
                 snprintf(ancestor, asize, "%s", r);
                 free(r);
-                return;
+                return fits;
         }
+        if (strlen(host) >= sizeof(buf))
+                return false;
         snprintf(buf, sizeof(buf), "%s", host);
         for (char *slash; (slash = strrchr(buf, '/'));) {
                 *slash = '\0';
@@ -80,11 +90,10 @@ static void resolve(const char *host, char *out, size_t size, char *ancestor, si
                 snprintf(joined, sizeof(joined), "%s/%s", r, host + (slash - buf) + 1);
                 snprintf(ancestor, asize, "%s", r);
                 free(r);
-                normalise(joined, out, size);
-                return;
+                return normalise(joined, out, size);
         }
-        normalise(host, out, size);
         snprintf(ancestor, asize, "/");
+        return normalise(host, out, size);
 }
 
 /* Could the user write it?  As root, anything outside the trees of installed software;
@@ -104,13 +113,15 @@ const char *linkout_judge(const char *host, const struct policy_ctx *ctx, char *
         char ancestor[PATH_MAX], plain[PATH_MAX];
         bool exists;
 
-        normalise(host, plain, sizeof(plain));
+        if (!normalise(host, plain, sizeof(plain)))
+                return "symlink leads to a path too long to judge";
         for (size_t k = 0; k < ARRAY_SIZE(harmless_dev); k++)
                 if (!strcmp(plain, harmless_dev[k])) { /* (/dev/stdin itself leads into /proc) */
                         snprintf(where, size, "%s", plain);
                         return NULL;
                 }
-        resolve(host, where, size, ancestor, sizeof(ancestor), &exists);
+        if (!resolve(host, where, size, ancestor, sizeof(ancestor), &exists))
+                return "symlink leads to a path too long to judge";
         if (ctx && ctx->workspace && path_is_within(where, ctx->workspace))
                 return "symlink leaves the workspace and comes back into it: its target depends on what lies "
                        "outside; write it relative, within the workspace";

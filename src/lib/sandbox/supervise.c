@@ -183,7 +183,7 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
                 while (waitpid(sv->pid, NULL, 0) < 0 && errno == EINTR)
                         ;
         /* Everything has stopped: what the program left is what would be committed. */
-        bool stopped = sv->limit != LIMIT_NONE, killed = res->timed_out || res->cancelled;
+        bool killed = res->timed_out || res->cancelled;
         if (!killed)
                 check_limits(sv, true);
         if (sv->limit != LIMIT_NONE) {
@@ -198,8 +198,11 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
                 res->exit_code = WEXITSTATUS(st->status);
                 res->signal = 0;
         }
-        /* Over a limit found only by the final check: as if stopped a moment earlier. */
-        if (!stopped && sv->limit != LIMIT_NONE && res->exit_code == 0) {
+        /* Over a limit: never a success, whenever it was found.  Found only by the final check,
+         * or by a check that came after the program had exited 0 but before its status did
+         * (the kill then reached nobody, and init reports the 0): as if stopped a moment
+         * earlier.  (A run over the limit that exited 0 used to commit in that window.) */
+        if (sv->limit != LIMIT_NONE && res->exit_code == 0) {
                 res->exit_code = -1;
                 res->signal = SIGKILL;
         }
