@@ -46,6 +46,14 @@ UNIT_SRC := $(wildcard tests/unit/test_*.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+# Test hooks (failpoint(), which can kill, crash or hang txbox from an environment variable,
+# and TXBOX_TEST_* variables) are compiled only into a test variant, $(BUILD)/testing/txbox:
+# the release build/txbox has none (tests/lint/t_release.sh checks its symbols).  Only the
+# sources that hold a hook are compiled twice; the tests that need hooks use the variant.
+HOOK_SRC := $(shell grep -lw -e failpoint -e TXBOX_TESTING $(LIB_SRC) $(CLI_SRC) 2>/dev/null)
+TEST_OBJ := $(filter-out $(HOOK_SRC:%.c=$(BUILD)/%.o),$(LIB_OBJ) $(CLI_OBJ)) $(HOOK_SRC:%.c=$(BUILD)/testing/%.o)
+TEST_LIB_OBJ := $(filter-out $(CLI_SRC:%.c=$(BUILD)/%.o) $(CLI_SRC:%.c=$(BUILD)/testing/%.o),$(TEST_OBJ))
+TEST_CLI_OBJ := $(filter-out $(TEST_LIB_OBJ),$(TEST_OBJ))
 # Each object and test binary depends on the headers it includes, as the compiler saw them
 # (-MMD writes BUILD/....d beside it; -MP keeps a deleted header from stopping the build).
 # Objects also depend on this Makefile, which holds the flags.
@@ -55,10 +63,14 @@ DEPFLAGS  = -MMD -MP -MF $@.d
 FUZZ_TARGETS := shell argv policy hook mcp gitconfig
 REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
-FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/common.o
+FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/hook_edit.o $(BUILD)/src/cli/common.o
 
-.PHONY: all deps check check-clients check-pod unit integration layers demo bench install clean stress fuzz fuzz-bins
-all: $(BUILD)/txbox $(UNIT_BIN) $(REPLAY_BIN)
+.PHONY: all deps check test check-clients check-pod unit integration layers demo bench install clean stress fuzz fuzz-bins
+all: $(BUILD)/txbox $(BUILD)/testing/txbox $(UNIT_BIN) $(REPLAY_BIN)
+
+$(BUILD)/testing/%.o: %.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -DTXBOX_TESTING $(DEPFLAGS) -c -o $@ $<
 
 $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
@@ -68,12 +80,20 @@ $(BUILD)/libtxbox.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+$(BUILD)/testing/libtxbox.a: $(TEST_LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
 $(BUILD)/txbox: $(CLI_OBJ) $(BUILD)/libtxbox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libtxbox.a
+$(BUILD)/testing/txbox: $(TEST_CLI_OBJ) $(BUILD)/testing/libtxbox.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Unit tests link the test variant: some drive failpoints through the library.
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/testing/libtxbox.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/libtxbox.a $(LDLIBS)
+	$(CC) $(CFLAGS) -DTXBOX_TESTING $(DEPFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/testing/libtxbox.a $(LDLIBS)
 
 .SECONDEXPANSION:
 $(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox.a
@@ -93,13 +113,17 @@ deps:
 
 check:
 	@scripts/deps.sh --test
+	$(MAKE) test
+
+# make check without scripts/deps.sh: installs nothing (the packages must be there already).
+test:
 	scripts/layers.sh
 	$(MAKE) all
 	BUILD=$(BUILD) tests/run.sh
 
 # The real agents (Claude Code, Codex, Gemini CLI, the MCP inspector and SDK) from npm at
 # pinned versions, each against a scripted model server in the test jail (tests/clients/).
-check-clients: $(BUILD)/txbox
+check-clients: $(BUILD)/testing/txbox
 	BUILD=$(BUILD) tests/clients/run.sh
 
 # The layers of the code (scripts/layers.sh): every include, and every symbol an object of
@@ -129,9 +153,11 @@ bench:
 stress: all
 	BUILD=$(BUILD) TXBOX_STRESS=1 tests/run.sh integration
 
-# txbox in a container as deploy/pod.yaml runs it (tests/pod/run.sh): needs podman and root;
-# skips, saying why, where podman cannot run a container.
+# deploy/ (tests/pod/run.sh): strict validation against the pinned upstream schemas, the
+# generated seccomp profiles, the AppArmor profile; then, with podman and root, the pods run
+# with options generated from the manifests (skipped, saying why, where podman cannot run).
 check-pod: $(BUILD)/txbox
+	@scripts/deps.sh --pod
 	BUILD=$(BUILD) tests/pod/run.sh
 
 # Fuzzing (tests/fuzz/run.sh): each libFuzzer target (clang, ASan, UBSan) for FUZZ_SECONDS,
@@ -155,4 +181,5 @@ install: $(BUILD)/txbox
 clean:
 	rm -rf build build-san build-fuzz build-clang
 
--include $(wildcard $(BUILD)/src/lib/*/*.o.d $(BUILD)/src/cli/*.o.d $(BUILD)/tests/*.d $(BUILD)/fuzz/*.d)
+-include $(wildcard $(BUILD)/src/lib/*/*.o.d $(BUILD)/src/cli/*.o.d $(BUILD)/tests/*.d $(BUILD)/fuzz/*.d \
+        $(BUILD)/testing/src/lib/*/*.o.d $(BUILD)/testing/src/cli/*.o.d)

@@ -6,6 +6,9 @@
 #   scripts/deps.sh --bench  also what make bench uses for its plot and peak-memory table
 #   scripts/deps.sh --fuzz   also what make fuzz needs: clang and its libFuzzer and
 #                            sanitizer runtimes (libclang-rt-dev: libclang_rt.fuzzer*.a)
+#   scripts/deps.sh --pod    also what make check-pod needs: python3-yaml for tests/pod/k8s.py
+#                            and jq for the audit-log filter (podman, runc and apparmor for its
+#                            container runs are optional: .ci/run installs them)
 set -eu
 
 # build: compiler, pkg-config and the libraries; tests: bubblewrap and util-linux for the
@@ -21,6 +24,9 @@ OPTIONAL=""
 WHY=""
 if [ "${1:-}" = --fuzz ]; then
         PKGS="$PKGS clang libclang-rt-dev"
+fi
+if [ "${1:-}" = --pod ]; then
+        PKGS="$PKGS python3 python3-yaml jq"
 fi
 case "${1:-}" in
 --test) OPTIONAL="chromium python3" WHY="for the tests that use it: HTML report, agent" ;;

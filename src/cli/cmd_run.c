@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "run.h"
+#include "base/util.h"
 
 static void run_usage(FILE *f)
 {
@@ -41,8 +42,9 @@ void run_options_help(FILE *f)
                    "  --tx=ID                     add to session ID (txbox begin) as one savepoint\n"
                    "  --env=NAME                  pass environment variable NAME although its name\n"
                    "                              looks secret (*TOKEN*, *KEY*, AWS_*, ...; repeatable)\n"
-                   "  --allow-unix-sockets        let the program create unix sockets (host sockets\n"
-                   "                              such as docker.sock become reachable)\n"
+                   "  --allow-unix-sockets        let the program connect to every unix socket, the\n"
+                   "                              host's too (docker.sock, ssh-agent; by default only\n"
+                   "                              the sandbox's own, in its /tmp and /dev/shm)\n"
                    "  --max-procs=N               processes and threads at once (default 1024)\n"
                    "  --max-memory=SIZE           memory of the whole sandbox: processes, /tmp,\n"
                    "                              /dev/shm, memfds (default half the RAM)\n"
@@ -86,20 +88,6 @@ static int parse_net(const char *s, enum txbox_net_mode *m)
         } else
                 return -1;
         return 0;
-}
-
-/* A count or a size with an optional K/M/G suffix; 0 on error. */
-static uint64_t parse_size(const char *s)
-{
-        char *end;
-        unsigned long long v = strtoull(s, &end, 10);
-        uint64_t mult = 1;
-        switch (*end) {
-        case 'k': case 'K': mult = 1ULL << 10; end++; break;
-        case 'm': case 'M': mult = 1ULL << 20; end++; break;
-        case 'g': case 'G': mult = 1ULL << 30; end++; break;
-        }
-        return *s < '0' || *s > '9' || *end || v == 0 || v > UINT64_MAX / mult ? 0 : v * mult;
 }
 
 static int set_limit(uint64_t *field, const char *opt, const char *arg)
@@ -169,20 +157,45 @@ static int parse_timeout(const char *s, double *t)
         return *end || *t < 0 || *t > 1e7 ? -1 : 0;
 }
 
+static const struct option run_longopts[] = {
+        {"commit", required_argument, NULL, 'm'}, {"net", required_argument, NULL, 'n'},
+        {"timeout", required_argument, NULL, 't'}, {"report", required_argument, NULL, 'r'},
+        {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
+        {"tx", required_argument, NULL, 'x'},     {"env", required_argument, NULL, 'e'},
+        {"allow-unix-sockets", no_argument, NULL, 'u'},
+        {"max-procs", required_argument, NULL, 'P'}, {"max-memory", required_argument, NULL, 'M'},
+        {"max-cpu", required_argument, NULL, 'U'},   {"max-disk", required_argument, NULL, 'D'},
+        {"max-files", required_argument, NULL, 'F'}, {"max-open-files", required_argument, NULL, 'O'},
+        {"max-cpus", required_argument, NULL, 'C'}, {0},
+};
+
+int run_long_option(const char *arg)
+{
+        if (strncmp(arg, "--", 2) || !arg[2])
+                return 0;
+        const char *name = arg + 2, *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const struct option *hit = NULL;
+        for (const struct option *op = run_longopts; op->name; op++) {
+                if (strncmp(op->name, name, len))
+                        continue;
+                if (strlen(op->name) == len) { /* exact */
+                        hit = op;
+                        break;
+                }
+                if (hit) /* two options start so: getopt_long calls it ambiguous */
+                        return 0;
+                hit = op; /* a unique abbreviation, as getopt_long takes it */
+        }
+        if (!hit)
+                return 0;
+        return hit->has_arg == required_argument && !eq ? 2 : 1;
+}
+
 /* Parse run/sh options up to the first non-option; returns optind or -EXIT code. */
 int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FILE *))
 {
-        static const struct option opts[] = {
-                {"commit", required_argument, NULL, 'm'}, {"net", required_argument, NULL, 'n'},
-                {"timeout", required_argument, NULL, 't'}, {"report", required_argument, NULL, 'r'},
-                {"verbose", no_argument, NULL, 'v'},      {"help", no_argument, NULL, 'h'},
-                {"tx", required_argument, NULL, 'x'},     {"env", required_argument, NULL, 'e'},
-                {"allow-unix-sockets", no_argument, NULL, 'u'},
-                {"max-procs", required_argument, NULL, 'P'}, {"max-memory", required_argument, NULL, 'M'},
-                {"max-cpu", required_argument, NULL, 'U'},   {"max-disk", required_argument, NULL, 'D'},
-                {"max-files", required_argument, NULL, 'F'}, {"max-open-files", required_argument, NULL, 'O'},
-                {"max-cpus", required_argument, NULL, 'C'}, {0},
-        };
+        const struct option *opts = run_longopts;
         int c, r;
 
         optind = 1;
@@ -216,9 +229,7 @@ int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FIL
                 case 'c': o->command = optarg; break;
                 case 'x': o->session = optarg; break;
                 case 'e':
-                        o->env_keep.v = realloc(o->env_keep.v, (o->env_keep.n + 2) * sizeof(char *));
-                        if (!o->env_keep.v)
-                                return -EXIT_TXBOX;
+                        o->env_keep.v = xrealloc(o->env_keep.v, (o->env_keep.n + 2) * sizeof(char *));
                         o->env_keep.v[o->env_keep.n++] = optarg;
                         o->env_keep.v[o->env_keep.n] = NULL;
                         o->opts.env_keep = o->env_keep.v;

@@ -18,6 +18,9 @@ struct run_cli {
 };
 
 int run_parse_options(int argc, char **argv, struct run_cli *o, void (*help)(FILE *));
+/* arg as one of run's long options: 0 not one, 1 complete (--verbose, --net=host), 2 it takes
+ * the next word as its value (--net host); abbreviated as getopt_long allows. */
+int run_long_option(const char *arg);
 /* Free what option parsing allocated (also after an error). */
 void run_cli_free(struct run_cli *o);
 void run_options_help(FILE *f);

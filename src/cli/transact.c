@@ -1,6 +1,7 @@
 /* The transaction behind txbox run and txbox sh: the library's one driver, with the
  * terminal's stdio and its messages printed. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,8 +37,15 @@ static void summary(const struct txbox_record *rec)
         size_t c[3] = {0};
         for (size_t i = 0; i < rec->npaths; i++)
                 c[rec->paths[i].change]++;
-        fprintf(stderr, "txbox: tx %s %s: +%zu ~%zu -%zu in %lld ms\n", rec->id,
-                txbox_outcome_name(rec->outcome), c[0], c[1], c[2], (long long)rec->duration_ms);
+        fprintf(stderr, "txbox: tx %s %s: +%zu ~%zu -%zu in %lld ms", rec->id, txbox_outcome_name(rec->outcome),
+                c[0], c[1], c[2], (long long)rec->duration_ms);
+        /* The one notice of what the environment lost (else only --report's env_dropped). */
+        if (rec->env_dropped && *rec->env_dropped) {
+                fputs("; withheld from its environment: ", stderr);
+                cli_human(stderr, rec->env_dropped);
+                fputs(" (--env NAME passes one)", stderr);
+        }
+        fputc('\n', stderr);
 }
 
 /* What txbox run prints as the one driver (txbox_command_run) goes: every reason as a
@@ -58,8 +66,78 @@ static void print_step(void *ctx, enum txbox_step step, const char *msg)
                 p->finished = true;
 }
 
+static bool path_within(const char *p, const char *dir)
+{
+        size_t n = strlen(dir);
+        return !strncmp(p, dir, n) && (p[n] == '/' || p[n] == '\0' || n == 1);
+}
+
+/* Options that shape a transaction of its own, which a txbox inside the sandbox cannot
+ * start: named, so that it can say they do not apply. */
+static void tx_options(const struct run_cli *o, const struct global_opts *g, char *buf, size_t size)
+{
+        struct txbox_limits none = {0};
+        const struct {
+                bool set;
+                const char *name;
+        } opts[] = {
+                {o->mode != TXBOX_COMMIT_AUTO, "--commit"},
+                {o->opts.net != TXBOX_NET_NONE, "--net"},
+                {o->opts.timeout_s > 0, "--timeout"},
+                {o->report != NULL, "--report"},
+                {o->session != NULL, "--tx"},
+                {o->env_keep.n > 0, "--env"},
+                {o->opts.allow_unix_sockets, "--allow-unix-sockets"},
+                {memcmp(&o->opts.limits, &none, sizeof(none)) != 0, "--max-*"},
+                {g->state != NULL, "--state"},
+                {g->policy != NULL, "--policy"},
+                {g->approve != NULL, "--approve"},
+        };
+        buf[0] = '\0';
+        for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++)
+                if (opts[i].set)
+                        snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", buf[0] ? ", " : "",
+                                 opts[i].name);
+}
+
+/* txbox inside txbox's sandbox (an inherited SHELL=txbox-sh, a script that calls txbox run):
+ * the command runs right here, in the sandbox and the transaction it is part of, where every
+ * exec is judged and every change committed or rolled back with the rest.  A transaction of
+ * its own cannot be had inside one (the state dir is hidden there).  Returns only when the
+ * program could not be run. */
+static int run_inside(char **argv, const struct run_cli *o, const struct global_opts *g, const char *ws)
+{
+        char opts[256];
+
+        tx_options(o, g, opts, sizeof(opts));
+        if (opts[0])
+                cli_error("inside txbox's sandbox already (workspace %s): running the command in it, as part "
+                          "of the transaction that runs this one; %s do not apply here",
+                          ws, opts);
+        else if (o->verbose)
+                cli_error("inside txbox's sandbox already (workspace %s): running the command in it, as part "
+                          "of the transaction that runs this one",
+                          ws);
+        /* -C: start there, as a transaction would, unless already inside it */
+        char dir[PATH_MAX], cwd[PATH_MAX];
+        if (g->workspace && realpath(g->workspace, dir) && getcwd(cwd, sizeof(cwd)) &&
+            !path_within(cwd, dir) && chdir(dir) < 0) {
+                cli_error("cannot change to the workspace '%s': %s", dir, strerror(errno));
+                return EXIT_TXBOX;
+        }
+        fflush(NULL);
+        execvp(argv[0], argv);
+        int e = errno;
+        cli_error("cannot run '%s': %s", argv[0], strerror(e));
+        return e == ENOENT ? TXBOX_EXIT_NOTFOUND : TXBOX_EXIT_NOEXEC;
+}
+
 int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
 {
+        char inside[PATH_MAX];
+        if (txbox_inside_sandbox(inside, sizeof(inside)))
+                return run_inside(argv, o, g, inside);
+
         /* The audit log opens while the sandbox starts (txbox_tx_prestart). */
         struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_RECOVER | TXBOX_OPEN_DEFER_LOG);
         struct txbox_command_result res;
@@ -71,7 +149,7 @@ int run_transaction(char **argv, struct run_cli *o, const struct global_opts *g)
         if (!ws)
                 return EXIT_TXBOX;
         if (g->policy)
-                txbox_ws_set_policy(ws, g->policy, &err);
+                txbox_ws_set_policy(ws, g->policy);
         txbox_ws_set_approver(ws, g->approve);
         struct txbox_command cmd = {
                 .shell = o->command,

@@ -21,7 +21,7 @@ skip_all() { echo "ok 1 - the real clients # SKIP $*"; echo "1..1"; echo "client
 
 command -v node >/dev/null && command -v npm >/dev/null || skip_all "node and npm are not installed (Debian: apt-get install nodejs npm)"
 command -v bwrap >/dev/null || skip_all "bubblewrap is not installed (the test jail needs it)"
-[ -x "$BUILD/txbox" ] || { echo "clients: $BUILD/txbox is missing: run make first" >&2; exit 1; }
+[ -x "$BUILD/testing/txbox" ] || { echo "clients: $BUILD/testing/txbox is missing: run make first" >&2; exit 1; }
 
 mkdir -p "$CACHE" && chmod 755 "$CACHE" || { echo "clients: cannot create the cache $CACHE" >&2; exit 1; }
 install_one() { # NAME SPEC: into $CACHE/NAME-VERSION unless there; a log on failure
@@ -75,7 +75,9 @@ chmod -R a+rX "$CACHE"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/txbox-clients.XXXXXX") || exit 1
 mkdir -p "$T/bin" "$T/tests" "$T/home" "$T/tmp"
-cp "$BUILD/txbox" "$T/bin/txbox"
+# The test variant ($BUILD/testing/txbox, with failpoints): the suite checks that a judge that
+# crashes (TXBOX_FAILPOINT=judge:0:segv) blocks the clients' commands.
+cp "$BUILD/testing/txbox" "$T/bin/txbox"
 ln -s txbox "$T/bin/txbox-prefix"
 for p in $PKGS; do
         n=${p%%:*}

@@ -34,10 +34,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 argv[n++] = buf + i;
                 i += strlen(buf + i) + 1;
         }
-        struct policy_result r;
-        int ret = policy_check_argv(pol, argv, &ctx, &r);
-        if (ret < 0 || (r.decision != POLICY_ALLOW && !r.rule[0]))
-                abort();
+        /* As before the run, as at an exec, and as a tool's own step at an exec (the exec
+         * check asks the last only after a rule of scope workspace refused). */
+        static const struct policy_ctx exec_ctx = {.workspace = FUZZ_WORKSPACE, .home = FUZZ_HOME,
+                                                   .cwd = FUZZ_WORKSPACE, .at_exec = true};
+        static const struct policy_ctx tool_ctx = {.workspace = FUZZ_WORKSPACE, .home = FUZZ_HOME,
+                                                   .cwd = FUZZ_WORKSPACE, .at_exec = true,
+                                                   .tool_internal = true};
+        const struct policy_ctx *ctxs[] = {&ctx, &exec_ctx, &tool_ctx};
+        for (size_t k = 0; k < sizeof(ctxs) / sizeof(ctxs[0]); k++) {
+                struct policy_result r;
+                int ret = policy_check_argv(pol, argv, ctxs[k], &r);
+                if (ret < 0 || (r.decision != POLICY_ALLOW && !r.rule[0]))
+                        abort();
+                /* a tool's own step is spared only the rules of scope workspace */
+                if (k == 2 && r.workspace_scope)
+                        abort();
+        }
         free(argv);
         free(buf);
         return 0;

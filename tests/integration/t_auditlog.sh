@@ -149,7 +149,7 @@ like "$out" "recovered: 1 rolled back" "(f) txbox recover settles it: $out"
 # A run whose last row could not be written (a full disk: a no-op run writes its row, then
 # its end, and that second write fails): the row stays "running", its claim goes with the
 # process, and only txbox recover settles it.
-out=$(TXBOX_FAILPOINT=audit:1:full txs run -- true 2>&1)
+out=$(TXBOX=$TXBOX_HOOKS TXBOX_FAILPOINT=audit:1:full txs run -- true 2>&1)
 like "$out" "No space left on device" "(f) a run that cannot write its last row fails: $out"
 [ -z "$(ls "$S/active")" ] && r=0 || r=1
 is "$r" 0 "(f) and leaves no claim behind"
@@ -157,7 +157,7 @@ like "$(txs log --json 2>/dev/null)" '"outcome": "running"' "(f) but a running r
 out=$(txs recover 2>&1)
 like "$out" "recovered: 1 rolled back" "(f) txbox recover settles the row nobody owns: $out"
 # The same for a commit whose "committed" row could not be written: completed from its marker.
-out=$(TXBOX_FAILPOINT=audit:2:full txs run -- sh -c 'echo x > fx' 2>&1)
+out=$(TXBOX=$TXBOX_HOOKS TXBOX_FAILPOINT=audit:2:full txs run -- sh -c 'echo x > fx' 2>&1)
 like "$out" "No space left on device" "(f) a commit that cannot write its last row fails: $out"
 like "$(txs log --json 2>/dev/null)" '"outcome": "committing"' "(f) leaving a committing row"
 out=$(txs recover 2>&1)
@@ -171,4 +171,21 @@ case "$(txs log --json 2>/dev/null)" in *'"outcome": "running"'*) r=1 ;; *) r=0 
 is "$r" 0 "(f) no running row is left"
 out=$(txs recover 2>&1)
 like "$out" "recovered: 0 rolled back, 0 completed" "(f) a second recover has nothing to do"
+# Names that are not UTF-8 come back exactly from show --json and log --json: the readable
+# string has U+FFFD, and the bytes are beside it in hex (docs/CONTRACT.md).
+new_ws
+tx run -- python3 -c 'import os; open(b"caf\xe9-\xff.txt", "w").write("x"); os.remove("docs/b.txt")' >/dev/null 2>&1
+is "$?" 0 "a file with a name that is not UTF-8 is committed"
+check_names() { python3 -c '
+import json, os, sys
+rec = json.loads(sys.stdin.read())
+rec = rec[0] if isinstance(rec, list) else rec
+added, hexes = rec["changes"]["added"], rec.get("changes_hex", {}).get("added", [])
+want = b"caf\xe9-\xff.txt"
+exact = [bytes.fromhex(h) if h else a.encode() for a, h in zip(added, hexes or [None] * len(added))]
+ok = want in exact and os.path.exists(os.path.join(sys.argv[1].encode(), want))
+ok = ok and "\ufffd" in added[exact.index(want)] and "changes_hex" in rec and "deleted" not in rec["changes_hex"]
+print("yes" if ok else "no: %r" % rec)' "$WS"; }
+is "$(tx show --json "$(last_tx)" | check_names)" yes "show --json gives the exact name in changes_hex, the readable one in changes"
+is "$(tx log --json -n 1 | check_names)" yes "... and so does log --json"
 done_testing

@@ -165,4 +165,24 @@ else
 fi
 
 is "$(tree_hash "$WS")" "$orig" "the workspace is as it started"
+# A read-only workspace: refused before anything runs, not after the program worked (the
+# overlay's root shows the upper layer's mode, so the program could write there).  As root
+# every directory is writable; a read-only mount stops the state dir first.
+if [ "$(id -u)" -ne 0 ]; then
+        new_ws
+        chmod a-w "$WS"
+        orig=$(tree_hash "$WS")
+        out=$(tx sh -c 'echo ran >ran.txt; echo ran' 2>&1)
+        is "$?" 125 "a read-only workspace is refused: 125"
+        like "$out" "^txbox: workspace '.*' is read-only \(no write permission\).*nothing ran" \
+                "... saying it is read-only and that nothing ran"
+        is "$(printf '%s' "$out" | grep -c '^ran$')" 0 "... and the program did not run"
+        is "$(tree_hash "$WS")" "$orig" "... nothing changed"
+        like "$(tx show "$(last_tx)")" "outcome +rolled_back" "... logged as rolled back"
+        chmod u+w "$WS"
+        is "$(tx sh -c 'echo ran >ran.txt; echo ran' 2>&1)" "ran" "once writable, the command runs"
+else
+        skip "read-only workspace" "root may write any directory"
+fi
+
 done_testing

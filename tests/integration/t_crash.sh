@@ -3,6 +3,7 @@
 # random moments of a 2,000-file transaction; after txbox recover the workspace is whole
 # (exactly before or exactly after), the log agrees, and the next transaction runs.
 . "$(dirname "$0")/lib.sh"
+TXBOX=$TXBOX_HOOKS # this suite drives failpoints: the test variant (lib.sh)
 
 CHANGE='echo 1 >>README && echo new >new1 && mkdir -p newdir/sub && echo n >newdir/sub/f &&
         rm docs/b.txt && rm -rf src && mkdir src && echo re >src/re.c && chmod 700 docs && ln -sfn docs link'

@@ -128,7 +128,7 @@ is "$(txa undo >/dev/null 2>&1; echo $?) $(ls "$WS/z/y" 2>&1 | tr '\n' ' ')" "0 
 txa undo >/dev/null 2>&1
 # Recovery replays the same steps: a crash in the middle of such a commit.
 txa run -- sh -c 'mkdir ro && echo a >ro/a && chmod 555 ro' >/dev/null 2>&1
-(TXBOX_FAILPOINT=commit:2 "$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run -- sh -c 'chmod 755 ro && echo b >ro/b') >/dev/null 2>&1
+(TXBOX_FAILPOINT=commit:2 "$TXBOX_HOOKS" -C "$WS" --policy "$T/allow-all.yml" run -- sh -c 'chmod 755 ro && echo b >ro/b') >/dev/null 2>&1
 txa recover >/dev/null 2>&1
 is "$(cat "$WS/ro/b" 2>/dev/null) $(stat -c %a "$WS/ro")" "b 755" "a commit interrupted between the modes is completed by recovery"
 chmod -R u+rwX "$WS"
@@ -232,6 +232,85 @@ for f in alias link memfd procfd procexe devfd linkfd proc1 at atfd; do
 done
 py ok.py 'os.execv("/bin/echo", ["printf-alias", "fine"])'
 is "$(tx run -- python3 ok.py 2>&1)" "fine" "an exec whose name differs but whose program is harmless runs"
+
+# ---- 11. a tool's own steps are spared only the workspace's rules, and only for real ----
+# git's own subcommands, make's and npm's recipes are judged by their effects for the rules
+# of scope workspace (git history, .git): docs/DESIGN.md, "What is judged at exec".  Who runs
+# an exec is read by the supervisor from the kernel, never from what the program says: each
+# attack below runs from a file the check before the run does not read, and must be refused
+# at the exec, naming the rule, with the workspace and the home as they were.
+new_ws
+export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@example.com GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@example.com
+export GIT_CONFIG_NOSYSTEM=1 npm_config_update_notifier=false
+git -C "$WS" init -q && git -C "$WS" add -A && git -C "$WS" commit -qm init
+echo "uncommitted work" >>"$WS/README"
+echo precious >"$HOME/precious.txt"
+home_sum() { (cd "$HOME" && find . -path ./.local -prune -o -printf '%p %y\n' | sort; cat precious.txt) | sha256sum; }
+home0=$(home_sum)
+attack() { # DESCRIPTION RULE FILE CONTENT [RUNNER...]: FILE holds the attack, RUNNER runs it
+        local what=$1 rule=$2 file=$3 content=$4
+        shift 4
+        printf '%s\n' "$content" >"$WS/$file"
+        chmod +x "$WS/$file"
+        git -C "$WS" add "$file" >/dev/null 2>&1 && git -C "$WS" commit -qm "$file" >/dev/null 2>&1
+        local before out
+        before=$(tree_hash "$WS")
+        out=$(tx run -- "$@" 2>&1)
+        is "$(tree_hash "$WS"):$(grep -c 'uncommitted work' "$WS/README")" "$before:1" "$what: nothing changed"
+        like "$(tx show "$(last_tx)")" "violation $rule" "$what: refused at the exec by $rule"
+        is "$(home_sum)" "$home0" "$what: the home is untouched"
+}
+attack "a script's git reset --hard" git-reset-hard reset.sh '#!/bin/sh
+git reset --hard' ./reset.sh
+attack "sh -c git reset --hard in a script" git-reset-hard shc.sh '#!/bin/sh
+sh -c "git reset --hard"' ./shc.sh
+attack "git -c alias.x=!git x reset --hard" git-reset-hard alias.sh '#!/bin/sh
+git -c alias.x="!git" x reset --hard' ./alias.sh
+attack "git -c alias.x=reset --hard (expanded by git itself)" git-reset-hard alias2.sh '#!/bin/sh
+git -c alias.x="reset --hard" x' ./alias2.sh
+attack "git -c alias.x=!rm -rf ~" rm-root alias3.sh '#!/bin/sh
+git -c alias.x="!rm -rf ~" x' ./alias3.sh
+git -C "$WS" config alias.wipe 'reset --hard'
+git -C "$WS" config alias.run '!git'
+attack "an alias in the repository's config" git-reset-hard repoalias.sh '#!/bin/sh
+git wipe' ./repoalias.sh
+attack "a !git alias in the repository's config" git-reset-hard repoalias2.sh '#!/bin/sh
+git run reset --hard' ./repoalias2.sh
+attack "git stash by a copy of git in the workspace" git-reset-hard copy.sh '#!/bin/sh
+mkdir -p bin && cp "$(command -v git)" bin/git && bin/git stash -q' ./copy.sh
+attack "GIT_EXEC_PATH leading git stash to a script named git" rm-root fakegit.sh '#!/bin/sh
+mkdir -p fake && printf "#!/bin/sh\nrm -rf ~\n" >fake/git && chmod +x fake/git && GIT_EXEC_PATH=$PWD/fake git stash -q' ./fakegit.sh
+printf 'import os, sys\nos.execv(sys.executable, ["make", "named.py"])\n' >"$WS/mkname.py"
+attack "a program naming itself make" git-reset-hard named.py 'import os
+pid = os.fork()
+if pid == 0:
+    os.execvp("git", ["git", "reset", "--hard"])
+os.waitpid(pid, 0)' python3 mkname.py
+printf 'x:\n\trm -rf $(HOME)\ny:\n\tpython3 -c "import os; os.system(\x27rm -rf ~\x27)"\nz:\n\tgit push --force origin main\n' >"$WS/Makefile"
+git -C "$WS" add Makefile && git -C "$WS" commit -qm make
+attack "a make recipe's rm -rf ~" rm-root mk1.sh '#!/bin/sh
+make -s x' ./mk1.sh
+attack "a make recipe's python -c os.system(rm -rf ~)" rm-root mk2.sh '#!/bin/sh
+make -s y' ./mk2.sh
+attack "a make recipe's forced push" git-push-force mk3.sh '#!/bin/sh
+make -s z' ./mk3.sh
+attack "a copy of make in the workspace" git-reset-hard mk4.sh '#!/bin/sh
+printf "w:\n\tgit reset --hard\n" >M && cp "$(command -v make)" ./mk && ./mk -s -f M w' ./mk4.sh
+if command -v npm >/dev/null 2>&1; then
+        printf '{"name": "a", "version": "1.0.0", "scripts": {"home": "rm -rf ~"}}\n' >"$WS/package.json"
+        git -C "$WS" add package.json && git -C "$WS" commit -qm npm
+        attack "an npm script's rm -rf ~" rm-root npm1.sh '#!/bin/sh
+npm run -s --cache "$PWD/.npmc" home' ./npm1.sh
+        attack "npm's variables set by hand" git-discard-changes npm2.sh '#!/bin/sh
+npm_lifecycle_event=clean npm_execpath=/usr/bin/npm sh -c "git checkout -- ."' ./npm2.sh
+        attack "a node program (not npm) spawning git" git-discard-changes npm3.js \
+                'require("child_process").execFileSync("git", ["checkout", "--", "."])' node npm3.js
+else
+        skip "npm attacks" "npm not installed"
+fi
+git -C "$WS" config --unset alias.wipe
+git -C "$WS" config --unset alias.run
+unset GIT_AUTHOR_NAME GIT_AUTHOR_EMAIL GIT_COMMITTER_NAME GIT_COMMITTER_EMAIL GIT_CONFIG_NOSYSTEM
 
 # ---- 10. hooks: the workspace is the user's, not the event's cwd ----
 new_ws

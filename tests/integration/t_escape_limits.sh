@@ -176,7 +176,7 @@ done
 watch_free lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b; sleep 2'
 ok "two files of 20 MB under a 32 MiB limit: stopped (status $rc)" test "$rc" -eq 137
 # (the walk's figure, or, when the file system's free space gave it away first, that one)
-like "$out" "stopped at its disk limit: .* over the limit of 32.0 MiB( plus [0-9.]+ MiB of slack)? \(--max-disk\)" "... the line says what was measured"
+like "$out" "stopped at its disk limit: .* over the disk limit of 32.0 MiB( plus [0-9.]+ MiB of slack)? \(TXBOX_LIMIT_DISK\)" "... the line says what was measured, and where the limit came from"
 out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 40000000 /dev/zero >a' 2>&1)
 like "$out" "stopped at its disk limit: " "a single file past the limit names the disk limit too"
 out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b' 2>&1)
@@ -241,6 +241,16 @@ is "$?" 0 "a build's 300 files, a directory closed for a while and one left clos
 ok "... the closed directory committed with its mode" test "$(stat -c %a "$WS/private")" = 300
 chmod 700 "$WS/private" && rm -rf "$WS/private" "$WS/build"
 before=$(tree_hash "$WS")
+
+# The caches are no part of the transaction, but their writes take the same disk: the
+# free-space bound stops a program that fills one (300 MB unstopped; the cache root is on
+# the state dir's file system here, as by default).
+watch_free lim "$TXBOX" -C "$WS" run -- sh -c 'mkdir -p ~/.cache; for i in $(seq 1 15); do
+        head -c 20000000 /dev/zero >~/.cache/fill$i; sleep 0.1; done; sleep 2'
+ok "filling a cache past the disk limit: stopped (status $rc)" test "$rc" -eq 137
+like "$out" "stopped at its disk limit: the file system's free space dropped" "... by the free-space bound"
+ok "... the host's free space dropped by at most the limit plus slack ($drop KiB)" test "$drop" -le "$bound"
+rm -f "$HOME/.cache/txbox/caches/.cache/fill"*
 
 # Files written: entries of the upper layer; /tmp and /dev/shm get as many inodes at most.
 out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-files=500 -- \

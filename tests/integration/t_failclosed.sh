@@ -7,6 +7,7 @@
 # its audit row settled.  Also the crash of issue 17 itself (an option that takes a value,
 # last on the line) on every face.  Destructive commands target only this test's tree.
 . "$(dirname "$0")/lib.sh"
+TXBOX=$TXBOX_HOOKS # this suite drives failpoints: the test variant (lib.sh)
 
 new_ws
 orig=$(tree_hash "$WS")

@@ -94,7 +94,7 @@ build8() {
 bad=0 steps=0
 for n in $(seq 0 60); do
         build8
-        TXBOX_FAILPOINT=gc:$n txs gc --keep=3 >/dev/null 2>&1
+        TXBOX=$TXBOX_HOOKS TXBOX_FAILPOINT=gc:$n txs gc --keep=3 >/dev/null 2>&1
         rc=$?
         [ "$rc" -eq 0 ] && break
         steps=$((steps + 1))

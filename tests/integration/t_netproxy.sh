@@ -134,7 +134,7 @@ like "$(txa run --net=allow:::1 -- true 2>&1)" "brackets" "... and the error say
 # A stalled resolver holds up its own connection only: exec checks, the timeout and the
 # program's end go on.  TXBOX_TEST_RESOLVE_STALL_MS delays names under .invalid only (a
 # top-level domain that never resolves).
-stall() { TXBOX_TEST_RESOLVE_STALL_MS=15000 txa run --net=allow:stall.invalid "$@"; }
+stall() { TXBOX=$TXBOX_HOOKS TXBOX_TEST_RESOLVE_STALL_MS=15000 txa run --net=allow:stall.invalid "$@"; }
 get http://stall.invalid/x >"$T/stalled.py"
 start=$(date +%s%N)
 out=$(stall -- sh -c "python3 $T/stalled.py >/dev/null 2>&1 &

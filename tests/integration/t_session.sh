@@ -44,7 +44,7 @@ id3=$(tx begin)
 tx run --tx "$id3" -- sh -c 'echo a >f1.txt'
 tx run --tx "$id3" -- sh -c 'echo b >f2.txt'
 "$TXBOX" -C "$WS" run -- true >/dev/null
-TXBOX_FAILPOINT=fold:2 "$TXBOX" -C "$WS" commit "$id3" >/dev/null 2>&1
+TXBOX_FAILPOINT=fold:2 "$TXBOX_HOOKS" -C "$WS" commit "$id3" >/dev/null 2>&1
 is "$?" 137 "crash while folding (failpoint)"
 tx recover >/dev/null
 is "$(tree_hash "$WS")" "$orig" "after recovery the workspace is untouched"

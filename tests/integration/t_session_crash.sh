@@ -6,6 +6,7 @@
 # (checked by committing it: the workspace is exactly one of the allowed outcomes, never a
 # mix, and no file of a killed or rolled-back step appears).  TXBOX_STRESS=1: 200 kills each.
 . "$(dirname "$0")/lib.sh"
+TXBOX=$TXBOX_HOOKS # this suite drives failpoints: the test variant (lib.sh)
 
 S1='echo a >a.txt && mkdir -p d/e && echo x >d/e/x && echo one >>README'
 S2='rm d/e/x && echo y >d/e/y && chmod 700 d && rm docs/b.txt && rm -rf src && mkdir src && echo re >src/re.c &&

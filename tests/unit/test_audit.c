@@ -511,6 +511,17 @@ static void test_json(void)
                "non-UTF-8 byte shown as U+FFFD");
         is_str(json_string_value(json_array_get(json_object_get(j, "argv"), 3)),
                "\xef\xbf\xbd\xef\xbf\xbd bytes", "non-UTF-8 argv shown lossy");
+        /* ... and given exactly beside, in hex, under the same key with _hex (CONTRACT) */
+        json_t *ah = json_object_get(j, "argv_hex");
+        ok(json_is_array(ah) && json_array_size(ah) == 4 && json_is_null(json_array_get(ah, 0)) &&
+                   json_is_null(json_array_get(ah, 2)),
+           "argv_hex: parallel to argv, null where exact");
+        is_str(json_string_value(json_array_get(ah, 3)), "fffe206279746573", "argv_hex: the exact bytes");
+        is_str(json_string_value(json_object_get(json_array_get(v, 1), "path_hex")), "62696e2f8078",
+               "a violation's path_hex: the exact bytes");
+        ok(!json_object_get(json_array_get(v, 0), "path_hex"), "no path_hex where the path is exact");
+        ok(!json_object_get(j, "changes_hex") && !json_object_get(j, "cwd_hex"),
+           "no changes_hex nor cwd_hex when every name is exact");
         is_str(json_string_value(json_object_get(j, "cwd")), "/work/ws", "extra: cwd");
         is_int(json_integer_value(json_object_get(j, "started_ms")), 1700000000123, "extra: started_ms");
         is_str(json_string_value(json_object_get(j, "message")), "killed by signal 9", "extra: message");
@@ -529,6 +540,30 @@ static void test_json(void)
         ok(json_is_null(json_object_get(o, "message")), "NULL message is null");
         _cleanup_free_ char *s3 = txbox_records_json(NULL, 0);
         is_str(s3, "[]", "no records: []");
+        txbox_record_clear(&r);
+
+        /* Names that are not UTF-8 among the changes and in the directory: lossless. */
+        static const char *const specs[] = {"+ok.txt", "+a\xff.txt", "-caf\xc3\xa9", "-\xed\xa0\x80x",
+                                            "~src/\xc0\xaf", NULL};
+        mkrec(&r, "b1b2c3d4e5", TXBOX_COMMITTED, 0, specs);
+        r.cwd = xstrdup("/w/\xfe");
+        _cleanup_free_ char *s4 = txbox_record_json(&r);
+        json_auto_t *j4 = json_loads(s4, 0, &jerr);
+        json_t *chx = json_object_get(j4, "changes_hex");
+        ok(j4 && json_is_object(chx), "changes_hex when a changed name is not UTF-8");
+        json_t *add = json_object_get(chx, "added"), *del = json_object_get(chx, "deleted");
+        ok(json_array_size(add) == 2 && json_is_null(json_array_get(add, 0)) &&
+                   !strcmp(json_string_value(json_array_get(add, 1)) ?: "", "61ff2e747874"),
+           "changes_hex.added: parallel, a\\xff.txt as 61ff2e747874");
+        ok(json_array_size(del) == 2 && json_is_null(json_array_get(del, 0)) &&
+                   !strcmp(json_string_value(json_array_get(del, 1)) ?: "", "eda08078"),
+           "changes_hex.deleted: valid UTF-8 (café) null, an encoded surrogate in hex");
+        is_str(json_string_value(json_array_get(json_object_get(chx, "modified"), 0)), "7372632fc0af",
+               "changes_hex.modified: an overlong form in hex");
+        is_str(json_string_value(json_array_get(json_object_get(json_object_get(j4, "changes"), "added"), 1)),
+               "a\xef\xbf\xbd.txt", "changes.added keeps its readable form");
+        is_str(json_string_value(json_object_get(j4, "cwd_hex")), "2f772ffe", "cwd_hex");
+        ok(!json_object_get(j4, "argv_hex"), "no argv_hex when argv is exact");
         txbox_record_clear(&r);
 }
 

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "sandbox/reslimits.h"
 #include "tap.h"
 
@@ -94,7 +95,7 @@ static void walks(void)
         sub("upper/d");
         put("upper/d/one", 1 << 20);
         put("upper/two", 1 << 20);
-        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &bytes, &entries, NULL);
         is_int(entries, 3, "a directory and two files: three entries");
         ok(bytes >= 2u << 20 && bytes < 3u << 20, "two files of 1 MiB: about 2 MiB (%llu bytes)",
            (unsigned long long)bytes);
@@ -105,7 +106,7 @@ static void walks(void)
                 ok(link(a, b) == 0, "hard link %d", i);
         }
         uint64_t linked;
-        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &linked, &entries);
+        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &linked, &entries, NULL);
         is_int(entries, 8, "links are entries of their own");
         ok(linked < bytes + (64 << 10), "... but a file with six names takes its blocks once (%llu bytes)",
            (unsigned long long)linked);
@@ -116,7 +117,7 @@ static void walks(void)
         put("work/work/copy-up", 1 << 20);
         snprintf(a, sizeof(a), "%s/work/work", root);
         chmod(a, 0);
-        limits_tree_usage(strcat(strcpy(b, root), "/work"), true, &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(b, root), "/work"), true, &bytes, &entries, NULL);
         ok(bytes >= 1u << 20, "a directory of mode 000 is entered (%llu bytes)", (unsigned long long)bytes);
         struct stat st;
         ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and keeps its mode 000 (%o)",
@@ -131,7 +132,7 @@ static void walks(void)
         put("closed/z/f", 1 << 20);
         snprintf(a, sizeof(a), "%s/closed/z", root);
         chmod(a, 0);
-        limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries, NULL);
         ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0,
            "a closed directory is left closed by a walk during the run (%o)", st.st_mode & 07777);
         if (getuid() != 0)
@@ -141,7 +142,7 @@ static void walks(void)
                 ok(bytes >= 1u << 20 && entries == 2, "... and entered by privilege as root (%llu entries)",
                    (unsigned long long)entries);
         bool closed = false;
-        limits_tree_walk(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries, &closed);
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries, &closed);
         ok(closed == (getuid() != 0), "... and the walk says so (%d)", closed);
         /* ...and is walked again from within a user namespace of ours, as the owner of its
          * files, which enters every directory and changes none. */
@@ -158,7 +159,7 @@ static void walks(void)
                 printf("ok %d - # SKIP no user namespace here\n", ++tap_n);
         }
         ok(limits_tree_usage_as_owner(b, -1, &bytes, &entries) < 0, "without a namespace that walk fails (closed)");
-        limits_tree_usage(strcat(strcpy(b, root), "/closed"), true, &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), true, &bytes, &entries, NULL);
         ok(bytes >= 1u << 20 && entries == 2, "the final walk enters it (%llu entries)",
            (unsigned long long)entries);
         ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and gives it its mode 000 back (%o)",
@@ -178,7 +179,7 @@ static void walks(void)
         }
         if (fd >= 0)
                 close(fd);
-        limits_tree_usage(deep, true, &bytes, &entries);
+        limits_tree_usage(deep, true, &bytes, &entries, NULL);
         ok(entries >= 250 && entries < 300, "a 300-deep chain is walked to a bounded depth (%llu entries)",
            (unsigned long long)entries);
 }
@@ -186,33 +187,61 @@ static void walks(void)
 static void meter(void)
 {
         struct disk_meter m;
-        struct txbox_limits l = {.disk = 3 << 20, .files = 20, .memory = 64 << 20};
-        char up[8192], wk[8192], detail[256];
+        struct txbox_limits l = {.disk = 3 << 20, .files = 20, .memory = 64 << 20}, out;
+        struct limit_origins why;
+        char up[8192], wk[8192], detail[512];
 
         snprintf(up, sizeof(up), "%s/upper", root);
         snprintf(wk, sizeof(wk), "%s/work", root);
-        disk_meter_start(&m, up, wk, &l);
+        limits_resolve(&l, up, &out, &why);
+        disk_meter_start(&m, up, wk, &l, &why);
         ok(m.have_base, "the meter notes the file system's free space at the start");
         is_int(m.slack, 4 << 20, "the free-space slack of a 3 MiB limit is the floor, 4 MiB");
         struct txbox_limits big = {.disk = 1ULL << 30};
         struct disk_meter m2;
-        disk_meter_start(&m2, up, wk, &big);
+        disk_meter_start(&m2, up, wk, &big, &why);
         is_int(m2.slack, 256 << 20, "... of 1 GiB a quarter of it: relative to the limit, not an absolute 64 MiB");
         is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_NONE,
                "3 MiB in the layers (1 MiB of it in work) under a 3 MiB limit: within");
         is_int(disk_meter_check(&m, 1 << 20, 1, false, detail, sizeof(detail)), LIMIT_DISK,
                "and 1 MiB of deleted files held open on top: over");
-        ok(strstr(detail, "--max-disk") && strstr(detail, "deleted files still open"),
-           "the detail says what: %s", detail);
+        ok(strstr(detail, "(--max-disk)") && strstr(detail, "deleted files still open") &&
+                   strstr(detail, "over the disk limit of 3.0 MiB"),
+           "the detail says what, in human units, and that --max-disk set it: %s", detail);
         put("upper/three", 1 << 20);
         is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_DISK,
                "a third file in the upper layer: over at the final walk (which is the upper layer's)");
 
         l.disk = 1ULL << 30;
-        disk_meter_start(&m, up, wk, &l);
+        disk_meter_start(&m, up, wk, &l, &why);
         is_int(disk_meter_check(&m, 0, 13, true, detail, sizeof(detail)), LIMIT_FILES,
                "9 entries and 13 deleted files held open under a files limit of 20: over");
-        ok(strstr(detail, "--max-files") != NULL, "the detail names --max-files: %s", detail);
+        ok(strstr(detail, "(--max-files)") != NULL, "the detail names --max-files: %s", detail);
+
+        /* A limit nobody set is not named as an option that was given. */
+        struct txbox_limits none = {0};
+        unsetenv("TXBOX_LIMIT_DISK");
+        unsetenv("TXBOX_LIMIT_FILES");
+        limits_resolve(&none, up, &out, &why);
+        ok(strncmp(why.disk, "txbox's default", 15) == 0 && strstr(why.disk, "--max-disk sets another"),
+           "an unset disk limit is txbox's default, and says so: %s", why.disk);
+        struct txbox_limits small = {.disk = 100 << 10};
+        disk_meter_start(&m, up, wk, &small, &why);
+        is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_DISK, "a default of 100 KiB: over");
+        ok(strstr(detail, "over the disk limit of 100.0 KiB (txbox's default") != NULL,
+           "its message says the default, in KiB, not \"0.1 MiB (--max-disk)\": %s", detail);
+        setenv("TXBOX_LIMIT_DISK", "5M", 1);
+        limits_resolve(&none, up, &out, &why);
+        is_str(why.disk, "TXBOX_LIMIT_DISK", "a limit from the environment names its variable");
+        unsetenv("TXBOX_LIMIT_DISK");
+
+        char h[32];
+        human_size(512, h, sizeof(h));
+        is_str(h, "512 B", "human sizes: bytes");
+        human_size(100 << 10, h, sizeof(h));
+        is_str(h, "100.0 KiB", "human sizes: KiB");
+        human_size(3ULL << 30, h, sizeof(h));
+        is_str(h, "3.0 GiB", "human sizes: GiB");
 }
 
 static void tmpfs_options(void)

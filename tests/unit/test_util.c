@@ -218,6 +218,24 @@ static void test_pct_escaped(void)
         free(buf);
 }
 
+static void test_parse_size(void)
+{
+        static const struct {
+                const char *in;
+                uint64_t want;
+        } cases[] = {
+                {"1", 1}, {"64K", 64ull << 10}, {"1m", 1ull << 20}, {"3G", 3ull << 30},
+                {"17179869183G", 17179869183ull << 30}, /* the largest that fits */
+                {"17179869184G", 0},                   /* wraps to 0 past it: refused */
+                {"18446744073709551615", UINT64_MAX}, {"18446744073709551616", 0}, /* ERANGE */
+                {"0", 0}, {"", 0}, {"-1", 0}, {" 5", 0}, {"+5", 0}, {"5X", 0}, {"5KB", 0}, {"K", 0},
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                ok(parse_size(cases[i].in) == cases[i].want, "parse_size(\"%s\") = %llu", cases[i].in,
+                   (unsigned long long)cases[i].want);
+        ok(parse_size(NULL) == 0, "parse_size(NULL) = 0");
+}
+
 int main(void)
 {
         char dir[200];
@@ -254,6 +272,7 @@ int main(void)
         test_human();
         test_thread_start();
         test_pct_escaped();
+        test_parse_size();
         close(keep);
         close(top);
         tap_rmtree(dir);

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -128,6 +129,24 @@ char **strv_dup(char *const *v)
         return r;
 }
 
+uint64_t parse_size(const char *s)
+{
+        char *end;
+        uint64_t mult = 1;
+
+        if (!s || *s < '0' || *s > '9')
+                return 0;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        switch (*end) {
+        case 'k': case 'K': mult = 1ULL << 10; end++; break;
+        case 'm': case 'M': mult = 1ULL << 20; end++; break;
+        case 'g': case 'G': mult = 1ULL << 30; end++; break;
+        default: break;
+        }
+        return *end || errno == ERANGE || v == 0 || v > UINT64_MAX / mult ? 0 : v * mult;
+}
+
 bool str_has_prefix(const char *s, const char *prefix)
 {
         return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -212,6 +231,15 @@ int thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
         int r = pthread_create(t, NULL, fn, arg);
         pthread_sigmask(SIG_SETMASK, &old, NULL);
         return r;
+}
+
+int die_with_parent(pid_t parent)
+{
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                return -errno;
+        if (parent > 0 && getppid() != parent)
+                return -ESRCH; /* reparented: the parent died before the request took hold */
+        return 0;
 }
 
 void trace_mark(const char *what)
@@ -795,65 +823,95 @@ char *human_escape(const char *s, unsigned flags)
         return buf;
 }
 
-int failpoint(const char *name)
-{
-        enum { FP_KILL, FP_ENOSPC, FP_SEGV, FP_ABORT, FP_HANG, FP_FULL };
-        static struct {
-                char name[32];
-                long target, count;
-                int action;
-        } fp[4];
-        static size_t nfp;
-        static bool loaded;
+#ifdef TXBOX_TESTING
+enum { FP_NONE = -1, FP_KILL, FP_ENOSPC, FP_SEGV, FP_ABORT, FP_HANG, FP_FULL };
+static struct {
+        char name[32];
+        long target, count;
+        int action;
+} fp[4];
+static size_t nfp;
+static pthread_once_t fp_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t fp_lock = PTHREAD_MUTEX_INITIALIZER;
 
-        if (!loaded) {
-                /* NAME:N[:ACTION][,NAME:N[:ACTION]...] (ACTION: kill, the default, enospc, segv,
-                 * abort, hang or full) */
-                const char *env = getenv("TXBOX_FAILPOINT");
-                char buf[256], *save = NULL;
-                loaded = true;
-                if (!env || strlen(env) >= sizeof(buf))
-                        return 0;
-                strcpy(buf, env);
-                for (char *spec = strtok_r(buf, ",", &save); spec && nfp < ARRAY_SIZE(fp);
-                     spec = strtok_r(NULL, ",", &save)) {
-                        char *s2 = NULL, *n = strtok_r(spec, ":", &s2), *k = strtok_r(NULL, ":", &s2);
-                        char *a = strtok_r(NULL, ":", &s2);
-                        if (!n || !k || strlen(n) >= sizeof(fp[0].name))
-                                continue;
-                        static const char *const actions[] = {"kill", "enospc", "segv",
-                                                              "abort", "hang", "full"};
-                        strcpy(fp[nfp].name, n);
-                        fp[nfp].target = strtol(k, NULL, 10);
-                        fp[nfp].action = FP_KILL;
-                        for (int i = 0; a && i < (int)ARRAY_SIZE(actions); i++)
-                                if (!strcmp(a, actions[i]))
-                                        fp[nfp].action = i;
-                        nfp++;
-                }
+/* NAME:N[:ACTION][,NAME:N[:ACTION]...] (ACTION: kill, the default, enospc, segv, abort, hang
+ * or full), read once: the sweeper thread reaches failpoints too. */
+static void fp_load(void)
+{
+        static const char *const actions[] = {"kill", "enospc", "segv", "abort", "hang", "full"};
+        const char *env = getenv("TXBOX_FAILPOINT");
+        char buf[256], *save = NULL;
+
+        if (!env || strlen(env) >= sizeof(buf))
+                return;
+        strcpy(buf, env);
+        for (char *spec = strtok_r(buf, ",", &save); spec && nfp < ARRAY_SIZE(fp);
+             spec = strtok_r(NULL, ",", &save)) {
+                char *s2 = NULL, *n = strtok_r(spec, ":", &s2), *k = strtok_r(NULL, ":", &s2);
+                char *a = strtok_r(NULL, ":", &s2);
+                if (!n || !k || strlen(n) >= sizeof(fp[0].name))
+                        continue;
+                strcpy(fp[nfp].name, n);
+                fp[nfp].target = strtol(k, NULL, 10);
+                fp[nfp].action = FP_KILL;
+                for (int i = 0; a && i < (int)ARRAY_SIZE(actions); i++)
+                        if (!strcmp(a, actions[i]))
+                                fp[nfp].action = i;
+                nfp++;
         }
-        for (size_t i = 0; i < nfp; i++) {
+}
+
+/* The action due at this passage of failpoint NAME (FP_NONE: none); counts it. */
+static int fp_due(const char *name)
+{
+        int act = FP_NONE;
+
+        pthread_mutex_lock(&fp_lock);
+        for (size_t i = 0; i < nfp && act == FP_NONE; i++) {
                 if (strcmp(name, fp[i].name) != 0)
                         continue;
-                if (fp[i].action == FP_FULL && fp[i].count++ >= fp[i].target)
-                        return -ENOSPC; /* the disk stays full from here on */
-                if (fp[i].action == FP_FULL || fp[i].count++ != fp[i].target)
-                        continue;
-                switch (fp[i].action) {
-                case FP_ENOSPC:
-                        return -ENOSPC; /* the step fails as on a full disk */
-                case FP_SEGV:
-                        raise(SIGSEGV); /* as a bug would */
-                        break;
-                case FP_ABORT:
-                        abort(); /* as xmalloc does when memory runs out */
-                case FP_HANG:
-                        for (;;)
-                                pause();
-                }
-                /* A test asked for a crash here: die as a power cut or OOM kill would. */
-                kill(getpid(), SIGKILL);
-                _exit(137);
+                if (fp[i].action == FP_FULL)
+                        act = fp[i].count++ >= fp[i].target ? FP_ENOSPC : FP_NONE; /* stays full */
+                else if (fp[i].count++ == fp[i].target)
+                        act = fp[i].action;
         }
-        return 0;
+        pthread_mutex_unlock(&fp_lock);
+        return act;
+}
+
+
+int failpoint(const char *name)
+{
+        pthread_once(&fp_once, fp_load);
+        switch (fp_due(name)) {
+        case FP_NONE:
+                return 0;
+        case FP_ENOSPC:
+                return -ENOSPC; /* the step fails as on a full disk */
+        case FP_SEGV:
+                raise(SIGSEGV); /* as a bug would */
+                break;
+        case FP_ABORT:
+                abort(); /* as xmalloc does when memory runs out */
+        case FP_HANG:
+                for (;;)
+                        pause();
+        }
+        /* A test asked for a crash here: die as a power cut or OOM kill would. */
+        kill(getpid(), SIGKILL);
+        _exit(137);
+}
+#endif
+
+void human_size(uint64_t bytes, char *buf, size_t size)
+{
+        static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+        double v = (double)bytes;
+        size_t i = 0;
+
+        while (v >= 1024 && i + 1 < ARRAY_SIZE(u)) {
+                v /= 1024;
+                i++;
+        }
+        snprintf(buf, size, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }

@@ -89,6 +89,9 @@ char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char **strv_dup(char *const *v);
 size_t strv_len(char *const *v);
 bool str_has_prefix(const char *s, const char *prefix);
+/* A positive count or size, digits with an optional K, M or G (binary) suffix; 0 when s is
+ * anything else, zero, or does not fit in 64 bits once multiplied. */
+uint64_t parse_size(const char *s);
 /* Write s to f with every byte that would break a line-oriented file (space and below, '%',
  * DEL) as %XX: the escaping of paths in the journal and the trust store. */
 void fput_pct_escaped(FILE *f, const char *s);
@@ -117,6 +120,13 @@ const char *boot_id(void);
  * from a signalfd while a program runs; a thread that left it unblocked would take it, and
  * its default action would end txbox mid-transaction.  0 or a positive error number. */
 int thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+/* In a child just forked or cloned: be sent SIGKILL when the parent dies, and make sure it
+ * had not died already (it may have before the request took hold; we would then wait on an
+ * init that never signals).  parent: the pid the child must find as its parent, taken before
+ * the fork; 0 for the first process of a new pid namespace, which sees no parent (getppid()
+ * is 0 there), where the caller must learn of the parent's death another way (EOF on a pipe
+ * the parent holds).  0, or -errno: the caller must then exit. */
+int die_with_parent(pid_t parent);
 /* TXBOX_TRACE=1: print the time since the process's first mark, and what, to stderr (for
  * finding where a transaction's time goes; free when unset). */
 void trace_mark(const char *what);
@@ -187,12 +197,14 @@ enum {
 };
 /* s escaped (NULL: ""), malloc'd. */
 char *human_escape(const char *s, unsigned flags);
+/* A size for people: "512 B", "97.7 KiB", "1.5 GiB". */
+void human_size(uint64_t bytes, char *buf, size_t size);
 /* The first n bytes of s escaped, written to f. */
 void human_write(FILE *f, const char *s, size_t n, unsigned flags);
 /* True when s needs no escaping (HUMAN_LINE). */
 bool human_plain(const char *s);
 
-/* ---- failpoints (tests) ----
+/* ---- failpoints (test builds only) ----
  * TXBOX_FAILPOINT=NAME:N makes the process kill itself with SIGKILL when failpoint NAME is
  * reached for the N-th time (counting from 0), to test crash recovery at every step;
  * TXBOX_FAILPOINT=NAME:N:enospc makes that step fail with ENOSPC instead (returns -ENOSPC;
@@ -202,6 +214,15 @@ bool human_plain(const char *s);
  * and its revert is cut short).  Every action only makes a step fail, never skips one:
  * set in a real run it can stop txbox, not weaken it (the "judge" point, reached by every
  * policy decision, ends in a refusal whatever the action). */
+#ifdef TXBOX_TESTING
 int failpoint(const char *name);
+#else
+/* The release build has no failpoint: the environment cannot reach this code. */
+static inline int failpoint(const char *name)
+{
+        (void)name;
+        return 0;
+}
+#endif
 
 #endif

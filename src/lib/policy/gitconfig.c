@@ -390,7 +390,8 @@ const char *gitcfg_last(const struct gitcfg *c, const char *name)
 
 /* ---- what makes git run a program ---- */
 
-bool gitcfg_is_bool(const char *v)
+/* git's boolean spelling (true/yes/on/false/no/off, an integer, or a key alone). */
+static bool gitcfg_is_bool(const char *v)
 {
         static const char *const words[] = {"true", "yes", "on", "false", "no", "off", ""};
         if (!v)

@@ -58,7 +58,4 @@ const char *gitcfg_last(const struct gitcfg *c, const char *name);
  * commit"). */
 const char *gitcfg_runs(const char *name, const char *value);
 
-/* git's boolean spelling (true/yes/on/false/no/off, an integer, or a key alone). */
-bool gitcfg_is_bool(const char *value);
-
 #endif

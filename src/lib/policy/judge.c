@@ -95,16 +95,19 @@ void judge_quarantine(const void *p)
 #endif
 #endif
 
-static void cap_data(void)
+static int cap_data(void)
 {
 #ifndef JUDGE_SANITIZED
         struct rlimit rl;
-        if (getrlimit(RLIMIT_DATA, &rl) == 0 &&
-            (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > JUDGE_DATA_LIMIT)) {
+        if (getrlimit(RLIMIT_DATA, &rl) < 0)
+                return -errno;
+        if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > JUDGE_DATA_LIMIT) {
                 rl.rlim_cur = JUDGE_DATA_LIMIT;
-                setrlimit(RLIMIT_DATA, &rl);
+                if (setrlimit(RLIMIT_DATA, &rl) < 0)
+                        return -errno;
         }
 #endif
+        return 0;
 }
 
 /* Read the child's output until it closes its end or the deadline passes. */
@@ -170,7 +173,8 @@ int judge_fork(int (*fn)(void *arg), void *arg, int timeout_ms, size_t max_out, 
                  * sanitizer's would report and exit 1, which looks like an answer). */
                 for (size_t i = 0; i < ARRAY_SIZE(crash_signals); i++)
                         signal(crash_signals[i], SIG_DFL);
-                cap_data();
+                if (cap_data() < 0)
+                        _exit(127); /* an unbounded judge is no judge: no answer, so a refusal */
                 int r = fn(arg);
                 fflush(stdout);
                 _exit(r & 0xff);

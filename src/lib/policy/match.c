@@ -74,6 +74,15 @@ static const struct prog_opts prog_opts[] = {
         {"doas", "uC", NULL, true},
         {"sed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
         {"gsed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
+        /* A shell's -c script is code, judged as the commands it holds (unwrap.c), not a path:
+         * "sh -c 'echo DEBUG=1 >> .env'" ended in ".env" and was refused as reading secrets. */
+        {"sh", "coO", NULL},
+        {"bash", "coO", (const char *const[]){"rcfile", "init-file", NULL}},
+        {"dash", "co", NULL},
+        {"zsh", "co", NULL},
+        {"ksh", "co", NULL},
+        {"mksh", "co", NULL},
+        {"ash", "co", NULL},
 };
 
 /* Longer flags are cut to POL_MAX_FLAG - 1 bytes: none of a rule's flags is that long (the
@@ -213,6 +222,8 @@ static void norm_classify(struct norm *nm, const struct policy_ctx *ctx)
                 bool all;
                 nm->abs[k] = pathclass_resolve(nm->cand[k], ctx, &all);
                 nm->cls[k] = nm->abs[k] ? pathclass_abs(nm->abs[k], all, ctx) : pathclass_tail(nm->cand[k]);
+                if (ctx->at_exec) /* what it will be is judged where it is used */
+                        nm->cls[k] &= ~(unsigned)PC_UNKNOWN;
         }
 }
 
@@ -400,6 +411,8 @@ static bool redirs_match(const struct strvec *targets, unsigned bits, const char
                 bool all;
                 char *p = pathclass_resolve(targets->v[k], ctx, &all);
                 unsigned cls = p ? pathclass_abs(p, all, ctx) : pathclass_tail(targets->v[k]);
+                if (ctx->at_exec)
+                        cls &= ~(unsigned)PC_UNKNOWN;
                 bool hit = (cls & bits) || (p && globs && any_path_glob(globs, p, ctx));
                 free(p);
                 if (hit)
@@ -474,6 +487,11 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         /* --help or --version: the program prints and exits (findings still count) */
         if (c->help && a0[0] != '@')
                 return NULL;
+        /* At an exec the argv is concrete: a command word, a string or code that could not
+         * be told apart from it is run by a shell or an interpreter, whose own execs are
+         * judged in turn.  Unknown means nothing there (docs/DESIGN.md). */
+        if (ctx->at_exec && !strcmp(a0, "@unknown-command"))
+                return NULL;
         /* relative paths start where this command runs (after cd) */
         struct policy_ctx here = *ctx;
         if (c->cwd)
@@ -489,6 +507,7 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         unsigned char f = (unsigned char)nm->prog[0];
         for (size_t k = 0; k < p->nrules && !hit; k++)
                 if ((!p->first || (p->first[k][f >> 6] >> (f & 63) & 1)) &&
+                    !(ctx->tool_internal && p->rules[k].workspace_scope) &&
                     rule_matches(&p->rules[k], nm, c, ctx))
                         hit = &p->rules[k];
         norm_free(nm);
@@ -509,6 +528,7 @@ static void fill(struct policy_result *res, const struct rule *r, const struct s
                 if (*s == UNK)
                         *s = '?';
         res->offset = c->offset;
+        res->workspace_scope = r->workspace_scope;
 }
 
 /* The finding that ends a scan (@limit-exceeded, @parse-error), or NULL. */
@@ -547,6 +567,7 @@ static void decide(const struct policy *p, struct scan *sc, const struct policy_
                 res->decision = POLICY_ALLOW;
                 res->rule[0] = res->reason[0] = res->command[0] = 0;
                 res->offset = worst < 0 ? -1 : res->offset;
+                res->workspace_scope = false;
         }
 }
 
@@ -614,8 +635,15 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
         scan_init(&sc, ctx);
         struct strvec v = {0};
         size_t n = 0;
-        for (; argv[n] && n < POL_MAX_ARGV; n++)
-                strvec_push(&v, xstrdup(argv[n]));
+        for (; argv[n] && n < POL_MAX_ARGV; n++) {
+                char *a = xstrdup(argv[n]);
+                /* At an exec every byte is literal: a \001 in an argument is a character of a
+                 * name, not the engine's mark of an unknown value, which counts for nothing
+                 * there (match_cmd) and must not make a known path unknown. */
+                for (char *u = ctx->at_exec ? strchr(a, UNK) : NULL; u; u = strchr(u, UNK))
+                        *u = '_';
+                strvec_push(&v, a);
+        }
         char *text = render_argv(v.v, 4096);
         struct scmd *c = scan_add(&sc, &v, text, -1);
         free(text);

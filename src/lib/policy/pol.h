@@ -198,6 +198,10 @@ struct rule {
         unsigned reads;               /* some redirection source (< file) is in these classes */
         unsigned clobbers;            /* some redirection it truncates (>, not >>) is in these classes */
         enum rule_target target;      /* which path arguments count */
+        /* Guards only the workspace and its repository, whose changes the effect rules and
+         * undo judge: not applied to a well-known tool's own internal execs
+         * (policy_ctx.tool_internal).  A policy file's "scope: workspace". */
+        bool workspace_scope;
 };
 
 struct effects_cfg {
@@ -209,10 +213,14 @@ struct effects_cfg {
         const char *const *protect; /* workspace-relative globs */
 };
 
+/* The sandbox: paths hidden besides the built-in ones and the writable caches (sandbox:). */
+#define POL_MAX_SANDBOX_PATHS 256 /* entries of hide or caches */
+
 struct policy {
         struct rule *rules; /* user rules first, then the built-in ones when included */
         size_t nrules;
         struct effects_cfg eff;
+        struct policy_sandbox sandbox;
         char *file;         /* the policy file, or NULL for the built-in default */
         /* An untrusted workspace policy: its own rules, judged beside these ones; the
          * stricter decision wins (match.c).  Owned. */
@@ -229,7 +237,6 @@ extern const size_t n_default_rules;
 extern const struct effects_cfg default_effects;
 
 unsigned path_class_parse(const char *name);
-const char *path_class_name(unsigned bit);
 
 /* Classify one path argument (UNK allowed) against ctx. */
 unsigned classify_path(const char *arg, const struct policy_ctx *ctx);

@@ -22,12 +22,22 @@ struct policy_result {
         char reason[512];  /* what to do instead, for the agent; "" on allow */
         char command[512]; /* the simple command that triggered the decision (its text) */
         int offset;        /* byte offset of that command in the input string; -1 for argv */
+        bool workspace_scope; /* the deciding rule guards only the workspace (scope: workspace) */
 };
 
 struct policy_ctx {
         const char *workspace; /* absolute; paths are resolved against it, home and / */
         const char *home;      /* may be NULL */
         const char *cwd;       /* absolute; where relative paths start */
+        /* At an exec while the command runs: the argv is concrete, and what a shell or an
+         * interpreter in it would run is judged at its own exec; so nothing counts for being
+         * unknown (no @unknown-command, no path of class unknown).  docs/DESIGN.md, "What
+         * is judged at exec". */
+        bool at_exec;
+        /* A well-known tool's own internal step (git's own subcommand, a make recipe), as
+         * the supervisor established it from the kernel: rules of scope workspace are not
+         * applied (the effect rules and undo judge what it does). */
+        bool tool_internal;
 };
 
 struct policy;
@@ -53,6 +63,24 @@ int policy_load_text(const char *name, const char *text, size_t len, struct poli
 /* One line on what a policy holds: its rules, those that allow, whether it drops the
  * built-in ones, malloc'd (for txbox trust). */
 char *policy_summary(const struct policy *p);
+
+/* What the policy says about the sandbox itself (sandbox: in the file; docs/POLICY.md). */
+enum policy_caches {
+        POLICY_CACHES_DEFAULT = 0, /* the built-in list of cache paths */
+        POLICY_CACHES_OFF,         /* none: $HOME read-only as a whole */
+        POLICY_CACHES_LIST,        /* exactly cache_paths */
+};
+struct policy_sandbox {
+        /* More paths to hide: "~/x", absolute, or workspace-relative, as written (lexically
+         * checked: no "..", not "/"); NULL-terminated, or NULL. */
+        const char *const *hide;
+        enum policy_caches caches;
+        const char *const *cache_paths; /* POLICY_CACHES_LIST: "~/x" each, NULL-terminated */
+};
+/* The sandbox settings of p: its file's; with an untrusted workspace file, that file's hide
+ * list and caches: false (they only take away), never its list of caches (policy_note
+ * then says so). */
+void policy_sandbox_get(const struct policy *p, struct policy_sandbox *out);
 
 /* ---- the workspace's policy file and the user's trust in it (policy/trust.c) ---- */
 /* Read WORKSPACE/.txbox/policy beneath the workspace, no symlink followed: 0, -ENOENT

@@ -6,6 +6,10 @@
 
 #define L(...) ((const char *const[]){__VA_ARGS__, NULL})
 #define DENY POLICY_DENY
+/* The rule guards only the workspace and its repository: a well-known tool's own internal
+ * step (git stash's git reset --hard, git gc's reflog expire, a make recipe) is judged by
+ * its effects instead (docs/DESIGN.md, "What is judged at exec"). */
+#define WS_ONLY .workspace_scope = true,
 #define ASK POLICY_ASK
 
 static const char R_RM_ROOT[] =
@@ -188,9 +192,9 @@ const struct rule default_rules[] = {
          .paths = SYS_CLASSES},
         {.id = "delete-system", .decision = DENY, .reason = R_DEL_SYS, .programs = L("mv"),
          .paths = SYS_CLASSES | PC_HOME},
-        {.id = "delete-git", .decision = DENY, .reason = R_GITDIR, .programs = DELETERS, .any_flags = L("r"),
-         .paths = PC_GITDIR},
-        {.id = "delete-git", .decision = DENY, .reason = R_GITDIR,
+        {.id = "delete-git", WS_ONLY .decision = DENY, .reason = R_GITDIR, .programs = DELETERS,
+         .any_flags = L("r"), .paths = PC_GITDIR},
+        {.id = "delete-git", WS_ONLY .decision = DENY, .reason = R_GITDIR,
          .programs = L("rm", "rmdir", "mv", "shred"), .path_globs =
          L("*/.git", "*/.git/objects", "*/.git/objects/*", "*/.git/refs", "*/.git/refs/*", "*/.git/HEAD")},
 
@@ -282,9 +286,9 @@ const struct rule default_rules[] = {
         {.id = "setuid", .decision = DENY, .reason = R_SETUID, .programs = L("setcap")},
 
         /* git history */
-        {.id = "git-reset-hard", .decision = DENY, .reason = R_RESET, .programs = L("git"), .sub = L("reset"),
-         .any_flags = L("hard", "merge")},
-        {.id = "git-clean-force", .decision = DENY, .reason = R_CLEAN, .programs = L("git"),
+        {.id = "git-reset-hard", WS_ONLY .decision = DENY, .reason = R_RESET, .programs = L("git"),
+         .sub = L("reset"), .any_flags = L("hard", "merge")},
+        {.id = "git-clean-force", WS_ONLY .decision = DENY, .reason = R_CLEAN, .programs = L("git"),
          .sub = L("clean"), .any_flags = L("f"), .not_flags = L("n")},
         {.id = "git-push-force", .decision = DENY, .reason = R_PUSHF, .programs = L("git"), .sub = L("push"),
          .any_flags = L("f", "mirror", "force-if-includes")},
@@ -294,46 +298,47 @@ const struct rule default_rules[] = {
          .any_flags = L("d", "prune")},
         {.id = "git-push-delete", .decision = DENY, .reason = R_PUSHD, .programs = L("git"), .sub = L("push"),
          .args = L(":*")},
-        {.id = "git-branch-force-delete", .decision = DENY, .reason = R_BRANCHD, .programs = L("git"),
+        {.id = "git-branch-force-delete", WS_ONLY .decision = DENY, .reason = R_BRANCHD, .programs = L("git"),
          .sub = L("branch"), .any_flags = L("D")},
-        {.id = "git-branch-force-delete", .decision = DENY, .reason = R_BRANCHD, .programs = L("git"),
+        {.id = "git-branch-force-delete", WS_ONLY .decision = DENY, .reason = R_BRANCHD, .programs = L("git"),
          .sub = L("branch"), .flags = L("d", "f")},
-        {.id = "git-history-rewrite", .decision = DENY, .reason = R_HIST, .programs = L("git"),
+        {.id = "git-history-rewrite", WS_ONLY .decision = DENY, .reason = R_HIST, .programs = L("git"),
          .sub = L("filter-branch|filter-repo")},
-        {.id = "git-history-rewrite", .decision = DENY, .reason = R_HIST, .programs = L("git"),
+        {.id = "git-history-rewrite", WS_ONLY .decision = DENY, .reason = R_HIST, .programs = L("git"),
          .sub = L("reflog", "expire|delete")},
-        {.id = "git-history-rewrite", .decision = DENY, .reason = R_HIST, .programs = L("git"),
+        {.id = "git-history-rewrite", WS_ONLY .decision = DENY, .reason = R_HIST, .programs = L("git"),
          .sub = L("update-ref"), .any_flags = L("d")},
-        {.id = "git-gc-prune", .decision = DENY, .reason = R_GC, .programs = L("git"), .sub = L("gc|repack"),
+        {.id = "git-gc-prune", WS_ONLY .decision = DENY, .reason = R_GC, .programs = L("git"),
+         .sub = L("gc|repack"),
          .args = L("--prune=now|--prune=all|--prune=0*|--prune=*sec*|--prune=*min*|--prune=*hour*|"
                    "--prune=*now*|--unpack-unreachable=now")},
-        {.id = "git-gc-prune", .decision = DENY, .reason = R_GC, .programs = L("git"), .sub = L("prune"),
-         .not_flags = L("n", "dry-run")},
+        {.id = "git-gc-prune", WS_ONLY .decision = DENY, .reason = R_GC, .programs = L("git"),
+         .sub = L("prune"), .not_flags = L("n", "dry-run")},
         {.id = "git-push-force", .decision = DENY, .reason = R_PUSHF, .programs = L("git"),
          .sub = L("send-pack"), .any_flags = L("f", "force", "mirror")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("checkout|switch"), .any_flags = L("f", "discard-changes")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("checkout"), .args = L("--", ".", ":/*", ":(*")},
         /* git checkout REV PATH (a branch and a path: the path comes back from REV) */
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("checkout", "*", "*"),
          .not_flags = L("b", "B", "orphan", "detach")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("checkout|restore|reset"), .any_flags = L("pathspec-from-file")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("checkout-index"), .any_flags = L("f", "force", "a", "all")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("read-tree"), .flags = L("u"), .any_flags = L("reset", "m")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("worktree", "remove"), .any_flags = L("f", "force")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("submodule", "deinit|update"), .any_flags = L("f", "force")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("restore"), .not_flags = L("staged", "S")},
-        {.id = "git-discard-changes", .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
+        {.id = "git-discard-changes", WS_ONLY .decision = DENY, .reason = R_DISCARD, .programs = L("git"),
          .sub = L("restore"), .any_flags = L("worktree", "W")},
-        {.id = "git-stash-drop", .decision = DENY, .reason = R_STASHD, .programs = L("git"),
+        {.id = "git-stash-drop", WS_ONLY .decision = DENY, .reason = R_STASHD, .programs = L("git"),
          .sub = L("stash", "drop|clear")},
 
         /* system control and privileges */
@@ -513,10 +518,3 @@ unsigned path_class_parse(const char *name)
         return 0;
 }
 
-const char *path_class_name(unsigned bit)
-{
-        for (size_t k = 0; k < ARRAY_SIZE(classes); k++)
-                if (classes[k].bit == bit)
-                        return classes[k].name;
-        return "?";
-}

@@ -45,7 +45,8 @@ int view_lstat(const struct view *v, const char *rel, struct stat *st, int *root
         return 0;
 }
 
-int view_readlink(const struct view *v, const char *rel, char *buf, size_t size)
+/* The target of the symlink rel (NUL-terminated in buf).  0 or -errno. */
+static int view_readlink(const struct view *v, const char *rel, char *buf, size_t size)
 {
         struct stat st;
         const char *base;
@@ -75,31 +76,6 @@ int view_read(const struct view *v, const char *rel, size_t max, char **out, siz
         if (!S_ISREG(st.st_mode))
                 return -EINVAL;
         return read_beneath(root, rel, max, out, len);
-}
-
-char *view_join(const char *dir, const char *rel)
-{
-        size_t cap = strlen(dir) + strlen(rel) + 2, n = 0;
-        char *out = xmalloc(cap);
-        out[0] = '\0';
-        for (int pass = 0; pass < 2; pass++)
-                for (const char *c = pass ? rel : dir; *c;) {
-                        const char *end = strchrnul(c, '/');
-                        size_t l = (size_t)(end - c);
-                        if (l == 2 && c[0] == '.' && c[1] == '.') {
-                                if (!n) {
-                                        free(out);
-                                        return NULL;
-                                }
-                                char *slash = strrchr(out, '/');
-                                n = slash ? (size_t)(slash - out) : 0;
-                                out[n] = '\0';
-                        } else if (l && !(l == 1 && c[0] == '.')) {
-                                n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? "/" : "", (int)l, c);
-                        }
-                        c = *end ? end + 1 : end;
-                }
-        return out;
 }
 
 /* The absolute host path the walk has reached when it leaves the workspace: base, then

@@ -29,8 +29,6 @@ static inline struct view view_before(const struct view *v)
  * unless the changeset deletes it.  rel's parents must be directories (no link on the way);
  * *rootfd (may be NULL) gets the layer it was found in.  0, or -ENOENT / -errno. */
 int view_lstat(const struct view *v, const char *rel, struct stat *st, int *rootfd);
-/* The target of the symlink rel (NUL-terminated in buf).  0 or -errno. */
-int view_readlink(const struct view *v, const char *rel, char *buf, size_t size);
 /* The content of the regular file rel (no link anywhere on its path), at most max bytes:
  * 0, -ENOENT, -EFBIG beyond max, -ELOOP for a link, -EINVAL for anything but a file. */
 int view_read(const struct view *v, const char *rel, size_t max, char **out, size_t *len);
@@ -44,10 +42,5 @@ bool view_changed(const struct view *v, const char *rel);
  * of the path appended), or -ELOOP / -ENAMETOOLONG.  Every link followed is added to seen
  * (may be NULL) as a workspace-relative path. */
 int view_resolve(const struct view *v, const char *rel, char **out, struct strvec *seen);
-
-/* Lexically normalised join of a workspace-relative directory and a relative path ("."
- * and empty components dropped, ".." taken back): the result, or NULL when it climbs above
- * the workspace. */
-char *view_join(const char *dir, const char *rel);
 
 #endif

@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
 
+#include <dirent.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -199,6 +200,80 @@ static void init_reap(pid_t pid, const struct sandbox_spec *s, const struct sand
         }
 }
 
+/* One process's command line (its name when it has none), NULs as spaces, into buf. */
+static void proc_command(const char *pid, char *buf, size_t size)
+{
+        char path[300];
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, size - 1);
+        if (fd >= 0)
+                close(fd);
+        if (n < 0)
+                n = 0;
+        while (n > 0 && buf[n - 1] == '\0')
+                n--;
+        for (ssize_t i = 0; i < n; i++)
+                if (buf[i] == '\0')
+                        buf[i] = ' ';
+        buf[n] = '\0';
+}
+
+/* A process that is running, not a zombie waiting for us. */
+static bool proc_alive(const char *pid, char *comm, size_t size)
+{
+        char path[300], buf[512];
+        snprintf(path, sizeof(path), "/proc/%s/stat", pid);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (fd >= 0)
+                close(fd);
+        if (n <= 0)
+                return false;
+        buf[n] = '\0';
+        char *open_paren = strchr(buf, '('), *close_paren = strrchr(buf, ')');
+        if (!open_paren || !close_paren || close_paren < open_paren || close_paren[1] != ' ')
+                return false;
+        snprintf(comm, size, "%.*s", (int)(close_paren - open_paren - 1), open_paren + 1);
+        return close_paren[2] != 'Z' && close_paren[2] != 'X';
+}
+
+/* The program has ended: name what it left running (background jobs, servers, daemons),
+ * which our exit is about to kill, for the notice the caller gets.  Orphans are ours, so
+ * when we have no child left nothing is left at all, and /proc is not read. */
+static void name_leftovers(struct init_status *out)
+{
+        size_t used = 0, more = 0;
+        pid_t w;
+        int st;
+
+        while ((w = waitpid(-1, &st, WNOHANG)) > 0)
+                ;
+        if (w < 0)
+                return;
+        DIR *d = opendir("/proc");
+        for (struct dirent *e; d && (e = readdir(d));) {
+                char cmd[160], comm[32];
+                if (e->d_name[0] < '1' || e->d_name[0] > '9' ||
+                    strspn(e->d_name, "0123456789") != strlen(e->d_name) || !strcmp(e->d_name, "1") ||
+                    !proc_alive(e->d_name, comm, sizeof(comm)))
+                        continue;
+                proc_command(e->d_name, cmd, sizeof(cmd));
+                int n = snprintf(out->killed + used, sizeof(out->killed) - used, "%s%s (pid %s)",
+                                 used ? "; " : "", cmd[0] ? cmd : comm, e->d_name);
+                if (n < 0 || (size_t)n >= sizeof(out->killed) - used - 8) {
+                        out->killed[used] = '\0';
+                        more++;
+                        continue;
+                }
+                used += (size_t)n;
+        }
+        if (d)
+                closedir(d);
+        if (more && used)
+                snprintf(out->killed + used, sizeof(out->killed) - used, "; %zu more", more);
+}
+
 /* The supervisor makes the transaction's cgroup and moves us into it while we set up the
  * mounts; nothing starts the program before that is done, so whatever it starts is in it. */
 static void wait_cgroup(const struct sandbox_prep *p)
@@ -250,8 +325,13 @@ __attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec
         if (sandbox_protect_proc() < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("init: proc protected");
-        /* The program runs as our uid: make init unreachable by ptrace from it. */
-        prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+        /* The program runs as our uid: make init unreachable by ptrace from it.  Init holds
+         * the notification socket's peer and the namespaces' powers: a program that could
+         * attach to it would be out of the sandbox, so no init that cannot be protected runs. */
+        if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0) {
+                SETUP_FAIL("cannot make the sandbox's init undumpable (PR_SET_DUMPABLE): %s", strerror(errno));
+                _exit(TXBOX_EXIT_TXBOX);
+        }
         wait_cgroup(p);
         trace_mark("init: in its cgroup");
         pid_t pid = sandbox_spawn_program(s, p, statusfd);
@@ -272,6 +352,8 @@ __attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec
         sigprocmask(SIG_SETMASK, &none, NULL);
         init_reap(pid, s, p, &im, &status);
         trace_mark("init: program reaped");
+        if (status.limit == LIMIT_NONE)
+                name_leftovers(&status);
         /* Nothing may write the upper layer once the supervisor has the status: end every
          * process left (daemons, background jobs) and reap them all first.  Then the
          * supervisor can evaluate and commit while the namespaces are torn down. */

@@ -30,7 +30,6 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
@@ -44,25 +43,9 @@
 #define GiB (1024ULL * 1024 * 1024)
 #define WALK_MAX_DEPTH 258 /* one past the changeset's: a deeper layer never commits anyway */
 
-/* A size with an optional K, M or G suffix; 0 when absent or malformed. */
-static uint64_t env_size(const char *name)
-{
-        const char *v = getenv(name);
-        char *end;
-        if (!v || !*v)
-                return 0;
-        unsigned long long n = strtoull(v, &end, 10);
-        switch (*end) {
-        case 'K': case 'k': n <<= 10; end++; break;
-        case 'M': case 'm': n <<= 20; end++; break;
-        case 'G': case 'g': n <<= 30; end++; break;
-        default: break;
-        }
-        return *end ? 0 : n;
-}
-
 /* The caller's defaults: TXBOX_LIMIT_{PROCS,MEMORY,CPU,DISK,FILES,OPEN_FILES} in txbox's
- * environment (for faces that have no option for a limit yet, and for tests). */
+ * environment (for faces that have no option for a limit yet, and for tests), parsed as the
+ * --max- options are; one that is malformed or too large leaves txbox's own default. */
 static void env_defaults(struct txbox_limits *l)
 {
         static const struct { const char *name; size_t off; } vars[] = {
@@ -76,18 +59,24 @@ static void env_defaults(struct txbox_limits *l)
         for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
                 uint64_t *f = (uint64_t *)((char *)l + vars[i].off);
                 if (!*f)
-                        *f = env_size(vars[i].name);
+                        *f = parse_size(getenv(vars[i].name));
         }
 }
 
-void limits_resolve(const struct txbox_limits *in, const char *upper, struct txbox_limits *out)
+void limits_resolve(const struct txbox_limits *in, const char *upper, struct txbox_limits *out,
+                    struct limit_origins *why)
 {
+        struct limit_origins none;
         struct sysinfo si;
         struct statvfs sv;
         bool have_fs = false;
 
+        if (!why)
+                why = &none;
         *out = *in;
         env_defaults(out);
+        snprintf(why->disk, sizeof(why->disk), "%s", in->disk ? "--max-disk" : "TXBOX_LIMIT_DISK");
+        snprintf(why->files, sizeof(why->files), "%s", in->files ? "--max-files" : "TXBOX_LIMIT_FILES");
         if (!out->procs)
                 out->procs = 1024;
         if (!out->open_files)
@@ -101,13 +90,23 @@ void limits_resolve(const struct txbox_limits *in, const char *upper, struct txb
                 have_fs = statvfs(upper, &sv) == 0;
         if (!out->disk) {
                 out->disk = 10 * GiB;
-                if (have_fs && (uint64_t)sv.f_bavail * sv.f_frsize / 2 < out->disk)
+                snprintf(why->disk, sizeof(why->disk), "txbox's default, 10 GiB; --max-disk sets another");
+                if (have_fs && (uint64_t)sv.f_bavail * sv.f_frsize / 2 < out->disk) {
                         out->disk = (uint64_t)sv.f_bavail * sv.f_frsize / 2;
+                        snprintf(why->disk, sizeof(why->disk),
+                                 "txbox's default: half the free space of the workspace's file system when "
+                                 "the run began; --max-disk sets another");
+                }
         }
         if (!out->files) {
                 out->files = 1000000;
-                if (have_fs && sv.f_files && sv.f_favail / 2 < out->files)
+                snprintf(why->files, sizeof(why->files), "txbox's default, 1,000,000; --max-files sets another");
+                if (have_fs && sv.f_files && sv.f_favail / 2 < out->files) {
                         out->files = sv.f_favail / 2 ? sv.f_favail / 2 : 1;
+                        snprintf(why->files, sizeof(why->files),
+                                 "txbox's default: half the free inodes of the workspace's file system when "
+                                 "the run began; --max-files sets another");
+                }
         }
 }
 
@@ -136,7 +135,8 @@ int limits_apply_rlimits(const struct txbox_limits *l)
         struct rlimit cpu;
         if (l->cpu_s && getrlimit(RLIMIT_CPU, &cpu) == 0 && cpu.rlim_max > 1) {
                 cpu.rlim_cur = cpu.rlim_max - 1;
-                setrlimit(RLIMIT_CPU, &cpu);
+                if (setrlimit(RLIMIT_CPU, &cpu) < 0)
+                        return -errno;
         }
         return 0;
 }
@@ -451,7 +451,7 @@ static void walk_tree(int dfd, unsigned depth, struct walk *w)
         }
 }
 
-void limits_tree_walk(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries, bool *closed)
+void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries, bool *closed)
 {
         struct walk w = {.lend = lend};
         int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -465,11 +465,6 @@ void limits_tree_walk(const char *dir, bool lend, uint64_t *bytes, uint64_t *ent
         *entries = w.entries;
         if (closed)
                 *closed = w.closed;
-}
-
-void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries)
-{
-        limits_tree_walk(dir, lend, bytes, entries, NULL);
 }
 
 int limits_tree_usage_as_owner(const char *dir, int userns_fd, uint64_t *bytes, uint64_t *entries)
@@ -487,15 +482,16 @@ int limits_tree_usage_as_owner(const char *dir, int userns_fd, uint64_t *bytes, 
         /* A child of ours joins the namespace (a process with threads cannot): there it holds
          * every capability over the ids the namespace maps, which are the layer's owner's and
          * nobody else's; it reads directory entries and stats them, and changes nothing. */
-        pid_t c = fork();
+        pid_t self = getpid(), c = fork();
         if (c == 0) {
                 close(p[0]);
-                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (die_with_parent(self) < 0)
+                        _exit(1);
                 bool closed = false;
                 if (setns(userns_fd, CLONE_NEWUSER) < 0) {
                         r.err = errno;
                 } else {
-                        limits_tree_walk(dir, false, &r.bytes, &r.entries, &closed);
+                        limits_tree_usage(dir, false, &r.bytes, &r.entries, &closed);
                         r.err = closed ? EACCES : 0;
                 }
                 _exit(write(p[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
@@ -517,19 +513,15 @@ int limits_tree_usage_as_owner(const char *dir, int userns_fd, uint64_t *bytes, 
         return 0;
 }
 
-static void fmt_size(uint64_t v, char *buf, size_t size)
-{
-        if (v >= GiB)
-                snprintf(buf, size, "%.1f GiB", (double)v / GiB);
-        else
-                snprintf(buf, size, "%.1f MiB", (double)v / MiB);
-}
+static void fmt_size(uint64_t v, char *buf, size_t size) { human_size(v, buf, size); }
 
-void disk_meter_start(struct disk_meter *m, const char *upper, const char *work, const struct txbox_limits *l)
+void disk_meter_start(struct disk_meter *m, const char *upper, const char *work, const struct txbox_limits *l,
+                      const struct limit_origins *why)
 {
         struct statfs sf;
 
         memset(m, 0, sizeof(*m));
+        m->why = why;
         m->upper = upper;
         m->work = work;
         m->limit = l->disk;
@@ -565,7 +557,7 @@ static void meter_walk(struct disk_meter *m, bool final)
                         continue;
                 /* the work layer is the overlay's own; the upper one the program's until
                  * it has ended */
-                limits_tree_walk(dirs[i], final || dirs[i] == m->work, &b, &n, &closed);
+                limits_tree_usage(dirs[i], final || dirs[i] == m->work, &b, &n, &closed);
                 /* A directory the program closed to its owner would hide what it holds: walk
                  * the layer again as the owner, from within the sandbox's namespace; where
                  * even that fails, the layer cannot be measured, and counts as over. */
@@ -597,17 +589,18 @@ static int meter_statfs(struct disk_meter *m, char *detail, size_t size)
                 fmt_size(m->limit, b, sizeof(b));
                 fmt_size(m->slack, c, sizeof(c));
                 snprintf(detail, size,
-                         "the file system's free space dropped by %s during the run, over the limit "
-                         "of %s plus %s of slack (--max-disk)",
-                         a, b, c);
+                         "the file system's free space dropped by %s during the run, over the disk limit "
+                         "of %s plus %s of slack (%s)",
+                         a, b, c, m->why ? m->why->disk : "--max-disk");
                 return LIMIT_DISK;
         }
         uint64_t fdrop = m->base_ffree > (uint64_t)sf.f_ffree ? m->base_ffree - (uint64_t)sf.f_ffree : 0;
         if (m->have_inodes && fdrop > m->files_limit + m->files_slack) {
                 snprintf(detail, size,
                          "the file system lost %llu free inodes during the run, over the limit of %llu "
-                                       "plus %llu of slack (--max-files)", (unsigned long long)fdrop,
-                         (unsigned long long)m->files_limit, (unsigned long long)m->files_slack);
+                         "plus %llu of slack (%s)",
+                         (unsigned long long)fdrop, (unsigned long long)m->files_limit,
+                         (unsigned long long)m->files_slack, m->why ? m->why->files : "--max-files");
                 return LIMIT_FILES;
         }
         return LIMIT_NONE;
@@ -632,14 +625,14 @@ int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, b
                 fmt_size(m->limit, c, sizeof(c));
                 snprintf(detail, size,
                          "%s held on the workspace's file system (%s of it in deleted files still open), "
-                         "over the limit of %s (--max-disk)",
-                         a, b, c);
+                         "over the disk limit of %s (%s)",
+                         a, b, c, m->why ? m->why->disk : "--max-disk");
                 return LIMIT_DISK;
         }
         if (m->walked_files + held_files > m->files_limit) {
-                snprintf(detail, size, "%llu files written, over the limit of %llu (--max-files)",
-                         (unsigned long long)(m->walked_files + held_files),
-                         (unsigned long long)m->files_limit);
+                snprintf(detail, size, "%llu files written, over the limit of %llu (%s)",
+                         (unsigned long long)(m->walked_files + held_files), (unsigned long long)m->files_limit,
+                         m->why ? m->why->files : "--max-files");
                 return LIMIT_FILES;
         }
         return walk ? LIMIT_NONE : meter_statfs(m, detail, size);

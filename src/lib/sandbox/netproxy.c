@@ -346,12 +346,15 @@ static bool write_all(int fd, const char *buf, size_t len)
         return true;
 }
 
-/* Tests only: TXBOX_TEST_RESOLVE_STALL_MS delays the resolution of names under ".invalid",
+/* Test builds only: TXBOX_TEST_RESOLVE_STALL_MS delays the resolution of names under ".invalid",
  * a top-level domain that never resolves (RFC 6761), so that a test can show that a stalled
  * resolver holds up nothing but its own connection.  It cannot change what a real name
  * resolves to, nor any decision. */
 static void test_stall(const char *host)
 {
+#ifndef TXBOX_TESTING
+        (void)host;
+#else
         const char *v = getenv("TXBOX_TEST_RESOLVE_STALL_MS");
         size_t n = strlen(host);
         if (!v || n < 8 || strcmp(host + n - 8, ".invalid"))
@@ -362,6 +365,7 @@ static void test_stall(const char *host)
         struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
         while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
                 ;
+#endif
 }
 
 static int connect_timeout(const struct addrinfo *a)
@@ -640,9 +644,10 @@ __attribute__((noreturn)) static void proxy_main(const struct proxy_ctx *c, int 
                                 continue;
                         _exit(1);
                 }
-                pid_t pid = fork();
+                pid_t self = getpid(), pid = fork();
                 if (pid == 0) {
-                        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                        if (die_with_parent(self) < 0)
+                                _exit(1);
                         close(listen_fd);
                         handle(c, fd);
                         _exit(0);
@@ -677,16 +682,18 @@ static int receive_listener(int sock)
 /* In the proxy process: keep only the two descriptors it needs, die with the supervisor,
  * write nothing anywhere (Landlock), gain nothing by exec.  It parses what the sandbox sends:
  * a bug there should not hand the sandbox the supervisor's powers. */
-static void proxy_confine(int *sock, int *log_fd)
+static void proxy_confine(pid_t supervisor, int *sock, int *log_fd)
 {
         sigset_t none;
 
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        if (die_with_parent(supervisor) < 0)
+                _exit(1);
         if (dup3(*sock, 3, O_CLOEXEC) < 0 || dup3(*log_fd, 4, O_CLOEXEC) < 0)
                 _exit(1);
         *sock = 3;
         *log_fd = 4;
-        sys_close_range(5, ~0U, 0);
+        if (sys_close_range(5, ~0U, 0) < 0)
+                _exit(1);
         for (int sig = 1; sig < NSIG; sig++)
                 signal(sig, SIG_DFL);
         signal(SIGPIPE, SIG_IGN);
@@ -712,12 +719,12 @@ int netproxy_start(const struct netproxy_rule *rules, size_t n, struct netproxy 
                 return tx_err(err, e, "cannot start the network proxy: %s", strerror(e));
         }
         fcntl(lp[1], F_SETFL, O_NONBLOCK);
-        pid_t pid = fork();
+        pid_t self = getpid(), pid = fork();
         if (pid == 0) {
                 struct proxy_ctx c = {.rules = rules, .n = n, .log_fd = lp[1]};
                 int sock = sp[1];
                 setpgid(0, 0);
-                proxy_confine(&sock, &c.log_fd);
+                proxy_confine(self, &sock, &c.log_fd);
                 int listen_fd = receive_listener(sock);
                 if (listen_fd < 0)
                         _exit(0); /* the sandbox never asked for it */

@@ -4,7 +4,7 @@
  *
  * Apart from the sandbox itself: the probes take the sandbox's steps one by one in a
  * throwaway child, each failure reported with its cost instead of stopping a run, and only
- * txbox doctor calls them (through txbox_doctor and sandbox_doctor).
+ * txbox doctor calls them (through txbox_doctor_at and sandbox_doctor).
  */
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
@@ -254,7 +254,7 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
         probe_set(&all[n++], "user namespaces", bits & PROBE_USERNS, true,
                   "txbox cannot run: no sandbox without them (enable kernel.unprivileged_userns_clone or run "
                   "as root; in a container, a seccomp profile that allows unshare and mount: "
-                          "deploy/seccomp/txbox.json)",
+                          "deploy/seccomp/<arch>/txbox.json)",
                   "%s%s",
                   bits & PROBE_USERNS ? "unprivileged user, mount and pid namespaces"
                   : "unshare or its uid map failed: ", bits & PROBE_USERNS ? "" : strerror(pr.userns_err));
@@ -293,6 +293,14 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
                   "%s",
                   guard_notify_available() ? "execve/execveat can be checked by the supervisor"
                                            : "SECCOMP_RET_USER_NOTIF unavailable");
+        bool conn = guard_notify_available() && sockconn_available();
+        probe_set(&all[n++], "unix sockets", conn, false,
+                  "no unix socket can be made in the sandbox (multiprocessing.Manager, test servers fail with "
+                  "EPERM); --allow-unix-sockets lets them, and the host's sockets, through",
+                  "%s", conn ? "connect() made by the supervisor: the sandbox's own in /tmp and /dev/shm, never "
+                               "the host's"
+                             : "seccomp user notification or pidfd_getfd unavailable, or Yama's ptrace_scope "
+                               "above 1");
         probe_set(&all[n++], "Landlock", abi > 0, false,
                   "writes are confined by mounts only (read-only root), without a second, path-based layer",
                   "ABI %d%s", abi,
@@ -312,9 +320,4 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
         for (int i = 0; i < n && (size_t)i < max; i++)
                 out[i] = all[i];
         return n < (int)max ? n : (int)max;
-}
-
-int txbox_doctor(struct txbox_probe *out, size_t max)
-{
-        return sandbox_doctor(NULL, NULL, out, max);
 }

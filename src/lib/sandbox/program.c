@@ -58,18 +58,28 @@ static bool writable_terminal(int fd)
         return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && isatty(fd);
 }
 
-/* Where the program may write, for Landlock: the workspace, the private /tmp and /dev nodes.
+/* Where the program may write, for Landlock: the workspace, the private /tmp and /dev nodes,
+ * the caches mounted over the tools' cache paths.
  * Not its standard streams: Landlock checks opens, not writes through descriptors the
  * program already has, so they need no grant; and a grant on /proc/self/fd/N is one on
  * whatever the caller passed there: a file given as stdin (read-only) could be reopened
  * for writing, a directory given as stdin filled with files.  Only a terminal on stdout
  * or stderr, open for writing, is granted (the program writes to it anyway), so that
  * "echo x >/dev/stderr" still reaches it; the host's terminal is not under /dev/pts here. */
-static int apply_landlock(const struct sandbox_spec *s)
+#define LANDLOCK_FIXED_PATHS 16
+
+static int apply_landlock(const struct sandbox_spec *s, const struct sandbox_prep *p)
 {
-        const char *paths[16] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
-                                 "/dev/full", "/dev/tty", "/proc"};
+        const struct sandbox_caches *c = &p->caches;
+        const char *paths[LANDLOCK_FIXED_PATHS + c->n];
         size_t n = 9;
+        const char *fixed[] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
+                               "/dev/full", "/dev/tty", "/proc"};
+
+        memcpy(paths, fixed, sizeof(fixed));
+        for (size_t i = 0; i < c->n; i++)
+                if (c->v[i].mounted)
+                        paths[n++] = c->v[i].target;
         if (writable_terminal(1))
                 paths[n++] = "/proc/self/fd/1";
         if (writable_terminal(2))
@@ -162,11 +172,11 @@ int sandbox_send_go(int sock, char *const argv[], const char *cwd, const int *st
                 memcpy(CMSG_DATA(c), stdio, 3 * sizeof(int));
         }
         if (sendmsg(sock, &mh, MSG_NOSIGNAL) != sizeof(h))
-                return -errno;
+                return errno ? -errno : -EIO;
         for (size_t off = 0; off < len; off += GO_CHUNK) {
                 size_t n = len - off < GO_CHUNK ? len - off : GO_CHUNK;
                 if (send(sock, buf + off, n, MSG_NOSIGNAL) != (ssize_t)n)
-                        return -errno;
+                        return errno ? -errno : -EIO;
         }
         return 0;
 }
@@ -231,8 +241,11 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
         trace_mark("program: unprivileged");
         /* init made itself (and so us) non-dumpable; the supervisor must read our memory to
          * check our execve, and nothing else runs in the sandbox yet. */
-        prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
-        if (apply_landlock(s) < 0)
+        if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0) {
+                SETUP_FAIL("cannot make the program readable to the exec check: %s", strerror(errno));
+                _exit(TXBOX_EXIT_TXBOX);
+        }
+        if (apply_landlock(s, p) < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: landlocked");
         if (apply_seccomp(p) < 0)

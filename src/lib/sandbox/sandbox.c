@@ -31,7 +31,7 @@
 #include "base/syscalls.h"
 
 /* Close every descriptor from 3 up but the n in keep (which this sorts). */
-static void close_all_but(int *keep, size_t n)
+static int close_all_but(int *keep, size_t n)
 {
         int lo = 3;
 
@@ -44,11 +44,11 @@ static void close_all_but(int *keep, size_t n)
         for (size_t i = 0; i < n; i++) {
                 if (keep[i] < lo)
                         continue;
-                if (keep[i] > lo)
-                        sys_close_range((unsigned)lo, (unsigned)keep[i] - 1, 0);
+                if (keep[i] > lo && sys_close_range((unsigned)lo, (unsigned)keep[i] - 1, 0) < 0)
+                        return -errno;
                 lo = keep[i] + 1;
         }
-        sys_close_range((unsigned)lo, ~0U, 0);
+        return sys_close_range((unsigned)lo, ~0U, 0) < 0 ? -errno : 0;
 }
 
 static int clone_sandbox(void)
@@ -167,7 +167,7 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         extern char **environ;
         int r;
 
-        limits_resolve(&s->limits, s->upper, &p->limits);
+        limits_resolve(&s->limits, s->upper, &p->limits, &p->limits_why);
         limits_tmpfs_options(&p->limits, p->tmpfs_opts, sizeof(p->tmpfs_opts));
         struct stat st;
         p->upper_dev = s->upper && stat(s->upper, &st) == 0 ? st.st_dev : 0;
@@ -183,12 +183,27 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
                               "--max-cpus needs a cgroup with the cpu controller, and none can be had "
                               "here (txbox doctor says why)");
         p->last_cap = read_last_cap();
-        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0);
+        /* Unix sockets: the user's opt-in lets every connect through; else, where the
+         * supervisor can take the program's sockets, it makes every connect itself and only
+         * the sandbox's own unix sockets are reachable; else none can be made. */
+        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) |
+                   (s->allow_unix_sockets                                   ? GUARD_ALLOW_UNIX
+                    : guard_notify_available() && sockconn_available() ? GUARD_NOTIFY_CONNECT
+                                                                            : 0);
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
                 return r;
         limits_filter_env(environ, s->env_keep, &p->envp, res->env_dropped, sizeof(res->env_dropped));
         if (s->net == TXBOX_NET_ALLOW)
                 add_proxy_env(&p->envp);
+        /* The home's view: what init hides, and the caches it mounts (made here, as the
+         * user, before anything of the sandbox runs). */
+        sandbox_hidden_paths(s->home, s->workspace, s->hide, &p->hidden);
+        if (s->cache_root && s->home) {
+                sandbox_caches_plan(s->cache_root, s->cache_paths, s->home, s->workspace, s->state_dir,
+                                    p->hidden.v, true, &p->caches);
+                sandbox_caches_env(&p->caches, s->home, s->workspace, &p->envp);
+        }
+        sandbox_hidden_present(&p->hidden, s->home); /* after the plan, which may make some */
         res->landlock_abi = guard_landlock_abi();
         return 0;
 }
@@ -214,6 +229,8 @@ static void sandbox_free(struct sandbox *sb)
         if (sb->blocked)
                 sigprocmask(SIG_SETMASK, &sb->old, NULL);
         free(sb->prep.envp);
+        strvec_clear(&sb->prep.hidden);
+        sandbox_caches_free(&sb->prep.caches);
         netproxy_stop(sb->prep.proxy, NULL, 0);
         free(sb->prep.rules);
         cgroup_tx_destroy(sb->prep.cg); /* init is gone (else it was handed to defer_reap) */
@@ -242,10 +259,13 @@ int sandbox_shared_ns_open(const struct idmap *m, struct sandbox_shared_ns **out
                 return tx_err(err, errno, "cannot create a pipe: %s", strerror(errno));
         }
         /* A child makes them and waits; we map it, keep its namespaces by descriptor, let it go. */
+        pid_t self = getpid();
         pid_t pid = (pid_t)syscall(SYS_clone, CLONE_NEWUSER | CLONE_NEWNET | SIGCHLD, NULL, NULL, NULL, NULL);
         if (pid == 0) {
-                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                close_all_but(&hold[0], 1); /* no claim of ours may outlive us in it */
+                if (die_with_parent(self) < 0)
+                        _exit(1);
+                if (close_all_but(&hold[0], 1) < 0) /* no claim of ours may outlive us in it */
+                        _exit(1);
                 _exit(read(hold[0], &c, 1) < 0 ? 1 : 0);
         }
         close(hold[0]);
@@ -295,13 +315,20 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
 
         if (pipe2(pidp, O_CLOEXEC) < 0)
                 return -1;
+        pid_t self = getpid();
         pid_t c = (pid_t)syscall(SYS_clone, SIGCHLD, NULL, NULL, NULL, NULL);
         if (c == 0) {
-                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                if (die_with_parent(self) < 0)
+                        _exit(TXBOX_EXIT_TXBOX);
                 int keep[] = {pidp[1], statusfd, errfd, nsock, s->shared_ns->user_fd, s->shared_ns->net_fd,
                               p->cg_sync};
-                close_all_but(keep, ARRAY_SIZE(keep));
+                int closed = close_all_but(keep, ARRAY_SIZE(keep));
                 sandbox_child_errfd_set(errfd);
+                if (closed < 0) {
+                        errno = -closed;
+                        SETUP_FAIL("cannot close the descriptors the sandbox must not have: %s", strerror(errno));
+                        _exit(TXBOX_EXIT_TXBOX);
+                }
                 if (setns(s->shared_ns->user_fd, CLONE_NEWUSER) < 0 ||
                     setns(s->shared_ns->net_fd, CLONE_NEWNET) < 0 ||
                     unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS) < 0) {
@@ -313,8 +340,13 @@ static pid_t clone_joined(const struct sandbox_spec *s, const struct sandbox_pre
                 pid_t i = (pid_t)syscall(SYS_clone, CLONE_PARENT | SIGCHLD, NULL, NULL, NULL, NULL);
                 if (i == 0) {
                         /* Die with the supervisor (our parent now): the kernel then kills the
-                         * whole pid namespace. */
-                        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+                         * whole pid namespace.  As the new namespace's first process we see no
+                         * parent; a supervisor already gone shows as EOF on the socket that
+                         * brings the program (recv_go), before anything runs. */
+                        if (die_with_parent(0) < 0) {
+                                SETUP_FAIL("cannot ask to die with the supervisor: %s", strerror(errno));
+                                _exit(TXBOX_EXIT_TXBOX);
+                        }
                         close(pidp[1]);
                         sandbox_init_main(s, p, -1, statusfd);
                 }
@@ -352,14 +384,27 @@ static int attach_cgroup(struct sandbox *sb, int cg_sync, struct txbox_error *er
         return 0;
 }
 
-int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txbox_error *err)
-{
-        int syncp[2] = {-1, -1}, statusp[2] = {-1, -1}, errp[2] = {-1, -1}, nsock[2] = {-1, -1},
-            cgp[2] = {-1, -1};
-        struct sandbox *sb = xcalloc(1, sizeof(*sb));
-        int r;
+/* The descriptors that join the supervisor and a sandbox while it starts: ours are taken
+ * into struct sandbox, the rest closed. */
+struct start_fds {
+        int syncp[2], statusp[2], errp[2], nsock[2], cgp[2];
+};
 
-        sandbox_reap(false);
+static void start_fds_close(struct start_fds *f)
+{
+        for (int i = 0; i < 2; i++) {
+                closep(&f->syncp[i]);
+                closep(&f->statusp[i]);
+                closep(&f->errp[i]);
+                closep(&f->nsock[i]);
+                closep(&f->cgp[i]);
+        }
+}
+
+static struct sandbox *sandbox_new(const struct sandbox_spec *s)
+{
+        struct sandbox *sb = xcalloc(1, sizeof(*sb));
+
         sb->spec = s;
         sb->statusfd = sb->errfd = sb->sock = sb->userns_fd = -1;
         sb->prep.notify_sock = -1;
@@ -370,16 +415,101 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
         sigaddset(&sb->mask, SIGHUP);
         sigaddset(&sb->mask, SIGQUIT);
         sb->pre.exit_code = -1;
+        return sb;
+}
+
+/* Our ends of a started init's pipes and socket. */
+static void take_ends(struct sandbox *sb, pid_t pid, struct start_fds *f)
+{
+        sb->pid = pid;
+        sb->statusfd = TAKE_FD(f->statusp[0]);
+        sb->errfd = TAKE_FD(f->errp[0]);
+        sb->sock = TAKE_FD(f->nsock[0]);
+}
+
+/* Init in the server's shared namespaces (clone_joined); old: the signal mask to restore. */
+static int start_joined(struct sandbox *sb, struct start_fds *f, const sigset_t *old, struct txbox_error *err)
+{
+        pid_t pid = clone_joined(sb->spec, &sb->prep, f->statusp[1], f->errp[1], f->nsock[1]);
+
+        sigprocmask(SIG_SETMASK, old, NULL);
+        if (pid < 0) {
+                closep(&f->errp[1]);
+                struct txbox_run_result ignored = {0};
+                int r = read_child_error(f->errp[0], &ignored, err);
+                return r < 0 ? r : tx_err(err, EIO, "the sandbox died while starting");
+        }
+        take_ends(sb, pid, f);
+        sb->userns_fd = fcntl(sb->spec->shared_ns->user_fd, F_DUPFD_CLOEXEC, 0);
+        trace_mark("cloned, joined");
+        return 0;
+}
+
+/* Init in namespaces of its own, mapped by us once it exists. */
+static int start_own(struct sandbox *sb, struct start_fds *f, const sigset_t *old, struct txbox_error *err)
+{
+        const struct sandbox_spec *s = sb->spec;
+        pid_t pid = clone_sandbox();
+        int r, clone_errno = errno;
+
+        if (pid != 0)
+                sigprocmask(SIG_SETMASK, old, NULL);
+        if (pid < 0)
+                return explain_clone_failure(clone_errno, err);
+        if (pid == 0) {
+                /* Die with the supervisor: the kernel then kills the whole pid namespace.  As
+                 * the new namespace's first process we see no parent; a supervisor already gone
+                 * shows as EOF on the sync pipe (init reads it before anything runs). */
+                if (die_with_parent(0) < 0)
+                        _exit(TXBOX_EXIT_TXBOX);
+                /* Keep only our ends: an inherited claim (a flock'd state/active/ID, ours or
+                 * a prepared transaction's) would outlive a killed supervisor for as long as
+                 * this namespace takes to die, and recovery would take it for alive. */
+                int keep[] = {f->syncp[0], f->statusp[1], f->errp[1], f->nsock[1], sb->prep.cg_sync};
+                int closed = close_all_but(keep, ARRAY_SIZE(keep));
+                sandbox_child_errfd_set(f->errp[1]);
+                if (closed < 0) {
+                        errno = -closed;
+                        SETUP_FAIL("cannot close the descriptors the sandbox must not have: %s", strerror(errno));
+                        _exit(TXBOX_EXIT_TXBOX);
+                }
+                sandbox_init_main(s, &sb->prep, f->syncp[0], f->statusp[1]);
+        }
+        take_ends(sb, pid, f);
+        if ((r = sandbox_write_idmaps(pid, s->idmap, err)) == 0) {
+                /* Now, while init waits for its map: once it runs it is not dumpable, and its
+                 * namespace files are closed to us. */
+                char ns[64];
+                snprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)pid);
+                sb->userns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+        }
+        if (r < 0 || write(f->syncp[1], "x", 1) != 1) {
+                kill(pid, SIGKILL);
+                waitpid(pid, NULL, 0);
+                sb->pid = 0;
+                return r < 0 ? r : tx_err(err, EIO, "the sandbox died while starting");
+        }
+        trace_mark("cloned, mapped");
+        return 0;
+}
+
+int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txbox_error *err)
+{
+        struct start_fds f = {{-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}, {-1, -1}};
+        struct sandbox *sb = sandbox_new(s);
+        int r;
+
+        sandbox_reap(false);
         if ((r = prepare(s, &sb->prep, &sb->pre, err)) < 0)
                 goto fail;
         trace_mark("prepared");
-        if ((r = make_pipes(syncp, statusp, errp)) < 0 || (pipe2(cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
-            (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, nsock) < 0 && (r = -errno))) {
+        if ((r = make_pipes(f.syncp, f.statusp, f.errp)) < 0 || (pipe2(f.cgp, O_CLOEXEC) < 0 && (r = -errno)) ||
+            (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, f.nsock) < 0 && (r = -errno))) {
                 r = tx_err(err, -r, "cannot create pipes: %s", strerror(-r));
                 goto fail;
         }
-        sb->prep.notify_sock = nsock[1];
-        sb->prep.cg_sync = cgp[0];
+        sb->prep.notify_sock = f.nsock[1];
+        sb->prep.cg_sync = f.cgp[0];
         /* Forked now, while no other thread of ours runs (start_sandbox saw to it). */
         if (s->net == TXBOX_NET_ALLOW &&
             (r = netproxy_start(sb->prep.rules, sb->prep.nrules, &sb->prep.proxy, err)) < 0)
@@ -389,90 +519,24 @@ int sandbox_start(const struct sandbox_spec *s, struct sandbox **out, struct txb
          * approver) ends txbox, and init with it (PDEATHSIG). */
         sigset_t old;
         sigprocmask(SIG_BLOCK, &sb->mask, &old);
-        if (s->shared_ns && s->net == TXBOX_NET_NONE && idmap_equal(s->idmap, &s->shared_ns->map)) {
-                pid_t pid = clone_joined(s, &sb->prep, statusp[1], errp[1], nsock[1]);
-                sigprocmask(SIG_SETMASK, &old, NULL);
-                if (pid < 0) {
-                        closep(&errp[1]);
-                        struct txbox_run_result ignored = {0};
-                        r = read_child_error(errp[0], &ignored, err);
-                        if (r >= 0)
-                                r = tx_err(err, EIO, "the sandbox died while starting");
-                        goto fail;
-                }
-                sb->pid = pid;
-                sb->statusfd = TAKE_FD(statusp[0]);
-                sb->errfd = TAKE_FD(errp[0]);
-                sb->sock = TAKE_FD(nsock[0]);
-                sb->userns_fd = fcntl(s->shared_ns->user_fd, F_DUPFD_CLOEXEC, 0);
-                trace_mark("cloned, joined");
-                if ((r = attach_cgroup(sb, cgp[1], err)) < 0)
-                        goto fail_started;
-                goto started;
-        }
-        pid_t pid = clone_sandbox();
-        int clone_errno = errno;
-        if (pid != 0)
-                sigprocmask(SIG_SETMASK, &old, NULL);
-        if (pid < 0) {
-                r = explain_clone_failure(clone_errno, err);
+        if (s->shared_ns && s->net == TXBOX_NET_NONE && idmap_equal(s->idmap, &s->shared_ns->map))
+                r = start_joined(sb, &f, &old, err);
+        else
+                r = start_own(sb, &f, &old, err);
+        if (r < 0)
+                goto fail;
+        if ((r = attach_cgroup(sb, f.cgp[1], err)) < 0) {
+                kill(sb->pid, SIGKILL);
+                while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
                 goto fail;
         }
-        if (pid == 0) {
-                /* Die with the supervisor: the kernel then kills the whole pid namespace. */
-                prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
-                /* Keep only our ends: an inherited claim (a flock'd state/active/ID, ours or
-                 * a prepared transaction's) would outlive a killed supervisor for as long as
-                 * this namespace takes to die, and recovery would take it for alive. */
-                int keep[] = {syncp[0], statusp[1], errp[1], nsock[1], sb->prep.cg_sync};
-                close_all_but(keep, ARRAY_SIZE(keep));
-                sandbox_child_errfd_set(errp[1]);
-                sandbox_init_main(s, &sb->prep, syncp[0], statusp[1]);
-        }
-        sb->pid = pid;
-        sb->statusfd = TAKE_FD(statusp[0]);
-        sb->errfd = TAKE_FD(errp[0]);
-        sb->sock = TAKE_FD(nsock[0]);
-        if ((r = sandbox_write_idmaps(pid, s->idmap, err)) == 0) {
-                /* Now, while init waits for its map: once it runs it is not dumpable, and its
-                 * namespace files are closed to us. */
-                char ns[64];
-                snprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)pid);
-                sb->userns_fd = open(ns, O_RDONLY | O_CLOEXEC);
-        }
-        if (r < 0 || write(syncp[1], "x", 1) != 1) {
-                kill(pid, SIGKILL);
-                waitpid(pid, NULL, 0);
-                if (r >= 0)
-                        r = tx_err(err, EIO, "the sandbox died while starting");
-                goto fail;
-        }
-        trace_mark("cloned, mapped");
-        if ((r = attach_cgroup(sb, cgp[1], err)) < 0)
-                goto fail_started;
-started:
-        for (int i = 0; i < 2; i++) {
-                closep(&syncp[i]);
-                closep(&statusp[i]);
-                closep(&errp[i]);
-                closep(&nsock[i]);
-                closep(&cgp[i]);
-        }
+        start_fds_close(&f);
         sb->prep.notify_sock = sb->prep.cg_sync = -1;
         *out = sb;
         return 0;
-fail_started:
-        kill(sb->pid, SIGKILL);
-        while (waitpid(sb->pid, NULL, 0) < 0 && errno == EINTR)
-                ;
 fail:
-        for (int i = 0; i < 2; i++) {
-                closep(&syncp[i]);
-                closep(&statusp[i]);
-                closep(&errp[i]);
-                closep(&nsock[i]);
-                closep(&cgp[i]);
-        }
+        start_fds_close(&f);
         sandbox_free(sb);
         return r;
 }
@@ -492,30 +556,44 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
 {
         const struct sandbox_spec *s = sb->spec;
         _cleanup_close_ int sigfd = -1;
-        int r;
+        int r, send_errno = 0;
 
         *res = sb->pre;
         res->exit_code = -1;
         sigprocmask(SIG_BLOCK, &sb->mask, &sb->old);
         sb->blocked = true;
-        struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .listener = -1,
-                               .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep};
-        /* The file system's free space from here on is the program's to answer for. */
-        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits);
-        sv.disk.userns_fd = sb->userns_fd; /* still ours: sandbox_free closes it */
-        /* A sandbox that died while setting up shows it on its status and error pipes. */
-        if (sandbox_send_go(sb->sock, argv, cwd, s->stdio_redirect ? s->stdio : NULL) < 0) {
-                /* nothing to do here: sandbox_supervise_wait sees init gone */
+        /* With the signals blocked, this descriptor is the only way Ctrl-C, a timeout's SIGTERM
+         * or the client's going away reaches us while the program runs: without it, no run. */
+        if ((sigfd = signalfd(-1, &sb->mask, SFD_CLOEXEC)) < 0) {
+                r = tx_err(err, errno, "cannot watch for signals (signalfd): %s", strerror(errno));
+                sandbox_abort(sb);
+                return r;
         }
-        sigfd = signalfd(-1, &sb->mask, SFD_CLOEXEC);
-        sv.sigfd = sigfd;
+        struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .listener = -1,
+                               .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep, .sigfd = sigfd};
+        sockconn_init(&sv.conn, s->net != TXBOX_NET_HOST);
+        /* The file system's free space from here on is the program's to answer for. */
+        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits, &sb->prep.limits_why);
+        sv.disk.userns_fd = sb->userns_fd; /* still ours: sandbox_free closes it */
+        /* A sandbox that died while setting up shows it on its status and error pipes, and its
+         * reason on the error pipe.  One that is alive but was not given the program would
+         * wait for it for ever: end it, and say so below if it left no reason of its own. */
+        if ((r = sandbox_send_go(sb->sock, argv, cwd, s->stdio_redirect ? s->stdio : NULL)) < 0) {
+                send_errno = r == -1 || r == 0 ? EIO : -r;
+                kill(sb->pid, SIGKILL);
+        }
         sv.notify_sock = TAKE_FD(sb->sock);
         sandbox_supervise_wait(&sv, res);
+        res->unix_refused = sv.conn.refused;
+        snprintf(res->unix_refused_path, sizeof(res->unix_refused_path), "%s", sv.conn.refused_path);
+        sockconn_free(&sv.conn);
         trace_mark("program exited");
         netproxy_stop(TAKE_PTR(sb->prep.proxy), res->net_log, sizeof(res->net_log));
         closep(&sv.notify_sock);
         closep(&sv.listener);
         r = read_child_error(sb->errfd, res, err);
+        if (r == 0 && send_errno)
+                r = tx_err(err, send_errno, "cannot hand the program to the sandbox: %s", strerror(send_errno));
         if (r > 0) {
                 res->exit_code = res->exit_code >= 0 ? res->exit_code : TXBOX_EXIT_NOTFOUND;
                 r = 0;

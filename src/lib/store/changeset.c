@@ -1,6 +1,5 @@
 /* The changeset: compare a transaction's upper layer with the live workspace (changeset_build).
- * Making the layer fit to be renamed into the workspace is in changeset_prepare.c (split off
- * for issue 24); the walk and the helpers both use are declared in changeset_int.h.
+ * Making the layer fit to be renamed into the workspace is in changeset_prepare.c; the walk and the helpers both use are declared in changeset_int.h.
  *
  * Nothing here follows a symlink: directories are opened with O_NOFOLLOW, entries are
  * examined with AT_SYMLINK_NOFOLLOW, and xattrs are reached as /proc/self/fd/<dir>/<name>

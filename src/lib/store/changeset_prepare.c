@@ -1,7 +1,7 @@
 /* Making a transaction's upper layer fit to be renamed into the workspace (changeset_prepare),
- * and the manifest of the directories that move in whole, which it writes for undo.  Split from
- * changeset.c (issue 24), which compares the layer with the workspace; the walk and the helpers
- * both use are in changeset_int.h.  Nothing here follows a symlink (see changeset.c). */
+ * and the manifest of the directories that move in whole, which it writes for undo.
+ * Comparing the layer with the workspace is changeset.c's; the walk and the helpers both use
+ * are in changeset_int.h.  Nothing here follows a symlink (see changeset.c). */
 #define _GNU_SOURCE
 #include "store/changeset.h"
 #include "store/changeset_int.h"

@@ -14,6 +14,13 @@ static const char *const change_names[] = {
         [TXBOX_DELETED] = "deleted",
 };
 
+static const char *const sp_outcome_names[] = {
+        [TXBOX_SP_KEPT] = "kept",
+        [TXBOX_SP_DROPPED] = "dropped",
+        [TXBOX_SP_DENIED] = "denied",
+        [TXBOX_SP_ROLLED_BACK] = "rolled_back",
+};
+
 static int name_index(const char *const *names, size_t n, const char *s)
 {
         if (!s)
@@ -35,6 +42,16 @@ TXBOX_API const char *txbox_change_name(enum txbox_change c)
         return (unsigned)c < ARRAY_SIZE(change_names) ? change_names[c] : "unknown";
 }
 
+TXBOX_API const char *txbox_sp_outcome_name(enum txbox_sp_outcome o)
+{
+        return (unsigned)o < ARRAY_SIZE(sp_outcome_names) ? sp_outcome_names[o] : "unknown";
+}
+
+int txbox_sp_outcome_parse(const char *s)
+{
+        return name_index(sp_outcome_names, ARRAY_SIZE(sp_outcome_names), s);
+}
+
 int txbox_outcome_parse(const char *s)
 {
         return name_index(outcome_names, ARRAY_SIZE(outcome_names), s);
@@ -46,6 +63,23 @@ int txbox_change_parse(const char *s)
 }
 
 /* ---- freeing and copying ---- */
+
+void record_clear_savepoints(struct txbox_record *rec)
+{
+        for (size_t i = 0; i < rec->nsavepoints; i++)
+                strv_free(rec->savepoints[i].argv);
+        free(rec->savepoints);
+        rec->savepoints = NULL;
+        rec->nsavepoints = 0;
+}
+
+struct txbox_savepoint *record_add_savepoint(struct txbox_record *rec, char *const *argv)
+{
+        rec->savepoints = xrealloc(rec->savepoints, (rec->nsavepoints + 1) * sizeof(*rec->savepoints));
+        struct txbox_savepoint *sp = &rec->savepoints[rec->nsavepoints++];
+        *sp = (struct txbox_savepoint){.argv = strv_dup(argv), .exit_code = -1};
+        return sp;
+}
 
 static void free_changes(struct txbox_record *rec)
 {
@@ -76,6 +110,17 @@ void record_set_changes(struct txbox_record *rec, const struct txbox_path *paths
         rec->nviolations = nviolations;
 }
 
+void record_set_paths(struct txbox_record *rec, const struct txbox_path *paths, size_t npaths)
+{
+        for (size_t i = 0; i < rec->npaths; i++)
+                free(rec->paths[i].path);
+        free(rec->paths);
+        rec->paths = xcalloc(npaths + 1, sizeof(*rec->paths));
+        for (size_t i = 0; i < npaths; i++)
+                rec->paths[i] = (struct txbox_path){xstrdup(paths[i].path), paths[i].change};
+        rec->npaths = npaths;
+}
+
 TXBOX_API void txbox_record_clear(struct txbox_record *rec)
 {
         if (!rec)
@@ -89,6 +134,7 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec)
         free(rec->message);
         free(rec->env_dropped);
         free(rec->net_log);
+        record_clear_savepoints(rec);
         memset(rec, 0, sizeof(*rec));
 }
 
@@ -116,6 +162,11 @@ void record_copy(struct txbox_record *dst, const struct txbox_record *src)
         for (size_t i = 0; i < src->npaths; i++) {
                 dst->paths[i].path = xstrdup_or_null(src->paths[i].path);
                 dst->paths[i].change = src->paths[i].change;
+        }
+        dst->savepoints = src->nsavepoints ? xcalloc(src->nsavepoints, sizeof(*dst->savepoints)) : NULL;
+        for (size_t i = 0; i < src->nsavepoints; i++) {
+                dst->savepoints[i] = src->savepoints[i];
+                dst->savepoints[i].argv = strv_dup(src->savepoints[i].argv);
         }
         dst->violations = src->nviolations ? xcalloc(src->nviolations, sizeof(*dst->violations))
                                            : NULL;
@@ -220,6 +271,54 @@ json_t *json_text(const char *s)
         return json_nonnull(json_string(fixed));
 }
 
+/* ---- lossless names ----
+ * File names and arguments are bytes; JSON strings are Unicode.  A string that is valid
+ * UTF-8 is given as it is.  One that is not is given with U+FFFD for each invalid byte (for
+ * reading), and its exact bytes in hex beside it, under the same key with "_hex" appended
+ * (docs/CONTRACT.md): argv_hex and changes_hex are arrays parallel to argv and to each list
+ * of changes (null where the string is exact), path_hex a violation's, cwd_hex the
+ * directory's.  Those keys appear only when some string needs them. */
+
+static bool utf8_valid(const char *s)
+{
+        const unsigned char *p = (const unsigned char *)s;
+        for (size_t n; *p; p += n)
+                if (!(n = utf8_seq_len(p)))
+                        return false;
+        return true;
+}
+
+/* The bytes of s in hex, or JSON null when s is NULL or valid UTF-8 (exact as it is). */
+static json_t *json_hex_if_lossy(const char *s)
+{
+        static const char digits[] = "0123456789abcdef";
+        if (!s || utf8_valid(s))
+                return json_nonnull(json_null());
+        size_t n = strlen(s);
+        _cleanup_free_ char *hex = xmalloc(2 * n + 1);
+        for (size_t i = 0; i < n; i++) {
+                hex[2 * i] = digits[(unsigned char)s[i] >> 4];
+                hex[2 * i + 1] = digits[(unsigned char)s[i] & 15];
+        }
+        hex[2 * n] = '\0';
+        return json_nonnull(json_string(hex));
+}
+
+/* An array parallel to the strings given (hex where lossy, else null), or NULL when every
+ * one of them is exact. */
+static json_t *hex_array(const char *const *v, size_t n)
+{
+        bool any = false;
+        for (size_t i = 0; i < n && !any; i++)
+                any = v[i] && !utf8_valid(v[i]);
+        if (!any)
+                return NULL;
+        json_t *arr = json_nonnull(json_array());
+        for (size_t i = 0; i < n; i++)
+                json_arr_add(arr, json_hex_if_lossy(v[i]));
+        return arr;
+}
+
 static json_t *json_int_or_null(int64_t v, bool is_null)
 {
         return json_nonnull(is_null ? json_null() : json_integer((json_int_t)v));
@@ -231,6 +330,36 @@ static json_t *argv_json(char *const *argv)
         for (size_t i = 0; argv && argv[i]; i++)
                 json_arr_add(arr, json_text(argv[i]));
         return arr;
+}
+
+static json_t *argv_hex_json(char *const *argv)
+{
+        size_t n = 0;
+        while (argv && argv[n])
+                n++;
+        return hex_array((const char *const *)argv, n);
+}
+
+/* changes_hex: for each list of changes holding a name that is not UTF-8, the parallel
+ * array of hex; NULL when every name is exact. */
+static json_t *changes_hex_json(const struct txbox_record *rec)
+{
+        json_t *obj = NULL;
+        for (size_t c = 0; c < ARRAY_SIZE(change_names); c++) {
+                const char **v = xcalloc(rec->npaths + 1, sizeof(*v));
+                size_t n = 0;
+                for (size_t i = 0; i < rec->npaths; i++)
+                        if ((unsigned)rec->paths[i].change == c && rec->paths[i].path)
+                                v[n++] = rec->paths[i].path;
+                json_t *arr = hex_array(v, n);
+                free(v);
+                if (!arr)
+                        continue;
+                if (!obj)
+                        obj = json_nonnull(json_object());
+                json_obj_set(obj, change_names[c], arr);
+        }
+        return obj;
 }
 
 static json_t *changes_json(const struct txbox_record *rec)
@@ -258,7 +387,30 @@ static json_t *violations_json(const struct txbox_record *rec)
                 json_t *o = json_nonnull(json_object());
                 json_obj_set(o, "rule", json_text(v->rule));
                 json_obj_set(o, "path", json_text(v->path));
+                if (v->path && !utf8_valid(v->path))
+                        json_obj_set(o, "path_hex", json_hex_if_lossy(v->path));
                 json_obj_set(o, "detail", json_text(v->detail));
+                json_arr_add(arr, o);
+        }
+        return arr;
+}
+
+/* A session's commands: what ran and how each ended. */
+static json_t *savepoints_json(const struct txbox_record *rec)
+{
+        json_t *arr = json_nonnull(json_array());
+        for (size_t i = 0; i < rec->nsavepoints; i++) {
+                const struct txbox_savepoint *sp = &rec->savepoints[i];
+                json_t *o = json_nonnull(json_object());
+                /* Keys of their own: a line-oriented reader of the record (grep '"outcome"')
+                 * must not take a command's for the session's. */
+                json_obj_set(o, "n", json_integer(sp->n));
+                json_obj_set(o, "command", argv_json(sp->argv));
+                json_obj_set(o, "result", json_text(txbox_sp_outcome_name(sp->outcome)));
+                json_obj_set(o, "exit", json_int_or_null(sp->exit_code, sp->exit_code < 0));
+                json_obj_set(o, "killed_by", json_int_or_null(sp->signal, sp->signal == 0));
+                json_obj_set(o, "start_ms", json_int_or_null(sp->started_ms, false));
+                json_obj_set(o, "time_ms", json_int_or_null(sp->duration_ms, false));
                 json_arr_add(arr, o);
         }
         return arr;
@@ -299,6 +451,16 @@ json_t *record_to_json(const struct txbox_record *rec)
         }
         if (rec->net_log)
                 json_obj_set(o, "net", json_text(rec->net_log));
+        /* the exact bytes of names that are not UTF-8 (see "lossless names" above) */
+        json_t *h;
+        if ((h = argv_hex_json(rec->argv)))
+                json_obj_set(o, "argv_hex", h);
+        if ((h = changes_hex_json(rec)))
+                json_obj_set(o, "changes_hex", h);
+        if (rec->cwd && !utf8_valid(rec->cwd))
+                json_obj_set(o, "cwd_hex", json_hex_if_lossy(rec->cwd));
+        if (rec->nsavepoints)
+                json_obj_set(o, "savepoints", savepoints_json(rec));
         return o;
 }
 

@@ -1,7 +1,7 @@
 /* What becomes of an evaluated transaction: first-committer-wins conflicts, the commit
  * (journal, one sync, renames, marker, row), rollback, keep and abort, the settle entries
  * that stand for a sync not yet made, and the decision after a run (txbox_tx_finish).
- * Split from tx.c (issue 24); the transaction itself (begin, run, evaluate) is in tx.c. */
+ * The transaction itself (begin, run, evaluate) is in tx.c. */
 #define _GNU_SOURCE
 #include "txn/tx.h"
 
@@ -63,9 +63,11 @@ static void settle(struct txbox_tx *tx)
 
         snprintf(name, sizeof(name), "%s.%s", boot_id(), tx->rec.id);
         if (!boot_id()[0] || renameat(tx->ws->active_fd, tx->rec.id, tx->ws->settle_fd, name) < 0) {
-                /* Without an entry nothing would complete it after a crash: sync now. */
-                syncfs(tx->ws->ws_fd);
-                unlinkat(tx->ws->active_fd, tx->rec.id, 0);
+                /* Without an entry nothing would complete it after a crash: sync now.  When
+                 * even that fails, the claim stays: recovery finds it as after a crash here
+                 * and completes the commit from its journal (replaying it is idempotent). */
+                if (syncfs(tx->ws->ws_fd) == 0)
+                        unlinkat(tx->ws->active_fd, tx->rec.id, 0);
         }
         closep(&tx->lock_fd);
 }
@@ -382,7 +384,7 @@ int txbox_tx_abort(struct txbox_tx *tx, const char *message, struct txbox_error 
 {
         if (!tx->sp)
                 return txbox_tx_rollback(tx, message, err);
-        int r = tx_session_end_savepoint(tx, false, err);
+        int r = tx_session_end_savepoint(tx, TXBOX_SP_DROPPED, err);
         if (message)
                 set_message(tx, message);
         return r;
@@ -395,7 +397,7 @@ int tx_finish_denied(struct txbox_tx *tx, struct txbox_error *err)
         if (tx->sp) {
                 /* A refused command in a session drops only its (empty) savepoint. */
                 char *msg = xstrdup(tx->rec.message);
-                r = tx_session_end_savepoint(tx, false, err);
+                r = tx_session_end_savepoint(tx, TXBOX_SP_DENIED, err);
                 free(tx->rec.message);
                 tx->rec.message = msg;
                 return r;
@@ -518,7 +520,7 @@ static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode,
                                  : res->exit_code;
         if (res->exit_code == 0 && !res->signal && tx->rec.nviolations)
                 *status = TXBOX_EXIT_EFFECT;
-        int r = tx_session_end_savepoint(tx, keep, err);
+        int r = tx_session_end_savepoint(tx, keep ? TXBOX_SP_KEPT : TXBOX_SP_DROPPED, err);
         if (r == 0 && !keep) {
                 char *m = xasprintf(
                         "savepoint %d of session %s dropped: %s; the session keeps its earlier savepoints",

@@ -1,7 +1,6 @@
 /* The sweeper: the thread that runs beside each program to insert its audit row, checkpoint
  * the log, run the automatic retention (gc.c) and empty state/trash, and the trash it empties.
- * Split from tx.c (issue 24): it is the one part of a transaction that runs on a thread
- * of its own. */
+ * It is the one part of a transaction that runs on a thread of its own. */
 #define _GNU_SOURCE
 #include "txn/tx.h"
 

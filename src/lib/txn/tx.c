@@ -1,8 +1,7 @@
 /* Transaction handles: the claim on state/active/ID, begin (or load a pending one), the
  * begin snapshot and the audit row (seal), the sandbox started and run, and the evaluation
  * of its upper layer.  What is done with it after (conflicts, commit, rollback, keep, the
- * decision) is in commit.c; the workspace and state dir in ws.c, the sweeper in sweep.c.
- * Split from tx.c (issue 24). */
+ * decision) is in commit.c; the workspace and state dir in ws.c, the sweeper in sweep.c. */
 #define _GNU_SOURCE
 #include "txn/tx.h"
 
@@ -87,6 +86,7 @@ void txbox_tx_free(struct txbox_tx *tx)
         free(tx->upper);
         free(tx->work);
         strvec_clear(&tx->lowers);
+        tx_home_clear(&tx->home);
         closep(&tx->dir_fd);
         closep(&tx->lock_fd);
         if (tx->ws && tx->ws->log_rec == tx->log_copy)
@@ -379,17 +379,28 @@ static void warn_unmapped(struct txbox_tx *tx, const struct idmap *m)
                 for (size_t i = 0; i < sc.bad.n; i++)
                         snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s'%s'", i ? ", " : "",
                                  sc.bad.v[i]);
-                free(tx->warning);
-                tx->warning =
-                        xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
-                                  "gid %u are mapped without privileges): %s%s; writing them will fail "
-                                  "with EOVERFLOW: chown them to yourself or run txbox as root",
-                                  (unsigned)getuid(), (unsigned)getgid(), list, sc.bad.n >= 5 ? ", ..." : "");
+                char *w = xasprintf("workspace entries owned by ids the sandbox cannot map (only uid %u and "
+                                    "gid %u are mapped without privileges): %s%s; writing them will fail "
+                                    "with EOVERFLOW: chown them to yourself or run txbox as root",
+                                    (unsigned)getuid(), (unsigned)getgid(), list,
+                                    sc.bad.n >= 5 ? ", ..." : "");
+                tx_add_warning(tx, w);
         }
         strvec_clear(&sc.bad);
 }
 
 const char *txbox_tx_warning(const struct txbox_tx *tx) { return tx->warning; }
+
+void tx_add_warning(struct txbox_tx *tx, char *msg)
+{
+        if (tx->warning) {
+                char *both = xasprintf("%s; %s", tx->warning, msg);
+                free(msg);
+                msg = both;
+        }
+        free(tx->warning);
+        tx->warning = msg;
+}
 
 void tx_discard(struct txbox_tx *tx)
 {
@@ -413,6 +424,24 @@ void tx_set_command(struct txbox_tx *tx, char *const argv[])
         tx->t0_us = mono_us();
 }
 
+/* A workspace its user cannot write could take no commit (each is a rename into it): refused
+ * before anything runs, rather than after the program did its work.  Its root is what the
+ * check can see (the overlay shows the upper layer's mode there, so the program would not
+ * notice); a read-only subdirectory is the program's to find, as without txbox. */
+static int check_writable(struct txbox_ws *ws, struct txbox_error *err)
+{
+        if (faccessat(ws->ws_fd, ".", W_OK, AT_EACCESS) == 0)
+                return 0;
+        int e = errno;
+        if (e != EACCES && e != EROFS && e != EPERM)
+                return 0; /* not known to be read-only: the commit will say */
+        return tx_err(err, e,
+                      "workspace '%s' is read-only (%s): a command's changes are committed by renaming them "
+                      "into it, so none could be; nothing ran. Make it writable (chmod u+w '%s') or run the "
+                      "command without txbox",
+                      ws->path, e == EROFS ? "a read-only file system" : "no write permission", ws->path);
+}
+
 /* Before the program may run: the begin snapshot (first committer wins) and the audit row
  * that recovery needs. */
 int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
@@ -422,7 +451,8 @@ int tx_seal(struct txbox_tx *tx, struct txbox_error *err)
 
         if (tx->in_log || tx->log_copy)
                 return 0;
-        if ((r = check_submounts(tx->ws, err)) < 0 || (r = write_snapshot(tx, &defer, err)) < 0)
+        if ((r = check_writable(tx->ws, err)) < 0 || (r = check_submounts(tx->ws, err)) < 0 ||
+            (r = write_snapshot(tx, &defer, err)) < 0)
                 return r;
         if (defer) {
                 tx->log_copy = xcalloc(1, sizeof(*tx->log_copy));
@@ -474,6 +504,8 @@ static void fill_spec(struct txbox_tx *tx, const struct txbox_run_opts *opts)
                         tx->work = xasprintf("%s/tx/%s/work", ws->state, tx->rec.id);
                 }
         }
+        tx_home_clear(&tx->home);
+        tx_home_config(ws->path, ws->policy, &tx->home);
         tx->spec = (struct sandbox_spec){
                 .workspace = ws->path,
                 .upper = tx->upper,
@@ -481,6 +513,9 @@ static void fill_spec(struct txbox_tx *tx, const struct txbox_run_opts *opts)
                 .work = tx->work,
                 .state_dir = ws->state_mask,
                 .home = ws_home_dir(),
+                .hide = tx->home.hide.v,
+                .cache_root = tx->home.cache_root,
+                .cache_paths = tx->home.cache_list ? tx->home.caches.v : NULL,
                 .argv = tx->sp ? tx->sp_argv : tx->rec.argv,
                 .cwd = opts->cwd ? opts->cwd : ws->path,
                 .net = opts->net,
@@ -573,6 +608,10 @@ int txbox_tx_run(struct txbox_tx *tx, const struct txbox_run_opts *opts, struct 
         tx->rec.env_dropped = res->env_dropped[0] ? xstrdup(res->env_dropped) : NULL;
         free(tx->rec.net_log);
         tx->rec.net_log = res->net_log[0] ? xstrdup(res->net_log) : NULL;
+        if (res->killed[0])
+                tx_add_warning(tx, xasprintf("stopped with the command, still running in the background: %s "
+                                             "(see BACKGROUND PROCESSES in txbox(1))",
+                                             res->killed));
         if (res->limit_hit[0] && !tx->rec.message)
                 tx->rec.message = xasprintf("the program was stopped at its %s limit: %s", res->limit_hit,
                                             res->limit_detail);
@@ -590,6 +629,8 @@ void txbox_tx_set_result(struct txbox_tx *tx, const struct txbox_run_result *res
 {
         tx->rec.exit_code = res->exit_code;
         tx->rec.signal = res->signal;
+        tx->sp_exit = res->exit_code; /* a session's command: its savepoint entry */
+        tx->sp_signal = res->signal;
 }
 /* ---- evaluate ---- */
 

@@ -5,14 +5,12 @@
 #include "policy/runlater.h"
 #include "txn/tx.h"
 
-int txbox_ws_set_policy(struct txbox_ws *ws, const char *file, struct txbox_error *err)
+void txbox_ws_set_policy(struct txbox_ws *ws, const char *file)
 {
-        (void)err;
         free(ws->policy_file);
         ws->policy_file = xstrdup_or_null(file);
         policy_free(ws->policy);
         ws->policy = NULL;
-        return 0;
 }
 
 void txbox_ws_set_approver(struct txbox_ws *ws, const char *program)
@@ -157,18 +155,49 @@ static bool exec_refused(struct txbox_tx *tx, const struct policy_result *res)
         return false;
 }
 
+/* One judgement of an exec's argv (ectx: the exec's context, at_exec set).  A refusal by a
+ * rule of scope workspace is looked at again when the supervisor finds, from the kernel, that
+ * a well-known tool runs this exec as its own step (execorigin.h): such a step is judged by
+ * its effects, every other rule still applies (docs/DESIGN.md, "What is judged at exec").
+ * The finding is kept in ectx for the exec's other judgement. */
+static bool exec_allowed(struct txbox_tx *tx, const struct policy *p, struct policy_ctx *ectx,
+                         struct exec_caller *caller, const char *program, char *const argv[],
+                         struct policy_result *res)
+{
+        ws_decide(tx->ws, p, ectx, NULL, argv, res);
+        if (allowed(tx, res))
+                return true;
+        if (ectx->tool_internal || !res->workspace_scope || !caller ||
+            !exec_caller_tool(caller, program, &tx->tools))
+                return false;
+        ectx->tool_internal = true;
+        ws_decide(tx->ws, p, ectx, NULL, argv, res);
+        return allowed(tx, res);
+}
+
+/* An exec let through: the tools it starts are noted (npm, which the kernel cannot tell
+ * from another node program afterwards). */
+static bool exec_let_through(struct txbox_tx *tx, struct exec_caller *caller, const char *program,
+                             char *const argv[])
+{
+        if (caller)
+                exec_tools_note(&tx->tools, caller, program, argv);
+        return true;
+}
+
 /* Called by the supervisor for every execve inside the sandbox.  argv[0] is the caller's
  * choice (exec -a ls /bin/rm -rf ., a link named ls): the program that will actually run
  * (guard.h) is judged as well, by its own name in argv[0]'s place, and either refusal
  * counts; argv[0] itself still counts too (a multi-call binary acts on it).  A program with
  * no name to judge (a memfd, a deleted file) is refused, and so is every exec once the
  * policy is gone (dropped after the engine failed: nothing is judged, so nothing runs). */
-bool tx_exec_check(void *ctx, const char *program, char *const argv[])
+bool tx_exec_check(void *ctx, const char *program, char *const argv[], struct exec_caller *caller)
 {
         trace_mark("exec check");
         struct txbox_tx *tx = ctx;
         const struct policy *p = tx->ws->policy;
         struct policy_result res = {.decision = POLICY_DENY, .offset = -1};
+        struct policy_ctx ectx = tx->pctx;
 
         if (!p) {
                 policy_result_failed(&res, argv[0], "no policy is loaded");
@@ -182,21 +211,20 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[])
                 snprintf(res.command, sizeof(res.command), "%s", argv[0] ? argv[0] : "");
                 return exec_refused(tx, &res);
         }
-        ws_decide(tx->ws, p, &tx->pctx, NULL, argv, &res);
-        if (!allowed(tx, &res))
+        ectx.at_exec = true;
+        if (!exec_allowed(tx, p, &ectx, caller, program, argv, &res))
                 return exec_refused(tx, &res);
         if (!argv[0] || !strcmp(last_name(program), last_name(argv[0])))
-                return true;
+                return exec_let_through(tx, caller, program, argv);
         size_t argc = 0;
         while (argv[argc])
                 argc++;
         _cleanup_free_ char **as_run = xcalloc(argc + 1, sizeof(char *));
         memcpy(as_run, argv, argc * sizeof(char *));
         as_run[0] = (char *)program;
-        ws_decide(tx->ws, p, &tx->pctx, NULL, as_run, &res);
-        if (!allowed(tx, &res))
+        if (!exec_allowed(tx, p, &ectx, caller, program, as_run, &res))
                 return exec_refused(tx, &res);
-        return true;
+        return exec_let_through(tx, caller, program, argv);
 }
 
 /* What a transaction leaves for the user's next command to run (effect-run-later) is the
