@@ -64,7 +64,8 @@ refused "git config sequence.editor" "sequence.editor" git config sequence.edito
 refused "git config --add of a second credential helper" "credential.helper = 'store'" sh -c 'git config --add credential.helper store'
 ok "nothing ran on the host" test ! -e "$MARK"
 
-# Written by hand, in every spelling git reads (the text on stdin).
+# Written by hand, in every spelling git reads (the text on stdin: never through a pipe, whose
+# subshell would lose the test's count of failures).
 by_hand() { # by_hand DESCRIPTION PATTERN < TEXT: TEXT appended to .git/config by a program
         cat >"$T/add.cfg"
         refused "$1" "$2" "$T/bin/append-to" "$T/add.cfg" .git/config
@@ -93,14 +94,32 @@ by_hand "a quoted subsection with escapes" 'filter[.]a[\\]"b[.]smudge' <<EOF
 [filter "a\\"b"]
 	smudge = touch $MARK
 EOF
-printf '[core]\r\n\tpager = touch %s\r\n' "$MARK" | by_hand "CRLF lines" "core.pager"
-printf '[core]\n\tpager = less\0; touch %s\n' "$MARK" | by_hand "a NUL byte in the configuration" "cannot be judged"
+by_hand "CRLF lines" "core.pager" < <(printf '[core]\r\n\tpager = touch %s\r\n' "$MARK")
+by_hand "[core] again after subsections of core, with a comment and quotes" "core.fsmonitor" <<EOF
+[core "x"]
+	fsmonitor = inert
+[core.y]
+	editor = inert
+# a comment
+[core]
+	fsMonitor = "touch $MARK"
+EOF
+# Subsections of core hold no key git reads ([core "x"] fsmonitor is core.x.fsmonitor): by
+# their consequence, nothing runs, and such a file commits.
+printf '[core "x"]\n\tfsmonitor = touch %s\n[core.y]\n\tpager = touch %s\n' "$MARK" "$MARK" >"$T/add.cfg"
+commits "[core \"x\"] fsmonitor and [core.y] pager, which git never reads as core keys" \
+        "$T/bin/append-to" "$T/add.cfg" .git/config
+is "$(git -C "$WS" config --get core.fsmonitor; git -C "$WS" config --get core.pager)" "" \
+        "... git itself finds no core.fsmonitor or core.pager there"
+git -C "$WS" status >/dev/null 2>&1
+ok "... and its next git status runs nothing" test ! -e "$MARK"
+by_hand "a NUL byte in the configuration" "cannot be judged" < <(printf '[core]\n\tpager = less\0; touch %s\n' "$MARK")
 by_hand "a configuration git would refuse" "cannot be judged" <<EOF
 [core
 	pager = touch $MARK
 EOF
-{ printf '[core]\n\tpager = touch %s #' "$MARK"; head -c 1100000 /dev/zero | tr '\0' x; echo; } |
-        by_hand "a line of a megabyte" "cannot be judged"
+by_hand "a line of a megabyte" "cannot be judged" < <(printf '[core]\n\tpager = touch %s #' "$MARK"
+        head -c 1100000 /dev/zero | tr '\0' x; echo)
 
 # Includes: the included file is judged as part of the configuration.
 repo
