@@ -321,7 +321,8 @@ static bool apply_one(json_t *o, char **text, size_t *len)
             strlen(json_string_value(old)) != json_string_length(old) ||
             strlen(json_string_value(new)) != json_string_length(new))
                 return false;
-        bool all = json_is_true(json_object_get(o, "replace_all")) || (json_is_integer(n) && json_integer_value(n) > 1);
+        bool all = json_is_true(json_object_get(o, "replace_all")) ||
+                   (json_is_integer(n) && json_integer_value(n) > 1);
         size_t nl;
         char *r = replaced(*text, *len, json_string_value(old), json_string_value(new), all, &nl);
         free(*text);
@@ -357,7 +358,8 @@ static char *after_content(const char *tool, json_t *input, int wfd, const struc
 {
         json_t *content = json_object_get(input, "content");
         if (!strcmp(tool, "Write") || !strcmp(tool, "write_file")) {
-                if (!json_is_string(content) || strlen(json_string_value(content)) != json_string_length(content))
+                if (!json_is_string(content) ||
+                    strlen(json_string_value(content)) != json_string_length(content))
                         return NULL;
                 *len = json_string_length(content);
                 return xstrdup(json_string_value(content));
@@ -370,7 +372,8 @@ static char *after_content(const char *tool, json_t *input, int wfd, const struc
                 for (const char *l = pt; l && *l;) {
                         const char *e = strchrnul(l, '\n');
                         if (!strncmp(l, head, strlen(head))) {
-                                _cleanup_free_ char *name = strndup(l + strlen(head), (size_t)(e - l) - strlen(head));
+                                _cleanup_free_ char *name =
+                                        strndup(l + strlen(head), (size_t)(e - l) - strlen(head));
                                 size_t nl = strlen(name);
                                 while (nl && strchr(" \t\r", name[nl - 1]))
                                         name[--nl] = '\0';
@@ -443,7 +446,8 @@ static int edit_layer(const char *tool, json_t *ev, int wfd, const struct target
                         *slash = '\0';
                         r = mkdir_p_at(fd, parent, 0700);
                 }
-                _cleanup_close_ int pfd = r < 0 ? r : open_beneath(fd, slash ? parent : ".", O_RDONLY | O_DIRECTORY, 0);
+                _cleanup_close_ int pfd =
+                        r < 0 ? r : open_beneath(fd, slash ? parent : ".", O_RDONLY | O_DIRECTORY, 0);
                 if (pfd < 0 || (r = write_file_atomic_at(pfd, base, text ? text : "", len, false)) < 0) {
                         close(fd);
                         return pfd < 0 ? pfd : r;
@@ -523,8 +527,8 @@ int hook_edit_judge(enum hook_agent agent, const char *tool, json_t *ev, const s
                         snprintf(res.reason, sizeof(res.reason),
                                  "%s (the effect rules judge an agent's own edits as they judge commands%s)",
                                  v->detail,
-                                 guessed ? "; what this edit writes there cannot be known before it runs, so it "
-                                           "was judged as unreadable: make the change with txbox run"
+                                 guessed ? "; what this edit writes there cannot be known before it runs, so "
+                                           "it was judged as unreadable: make the change with txbox run"
                                          : "");
                         _cleanup_free_ char *e = summary_escape(v->path, 300);
                         snprintf(res.command, sizeof(res.command), "%s %s", tool, e);
