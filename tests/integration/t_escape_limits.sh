@@ -204,12 +204,16 @@ is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
 # runs hides nothing: the meter walks the layer as its owner from within the sandbox's user
 # namespace.  70 MB under --max-disk=64M is under the free-space rule's bound (64 MiB + 16
 # MiB of slack, which leaves room for the machine's other writers meanwhile): only the walk
-# can see it.
-start=$(date +%s)
-out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-disk=64M -- \
-        sh -c 'mkdir hide && chmod 0300 hide && i=0; while [ $i -lt 100 ]; do head -c 700000 /dev/zero >hide/$i; i=$((i + 1)); done; sleep 10' 2>&1)
-rc=$?
-took=$(($(date +%s) - start))
+# can see it.  (Another writer on a shared machine can still push the free space past that
+# bound first, and the line is then the free-space rule's: up to three tries.)
+for try in 1 2 3; do
+        start=$(date +%s)
+        out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-disk=64M -- \
+                sh -c 'mkdir hide && chmod 0300 hide && i=0; while [ $i -lt 100 ]; do head -c 700000 /dev/zero >hide/$i; i=$((i + 1)); done; sleep 10' 2>&1)
+        rc=$?
+        took=$(($(date +%s) - start))
+        case $out in *"free space dropped"*) echo "# try $try: stopped by the free-space rule (other writers): $out" ;; *) break ;; esac
+done
 ok "70 MB in a directory of mode 0300 under --max-disk=64M: stopped (status $rc)" test "$rc" -eq 137
 ok "... while it runs, not at its end (${took} s of its 10)" test "$took" -le 6
 like "$out" "stopped at its disk limit: .* held on the workspace's file system" "... by the walk, which entered it"
