@@ -1,7 +1,8 @@
 /* txbox hook: the agents' own edit tools (Claude Code's Edit, Write, MultiEdit and
  * NotebookEdit, Codex's apply_patch, Gemini CLI's write_file and replace) write files
  * directly, not through a command.  Before one runs, its paths are judged by the policy as
- * the writes they are, and what they hold is captured; after it ran, the edit is recorded
+ * the writes they are and by the effect rules on what the paths will hold (edit_layer), and
+ * what they hold is captured; after it ran, the edit is recorded
  * as a committed transaction (txbox_edit_record, src/lib/txn/edits.c): in txbox log, taken
  * back by txbox undo, shown by txbox diff.
  *
@@ -11,6 +12,7 @@
  * what it records beneath the workspace with no symlink on the way. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +264,198 @@ static char *as_shell(const struct target *x)
         return script;
 }
 
+/* ---- what the edit will leave, for the effect rules ---- */
+
+static int cmp_tpath(const void *a, const void *b)
+{
+        return strcmp(((const struct txbox_path *)a)->path, ((const struct txbox_path *)b)->path);
+}
+
+#define AFTER_MAX (64u << 20) /* bytes of a file read to apply an edit to (edits.c keeps as much) */
+
+/* text with old replaced by new (the first time, or every time); old empty: new is the file
+ * (an Edit that creates one).  Not found: unchanged (the tool then fails and writes nothing). */
+static char *replaced(const char *text, size_t len, const char *old, const char *new, bool all, size_t *out_len)
+{
+        size_t ol = strlen(old), nl = strlen(new), cap = len + 1, n = 0;
+        char *out;
+
+        if (!ol) {
+                *out_len = nl;
+                return xstrdup(new);
+        }
+        out = xmalloc(cap);
+        for (size_t i = 0; i < len;) {
+                const char *hit = memmem(text + i, len - i, old, ol);
+                size_t upto = hit ? (size_t)(hit - text) : len;
+                size_t need = n + (upto - i) + (hit ? nl : 0) + 1;
+                if (need > cap)
+                        out = xrealloc(out, cap = need * 2);
+                memcpy(out + n, text + i, upto - i);
+                n += upto - i;
+                if (!hit)
+                        break;
+                memcpy(out + n, new, nl);
+                n += nl;
+                i = upto + ol;
+                if (!all) {
+                        if (n + (len - i) + 1 > cap)
+                                out = xrealloc(out, cap = n + (len - i) + 1);
+                        memcpy(out + n, text + i, len - i);
+                        n += len - i;
+                        break;
+                }
+        }
+        out[n] = '\0';
+        *out_len = n;
+        return out;
+}
+
+/* One replacement object ({old_string, new_string, replace_all | expected_replacements})
+ * applied to *text; false when its fields are not strings. */
+static bool apply_one(json_t *o, char **text, size_t *len)
+{
+        json_t *old = json_object_get(o, "old_string"), *new = json_object_get(o, "new_string");
+        json_t *n = json_object_get(o, "expected_replacements");
+        if (!json_is_string(old) || !json_is_string(new) ||
+            strlen(json_string_value(old)) != json_string_length(old) ||
+            strlen(json_string_value(new)) != json_string_length(new))
+                return false;
+        bool all = json_is_true(json_object_get(o, "replace_all")) ||
+                   (json_is_integer(n) && json_integer_value(n) > 1);
+        size_t nl;
+        char *r = replaced(*text, *len, json_string_value(old), json_string_value(new), all, &nl);
+        free(*text);
+        *text = r;
+        *len = nl;
+        return true;
+}
+
+/* The lines of "*** Add File: " at line l of a patch, each without its '+'. */
+static char *patch_added(const char *l, size_t *len)
+{
+        size_t cap = 256, n = 0;
+        char *out = xmalloc(cap);
+        for (l = strchrnul(l, '\n'); *l && l[1] == '+';) {
+                const char *s = l + 2, *e = strchrnul(s, '\n');
+                size_t k = (size_t)(e - s) + 1;
+                if (n + k + 1 > cap)
+                        out = xrealloc(out, cap = (n + k + 1) * 2);
+                memcpy(out + n, s, k - 1);
+                n += k - 1;
+                out[n++] = '\n';
+                l = e;
+        }
+        out[n] = '\0';
+        *len = n;
+        return out;
+}
+
+/* What target x will hold once the edit ran, when the event says: a Write's content, the
+ * file as it is with an Edit's replacements made, a patch's new file.  NULL when it cannot
+ * be known from the event (a patch's update of a file, a notebook cell, a file too big). */
+static char *after_content(const char *tool, json_t *input, int wfd, const struct target *x, size_t *len)
+{
+        json_t *content = json_object_get(input, "content");
+        if (!strcmp(tool, "Write") || !strcmp(tool, "write_file")) {
+                if (!json_is_string(content) ||
+                    strlen(json_string_value(content)) != json_string_length(content))
+                        return NULL;
+                *len = json_string_length(content);
+                return xstrdup(json_string_value(content));
+        }
+        if (!strcmp(tool, "apply_patch")) {
+                json_t *patch = json_object_get(input, "command");
+                if (!json_is_string(patch))
+                        patch = json_object_get(input, "input");
+                const char *pt = json_string_value(patch), *head = "*** Add File: ";
+                for (const char *l = pt; l && *l;) {
+                        const char *e = strchrnul(l, '\n');
+                        if (!strncmp(l, head, strlen(head))) {
+                                _cleanup_free_ char *name =
+                                        strndup(l + strlen(head), (size_t)(e - l) - strlen(head));
+                                size_t nl = strlen(name);
+                                while (nl && strchr(" \t\r", name[nl - 1]))
+                                        name[--nl] = '\0';
+                                if (!strcmp(name + strspn(name, " \t"), x->given))
+                                        return patch_added(l, len);
+                        }
+                        l = *e ? e + 1 : e;
+                }
+                return NULL; /* an update: the hunks would have to be matched as Codex does */
+        }
+        if (strcmp(tool, "Edit") && strcmp(tool, "MultiEdit") && strcmp(tool, "replace"))
+                return NULL;
+        char *text = NULL;
+        if (!x->exists) {
+                text = xstrdup("");
+                *len = 0;
+        } else if (read_beneath(wfd, x->rel, AFTER_MAX, &text, len) < 0) {
+                return NULL;
+        }
+        json_t *edits = json_object_get(input, "edits"), *one;
+        size_t i;
+        bool good = true;
+        if (!strcmp(tool, "MultiEdit")) {
+                good = json_is_array(edits);
+                json_array_foreach(edits, i, one) good = good && apply_one(one, &text, len);
+        } else {
+                good = apply_one(input, &text, len);
+        }
+        if (!good) {
+                free(text);
+                return NULL;
+        }
+        return text;
+}
+
+/* A layer over the workspace holding what the edit's targets will hold, as a command's
+ * upper layer would, made in a private directory under TMPDIR; a target whose content
+ * cannot be known gets a single NUL byte, which no configuration, JSON or script parser
+ * accepts: the effect rules that read it then refuse (and nothing reads an ordinary source
+ * file).  Its descriptor, or -errno; *dir the directory to remove. */
+static int edit_layer(const char *tool, json_t *ev, int wfd, const struct targets *t, char **dir, bool *unknown)
+{
+        const char *tmp = getenv("TMPDIR");
+        char *d = xasprintf("%s/txbox-edit.XXXXXX", tmp && tmp[0] == '/' ? tmp : "/tmp");
+        json_t *input = json_object_get(ev, "tool_input");
+        int fd;
+
+        if (!mkdtemp(d) || (fd = open(d, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                int e = -errno;
+                free(d);
+                return e;
+        }
+        *dir = d;
+        for (size_t i = 0; i < t->n; i++) {
+                const struct target *x = &t->v[i];
+                unknown[i] = false;
+                if (!x->rel || x->del)
+                        continue;
+                size_t len = 0;
+                _cleanup_free_ char *text = after_content(tool, input, wfd, x, &len);
+                if (!text) {
+                        unknown[i] = true;
+                        len = 1;
+                }
+                _cleanup_free_ char *parent = xstrdup(x->rel);
+                char *slash = strrchr(parent, '/');
+                const char *base = slash ? slash + 1 : x->rel;
+                int r = 0;
+                if (slash) {
+                        *slash = '\0';
+                        r = mkdir_p_at(fd, parent, 0700);
+                }
+                _cleanup_close_ int pfd =
+                        r < 0 ? r : open_beneath(fd, slash ? parent : ".", O_RDONLY | O_DIRECTORY, 0);
+                if (pfd < 0 || (r = write_file_atomic_at(pfd, base, text ? text : "", len, false)) < 0) {
+                        close(fd);
+                        return pfd < 0 ? pfd : r;
+                }
+        }
+        return fd;
+}
+
 int hook_edit_judge(enum hook_agent agent, const char *tool, json_t *ev, const struct global_opts *g)
 {
         char ws[PATH_MAX];
@@ -308,17 +502,38 @@ int hook_edit_judge(enum hook_agent agent, const char *tool, json_t *ev, const s
                                                      : t.v[i].exists ? TXBOX_MODIFIED
                                                                      : TXBOX_ADDED};
                 }
+                if (cs.npaths > 1)
+                        qsort(cs.paths, cs.npaths, sizeof(*cs.paths), cmp_tpath);
                 _cleanup_close_ int wfd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (cs.npaths && effects_check(p, -1, wfd, &cs, &ctx, &err) > 0) {
+                /* What the paths will hold, as a command's upper layer would: the rules that
+                 * read content (what git or an editor will run, emptied files, sizes) read it. */
+                _cleanup_free_ char *layer = NULL;
+                _cleanup_free_ bool *unknown = xcalloc(t.n + 1, sizeof(*unknown));
+                _cleanup_close_ int up = wfd < 0 ? -EBADF : edit_layer(tool, ev, wfd, &t, &layer, unknown);
+                if (up < 0) {
+                        r = hook_block("cannot lay out what the edit writes, to judge it: %s", strerror(-up));
+                        if (layer)
+                                (void)rm_rf_at(AT_FDCWD, layer);
+                        changeset_free(&cs);
+                        goto out;
+                }
+                if (cs.npaths && effects_check(p, up, wfd, &cs, &ctx, &err) > 0) {
                         const struct txbox_violation *v = &cs.violations[0];
+                        bool guessed = false;
+                        for (size_t i = 0; i < t.n && !guessed; i++)
+                                guessed = unknown[i] && t.v[i].rel && !strcmp(t.v[i].rel, v->path);
                         res.decision = POLICY_DENY;
                         snprintf(res.rule, sizeof(res.rule), "%s", v->rule);
                         snprintf(res.reason, sizeof(res.reason),
-                                 "%s (the effect rules judge an agent's own edits as they judge commands)",
-                                 v->detail);
+                                 "%s (the effect rules judge an agent's own edits as they judge commands%s)",
+                                 v->detail,
+                                 guessed ? "; what this edit writes there cannot be known before it runs, so "
+                                           "it was judged as unreadable: make the change with txbox run"
+                                         : "");
                         _cleanup_free_ char *e = summary_escape(v->path, 300);
                         snprintf(res.command, sizeof(res.command), "%s %s", tool, e);
                 }
+                (void)rm_rf_at(AT_FDCWD, layer);
                 changeset_free(&cs);
         }
         if (res.decision != POLICY_ALLOW)

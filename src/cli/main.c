@@ -48,8 +48,9 @@ static void usage(FILE *f)
                    "                       filesystem, outside it, e.g. ~/.local/state/txbox/NAME-HASH)\n"
                    "  --policy FILE        policy file (default: .txbox/policy, which only adds\n"
                    "                       restrictions until you txbox trust it; else built-in)\n"
-                   "  --approve PROGRAM    put the policy's \"ask\" decisions to PROGRAM (JSON on its\n"
-                   "                       stdin, answers allow or deny); without it they refuse\n"
+                   "  --approve PROGRAM    put the policy's \"ask\" decisions, and changes that would run\n"
+                   "                       at your next command (effect-run-later), to PROGRAM (JSON\n"
+                   "                       on its stdin, answers allow or deny); without it they refuse\n"
                    "  -h, --help           this help; txbox VERB --help for a verb's\n"
                    "  --version            print the version\n\n"
                    "See txbox(1) for exit statuses and the JSON record.\n");

@@ -18,7 +18,7 @@ set -u
 cd "$(dirname "$0")/../.."
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-ALL="shell argv policy hook mcp gitobj"
+ALL="shell argv policy hook mcp gitobj gitconfig"
 
 merge=0
 if [ "${1:-}" = --merge ]; then

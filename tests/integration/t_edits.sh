@@ -297,4 +297,62 @@ for step in 0 1 2 3; do
         esac
 done
 
+
+# ---- 12. What an edit leaves for the user's next command to run (effect-run-later): the
+# rules read what the paths will hold, laid out as a command's upper layer would be ----
+new_ws
+git -C "$WS" init -q && git -C "$WS" config core.hooksPath .githooks &&
+        printf '[user]\n\tname = me\n' >"$WS/team.gitconfig" && git -C "$WS" config include.path ../team.gitconfig
+mkdir -p "$WS/.githooks" "$WS/.vscode"
+printf '{\n  "editor.tabSize": 4\n}\n' >"$WS/.vscode/settings.json"
+verdict() { # verdict AGENT EVENT TOOL INPUT-JSON: "deny RULE ..." or "allow"
+        local out
+        out=$(event "$2" "$3" "$4" rl | hook "$1")
+        case $out in *'"deny"'*) printf 'deny %s' "$out" ;; *) printf 'allow' ;; esac
+}
+win() { python3 -c 'import json,sys; d=dict(zip(sys.argv[1::2], sys.argv[2::2])); print(json.dumps(d))' "$@"; }
+like "$(verdict claude-code PreToolUse Write "$(win file_path .git/config.worktree content "$(printf '[core]\n\tfsmonitor = touch /tmp/pwned\n')")")" \
+        '^deny .*effect-run-later.*core.fsmonitor' "claude-code Write of .git/config.worktree setting core.fsmonitor: refused, naming the key"
+like "$(verdict claude-code PreToolUse Edit "$(win file_path team.gitconfig old_string '[user]' new_string "$(printf '[core]\n\tpager = less; touch /tmp/pwned\n[user]')")")" \
+        '^deny .*effect-run-later.*core.pager' "claude-code Edit of a file .git/config includes, adding core.pager: refused"
+like "$(verdict claude-code PreToolUse MultiEdit "{\"file_path\": \"team.gitconfig\", \"edits\": [{\"old_string\": \"me\", \"new_string\": \"you\"}, {\"old_string\": \"[user]\", \"new_string\": \"[Alias]\\n\\tst = \\\"!sh -c 'touch /tmp/pwned'\\\"\\n[user]\"}]}")" \
+        '^deny .*effect-run-later.*alias.st' "claude-code MultiEdit adding a quoted !alias under [Alias] (case): refused"
+like "$(verdict gemini BeforeTool write_file "$(win file_path .githooks/pre-commit content "$(printf '#!/bin/sh\ntouch /tmp/pwned\n')")")" \
+        '^deny .*effect-run-later.*core.hooksPath' "gemini write_file of a hook in the core.hooksPath directory: refused"
+like "$(verdict gemini BeforeTool replace "$(win file_path .vscode/settings.json old_string '"editor.tabSize": 4' new_string '"editor.tabSize": 4, "python.defaultInterpreterPath": "/tmp/evil"')")" \
+        '^deny .*effect-run-later.*defaultInterpreterPath' "gemini replace adding a VS Code setting that names a program: refused"
+like "$(verdict claude-code PreToolUse Write "$(win file_path .vscode/tasks.json content '{"version": "2.0.0", "tasks": [{"label": "x", "type": "shell", "command": "touch /tmp/pwned", "runOptions": {"runOn": "folderOpen"}}]}')")" \
+        '^deny .*effect-run-later.*folder is opened' "claude-code Write of a VS Code task that runs when the folder opens: refused"
+like "$(verdict codex PreToolUse apply_patch "{\"command\": $(json "*** Begin Patch
+*** Add File: .githooks/post-checkout
++#!/bin/sh
++touch /tmp/pwned
+*** End Patch")}")" '^deny .*effect-run-later' "codex apply_patch adding a hook in the hooks directory: refused"
+like "$(verdict codex PreToolUse apply_patch "{\"command\": $(json "*** Begin Patch
+*** Update File: .vscode/settings.json
+@@
+-  \"editor.tabSize\": 4
++  \"editor.tabSize\": 2
+*** End Patch")}")" '^deny .*effect-run-later.*cannot be known before it runs' \
+        "codex apply_patch updating .vscode/settings.json (its result is not computed): refused, saying why"
+ok "none of those paths was written" test ! -e "$WS/.git/config.worktree" -a ! -e "$WS/.githooks/pre-commit" \
+        -a ! -e "$WS/.vscode/tasks.json" -a "$(cat "$WS/team.gitconfig")" = "$(printf '[user]\n\tname = me')"
+# Ordinary edits of the same files commit.
+is "$(verdict claude-code PreToolUse Edit "$(win file_path team.gitconfig old_string me new_string you)")" allow \
+        "claude-code Edit of user.name in the included file: allowed"
+is "$(verdict claude-code PreToolUse Write "$(win file_path .vscode/settings.json content '{"editor.tabSize": 2, "files.exclude": {"build": true}}')")" allow \
+        "claude-code Write of editor settings: allowed"
+is "$(verdict codex PreToolUse apply_patch "{\"command\": $(json "*** Begin Patch
+*** Update File: src/main.c
+@@
+-int main(void) { return 0; }
++int main(void) { return 1; }
+*** End Patch")}")" allow "codex apply_patch updating a source file: allowed"
+is "$(verdict claude-code PreToolUse Write "$(win file_path .envrc content 'export A=1')")" allow \
+        "claude-code Write of .envrc: allowed (direnv asks again after every change)"
+is "$(verdict claude-code PreToolUse Edit "$(win file_path README old_string hello new_string "hello world")")" allow \
+        "claude-code Edit of a README in a repository with a hooks path and an include: allowed"
+left=$(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'txbox-edit.*' 2>/dev/null | wc -l)
+is "$left" 0 "the layers laid out to judge the edits are gone"
+
 done_testing

@@ -6,8 +6,10 @@
  * who enters the mode-000 directory as its owner rather than by privilege. */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -42,6 +44,48 @@ static void sub(const char *rel)
         mkdir(path, 0755);
 }
 
+/* A user namespace of ours (our uid mapped to 0 in it), as the sandbox's: a child makes it
+ * and waits; its namespace file stays open after it is gone.  -1 when none can be made. */
+static int own_userns(void)
+{
+        int p[2];
+        char path[64], map[64];
+        if (pipe(p) < 0)
+                return -1;
+        pid_t c = fork();
+        if (c == 0) {
+                char x;
+                close(p[1]);
+                if (unshare(CLONE_NEWUSER) < 0)
+                        _exit(1);
+                _exit(read(p[0], &x, 1) < 0 ? 1 : 0);
+        }
+        close(p[0]);
+        usleep(100000); /* let it unshare */
+        /* both ids: a capability in a user namespace covers only files whose owner and group
+         * it maps (the sandbox maps both) */
+        static const char *const files[] = {"setgroups", "uid_map", "gid_map"};
+        bool mapped = true;
+        int ns = -1;
+        for (size_t k = 0; k < 3 && mapped; k++) {
+                snprintf(path, sizeof(path), "/proc/%d/%s", (int)c, files[k]);
+                if (k == 0)
+                        snprintf(map, sizeof(map), "deny");
+                else
+                        snprintf(map, sizeof(map), "0 %d 1\n", k == 1 ? (int)getuid() : (int)getgid());
+                int fd = open(path, O_WRONLY | O_CLOEXEC);
+                mapped = fd >= 0 && write(fd, map, strlen(map)) == (ssize_t)strlen(map);
+                if (fd >= 0)
+                        close(fd);
+        }
+        snprintf(path, sizeof(path), "/proc/%d/ns/user", (int)c);
+        if (mapped)
+                ns = open(path, O_RDONLY | O_CLOEXEC);
+        close(p[1]);
+        waitpid(c, NULL, 0);
+        return ns;
+}
+
 static void walks(void)
 {
         uint64_t bytes, entries;
@@ -51,7 +95,7 @@ static void walks(void)
         sub("upper/d");
         put("upper/d/one", 1 << 20);
         put("upper/two", 1 << 20);
-        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &bytes, &entries, NULL);
         is_int(entries, 3, "a directory and two files: three entries");
         ok(bytes >= 2u << 20 && bytes < 3u << 20, "two files of 1 MiB: about 2 MiB (%llu bytes)",
            (unsigned long long)bytes);
@@ -62,7 +106,7 @@ static void walks(void)
                 ok(link(a, b) == 0, "hard link %d", i);
         }
         uint64_t linked;
-        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &linked, &entries);
+        limits_tree_usage(strcat(strcpy(a, root), "/upper"), true, &linked, &entries, NULL);
         is_int(entries, 8, "links are entries of their own");
         ok(linked < bytes + (64 << 10), "... but a file with six names takes its blocks once (%llu bytes)",
            (unsigned long long)linked);
@@ -73,7 +117,7 @@ static void walks(void)
         put("work/work/copy-up", 1 << 20);
         snprintf(a, sizeof(a), "%s/work/work", root);
         chmod(a, 0);
-        limits_tree_usage(strcat(strcpy(b, root), "/work"), true, &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(b, root), "/work"), true, &bytes, &entries, NULL);
         ok(bytes >= 1u << 20, "a directory of mode 000 is entered (%llu bytes)", (unsigned long long)bytes);
         struct stat st;
         ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and keeps its mode 000 (%o)",
@@ -88,7 +132,7 @@ static void walks(void)
         put("closed/z/f", 1 << 20);
         snprintf(a, sizeof(a), "%s/closed/z", root);
         chmod(a, 0);
-        limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries);
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries, NULL);
         ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0,
            "a closed directory is left closed by a walk during the run (%o)", st.st_mode & 07777);
         if (getuid() != 0)
@@ -97,7 +141,25 @@ static void walks(void)
         else
                 ok(bytes >= 1u << 20 && entries == 2, "... and entered by privilege as root (%llu entries)",
                    (unsigned long long)entries);
-        limits_tree_usage(strcat(strcpy(b, root), "/closed"), true, &bytes, &entries);
+        bool closed = false;
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), false, &bytes, &entries, &closed);
+        ok(closed == (getuid() != 0), "... and the walk says so (%d)", closed);
+        /* ...and is walked again from within a user namespace of ours, as the owner of its
+         * files, which enters every directory and changes none. */
+        int ns = own_userns();
+        if (ns >= 0) {
+                int r = limits_tree_usage_as_owner(b, ns, &bytes, &entries);
+                ok(r == 0 && bytes >= 1u << 20 && entries == 2,
+                   "walked as its owner in a user namespace, it is entered (%d, %llu entries)", r,
+                   (unsigned long long)entries);
+                ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and keeps its mode 000 (%o)",
+                   st.st_mode & 07777);
+                close(ns);
+        } else {
+                printf("ok %d - # SKIP no user namespace here\n", ++tap_n);
+        }
+        ok(limits_tree_usage_as_owner(b, -1, &bytes, &entries) < 0, "without a namespace that walk fails (closed)");
+        limits_tree_usage(strcat(strcpy(b, root), "/closed"), true, &bytes, &entries, NULL);
         ok(bytes >= 1u << 20 && entries == 2, "the final walk enters it (%llu entries)",
            (unsigned long long)entries);
         ok(stat(a, &st) == 0 && (st.st_mode & 07777) == 0, "... and gives it its mode 000 back (%o)",
@@ -117,7 +179,7 @@ static void walks(void)
         }
         if (fd >= 0)
                 close(fd);
-        limits_tree_usage(deep, true, &bytes, &entries);
+        limits_tree_usage(deep, true, &bytes, &entries, NULL);
         ok(entries >= 250 && entries < 300, "a 300-deep chain is walked to a bounded depth (%llu entries)",
            (unsigned long long)entries);
 }
@@ -134,7 +196,11 @@ static void meter(void)
         limits_resolve(&l, up, &out, &why);
         disk_meter_start(&m, up, wk, &l, &why);
         ok(m.have_base, "the meter notes the file system's free space at the start");
-        is_int(m.slack, 64 << 20, "the free-space slack is at least 64 MiB");
+        is_int(m.slack, 4 << 20, "the free-space slack of a 3 MiB limit is the floor, 4 MiB");
+        struct txbox_limits big = {.disk = 1ULL << 30};
+        struct disk_meter m2;
+        disk_meter_start(&m2, up, wk, &big, &why);
+        is_int(m2.slack, 256 << 20, "... of 1 GiB a quarter of it: relative to the limit, not an absolute 64 MiB");
         is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_NONE,
                "3 MiB in the layers (1 MiB of it in work) under a 3 MiB limit: within");
         is_int(disk_meter_check(&m, 1 << 20, 1, false, detail, sizeof(detail)), LIMIT_DISK,

@@ -1,6 +1,7 @@
 /* The policy engine: the shell parser (every bypass form the issue names), wrappers and
  * interpreters, the matcher's normalisation, policy files, limits and effect rules.
- * Nothing here executes a command: the engine only reads strings. */
+ * Nothing here executes a command: the engine only reads strings.  tests/run.sh runs it as
+ * root and as-user (uid 54321): where a symlink may lead depends on who can write there. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <stdarg.h>
@@ -1225,9 +1226,20 @@ static void test_effects(void)
         policy_load(NULL, &p, NULL);
         struct policy_ctx c = {.workspace = live, .home = "/home/agent", .cwd = live};
 
-        /* upper: an escaping symlink, a harmless one, a setuid file, a big file */
-        if (symlinkat("/etc/passwd", ufd, "esc") || symlinkat("../../../etc", ufd, "esc2") ||
-            symlinkat("f1", ufd, "fine"))
+        /* upper: symlinks leaving to a place the user can write (the upper layer's own
+         * directory, by its absolute path and by a relative one) or to a secret, links that
+         * stay or lead to read-only system files, a setuid file, a big file */
+        char home[200], notes[300], esc2[300], key[300];
+        if (!tap_mkdtemp(home, sizeof(home), "txbox-home"))
+                abort();
+        c.home = home;
+        snprintf(notes, sizeof(notes), "%s/notes.txt", home);
+        snprintf(esc2, sizeof(esc2), "../%s/.bashrc", strrchr(home, '/') + 1);
+        snprintf(key, sizeof(key), "%s/.ssh/id_ed25519", home);
+        if (symlinkat(notes, ufd, "esc") || symlinkat(esc2, ufd, "esc2") ||
+            symlinkat(key, ufd, "key") || symlinkat("f1", ufd, "fine") ||
+            symlinkat("/usr/share/zoneinfo/UTC", ufd, "tz") || symlinkat("/usr/bin/env", ufd, "sys") ||
+            symlinkat("/dev/null", ufd, "null") || symlinkat("/proc/self/environ", ufd, "proc"))
                 abort();
         int fd = openat(ufd, "suid", O_CREAT | O_WRONLY | O_CLOEXEC, 0755);
         fchmod(fd, 04755);
@@ -1241,7 +1253,12 @@ static void test_effects(void)
         add_path(&cs, "esc", TXBOX_ADDED);
         add_path(&cs, "esc2", TXBOX_ADDED);
         add_path(&cs, "fine", TXBOX_ADDED);
+        add_path(&cs, "key", TXBOX_ADDED);
+        add_path(&cs, "null", TXBOX_ADDED);
+        add_path(&cs, "proc", TXBOX_ADDED);
         add_path(&cs, "suid", TXBOX_ADDED);
+        add_path(&cs, "sys", TXBOX_ADDED);
+        add_path(&cs, "tz", TXBOX_ADDED);
         add_path(&cs, "big", TXBOX_ADDED);
         add_path(&cs, ".env", TXBOX_MODIFIED);
         add_path(&cs, ".env.example", TXBOX_MODIFIED);
@@ -1250,9 +1267,14 @@ static void test_effects(void)
         add_path(&cs, ".txbox/policy", TXBOX_MODIFIED);
         int n = effects_check(p, ufd, lfd, &cs, &c, NULL);
         ok(n > 0, "effect violations found (%d)", n);
-        ok(has_violation(&cs, "effect-symlink-escape", "esc"), "absolute symlink out of the workspace");
-        ok(has_violation(&cs, "effect-symlink-escape", "esc2"), "relative symlink out of the workspace");
+        ok(has_violation(&cs, "effect-symlink-escape", "esc"), "absolute symlink to a file in the home directory");
+        ok(has_violation(&cs, "effect-symlink-escape", "esc2"), "relative symlink to the home's .bashrc");
+        ok(has_violation(&cs, "effect-symlink-escape", "key"), "symlink to a secret in the home directory");
+        ok(has_violation(&cs, "effect-symlink-escape", "proc"), "symlink into /proc");
         ok(!has_violation(&cs, "effect-symlink-escape", "fine"), "symlink inside is fine");
+        ok(!has_violation(&cs, "effect-symlink-escape", "tz"), "symlink to /usr/share/zoneinfo/UTC is fine");
+        ok(!has_violation(&cs, "effect-symlink-escape", "sys"), "symlink to /usr/bin/env is fine");
+        ok(!has_violation(&cs, "effect-symlink-escape", "null"), "symlink to /dev/null is fine");
         ok(has_violation(&cs, "effect-setuid", "suid"), "setuid bit");
         ok(has_violation(&cs, "effect-file-size", "big"), "file over the size limit");
         ok(has_violation(&cs, "effect-protected-path", ".env"), ".env rewritten");
@@ -1289,8 +1311,8 @@ static void test_effects(void)
         policy_free(p);
         close(lfd);
         close(ufd);
-        char cmd[512];
-        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s'", live, upper); /* the test's own temp dirs */
+        char cmd[1024];
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s'", live, upper, home); /* the test's own temp dirs */
         if (system(cmd) != 0)
                 diag_note("could not remove temp dirs");
 }

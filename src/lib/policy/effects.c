@@ -6,6 +6,9 @@
 
 #include <fnmatch.h>
 
+#include "policy/gitwork.h"
+#include "policy/linkout.h"
+#include "policy/runlater.h"
 #include "policy/loss.h"
 #include "pol.h"
 
@@ -180,6 +183,7 @@ struct link_walk {
         const struct eff *e;
         char cur[PATH_MAX]; /* where the walk is, workspace-relative ("": the root) */
         int follows;
+        char out[PATH_MAX]; /* LINK_LEAVES: the host path it leaves to, the rest of the path on */
 };
 
 /* Follow target from the directory w->cur; w->cur ends at what it leads to. */
@@ -189,6 +193,8 @@ static enum link_verdict follow(struct link_walk *w, const char *target)
         enum link_verdict v = link_shape(target, w->e->ctx, &rest);
         bool gone = false; /* a name on the way does not exist (yet): the rest is only names */
 
+        if (v == LINK_LEAVES)
+                snprintf(w->out, sizeof(w->out), "%s", target);
         if (v != LINK_STAYS)
                 return v;
         if (rest != target)
@@ -202,8 +208,12 @@ static enum link_verdict follow(struct link_walk *w, const char *target)
                         continue;
                 }
                 if (l == 2 && c[0] == '.' && c[1] == '.') {
-                        if (!n)
-                                return LINK_LEAVES;
+                        if (!n) {
+                                const char *ws = w->e->ctx && w->e->ctx->workspace ? w->e->ctx->workspace : "";
+                                return (size_t)snprintf(w->out, sizeof(w->out), "%s/%s", ws, c) < sizeof(w->out)
+                                               ? LINK_LEAVES
+                                               : LINK_TOO_DEEP;
+                        }
                         char *slash = strrchr(w->cur, '/');
                         *(slash ? slash : w->cur) = '\0';
                         c = next;
@@ -222,21 +232,30 @@ static enum link_verdict follow(struct link_walk *w, const char *target)
                         return LINK_TOO_DEEP;
                 char *slash = strrchr(w->cur, '/'); /* a relative target starts beside the link */
                 *(slash ? slash : w->cur) = '\0';
-                if ((v = follow(w, link)) != LINK_STAYS)
+                if ((v = follow(w, link)) != LINK_STAYS) {
+                        size_t o = strlen(w->out); /* what follows the link follows its target */
+                        if (v == LINK_LEAVES && *c &&
+                            (size_t)snprintf(w->out + o, sizeof(w->out) - o, "/%s", c) >= sizeof(w->out) - o)
+                                return LINK_TOO_DEEP; /* longer than any path the kernel resolves */
                         return v;
+                }
         }
         return LINK_STAYS;
 }
 
-/* Does a link at path (workspace-relative) with this target leave the workspace? */
-static enum link_verdict link_escapes(const struct eff *e, const char *path, const char *target)
+/* Does a link at path (workspace-relative) with this target leave the workspace?  Where to,
+ * on LINK_LEAVES, in out. */
+static enum link_verdict link_escapes(const struct eff *e, const char *path, const char *target, char *out,
+                                      size_t size)
 {
         struct link_walk w = {.e = e};
         const char *slash = strrchr(path, '/');
 
         if (slash)
                 snprintf(w.cur, sizeof(w.cur), "%.*s", (int)(slash - path), path);
-        return follow(&w, target);
+        enum link_verdict v = follow(&w, target);
+        snprintf(out, size, "%s", w.out);
+        return v;
 }
 
 static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp)
@@ -246,9 +265,9 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
         struct stat st;
         if (dfd < 0 || fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return; /* not in the upper layer itself (inside a directory that moved whole) */
-        char detail[PATH_MAX + 64];
+        char detail[3 * PATH_MAX];
         if (S_ISLNK(st.st_mode)) {
-                char target[PATH_MAX];
+                char target[PATH_MAX], out[PATH_MAX], where[PATH_MAX] = "";
                 ssize_t n = readlinkat(dfd, base, target, sizeof(target) - 1);
                 if (n < 0)
                         return;
@@ -260,9 +279,18 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
                                 "later change could point anywhere; write the target without it",
                         [LINK_TOO_DEEP] = "symlink chain too long or deep to judge",
                 };
-                enum link_verdict v = link_escapes(e, tp->path, target);
-                if (v != LINK_STAYS) {
-                        snprintf(detail, sizeof(detail), "%s: %s", why[v], target);
+                enum link_verdict v = link_escapes(e, tp->path, target, out, sizeof(out));
+                /* Leaving is judged by where it leads (linkout.c): a venv's python, a zoneinfo
+                 * file may; a secret or a file the user can write may not. */
+                const char *reason = v == LINK_LEAVES && e->ctx ? linkout_judge(out, e->ctx, where, sizeof(where))
+                                     : v != LINK_STAYS       ? why[v]
+                                                             : NULL;
+                if (reason) {
+                        _cleanup_free_ char *t = human_escape(target, HUMAN_LINE), *w = human_escape(where, HUMAN_LINE);
+                        if (where[0] && strcmp(where, target))
+                                snprintf(detail, sizeof(detail), "%s: %s (leads to %s)", reason, t, w);
+                        else
+                                snprintf(detail, sizeof(detail), "%s: %s", reason, t);
                         violation(e, "effect-symlink-escape", tp->path, detail);
                 }
                 return;
@@ -301,5 +329,6 @@ int effects_check(const struct policy *p, int upper_fd, int live_fd, struct chan
                 if (upper_fd >= 0 && cs->paths[k].change != TXBOX_DELETED)
                         upper_entry(&e, upper_fd, &cs->paths[k]);
         }
+        e.added += runlater_check(upper_fd, live_fd, cs, ctx, MAX_VIOLATIONS - e.added);
         return e.added;
 }

@@ -515,9 +515,11 @@ static const char *const runnable[] = {
         "mongosh", "dropdb", "scp", "rsync", "useradd", "userdel", "passwd", "usermod", "visudo", "setcap",
         "insmod", "rmmod", "modprobe", "sysctl", "chroot", "/bin/sh", "/bin/bash", "/bin/rm", NULL};
 
-/* Programs whose arguments are text, patterns, names or packages, never a command. */
+/* Programs whose arguments are text, patterns, names or packages, never a command (the
+ * file operands of cp, mv and ln included: `ln -s /usr/bin/passwd x` makes a link, it runs
+ * no passwd). */
 static const char *const plain[] = {
-        "echo", "printf", "which", "type", "whereis", "man", "info", "help", "apropos", "whatis", "grep",
+        "cp", "mv", "ln", "link", "echo", "printf", "which", "type", "whereis", "man", "info", "help", "apropos", "whatis", "grep",
         "egrep", "fgrep", "rg", "ag", "ack", "cut", "sort", "uniq", "wc", "head", "tail", "cat", "less",
         "more", "ls", "test", "[", "[[", "file", "stat", "du", "df", "basename", "dirname", "realpath",
         "readlink", "jq", "yq", "diff", "cmp", "comm", "tr", "fold", "fmt", "column", "ps", "pgrep", "pidof",

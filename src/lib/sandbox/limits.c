@@ -27,11 +27,14 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysinfo.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -398,12 +401,19 @@ void limits_probe_shm_dev(struct limits_devs *devs)
 
 /* ---- the supervisor's disk meter ---- */
 
+struct walk {
+        bool lend;
+        struct inode_set *links;
+        uint64_t bytes, entries;
+        bool closed; /* a directory could not be entered */
+};
+
 /* lend: a directory its owner cannot enter (a program made it 000, as an unprivileged user;
  * overlay's work/work is 000 too) is opened to the owner for its walk and given its mode
- * back after; without lend it is not entered (while the program runs: its layer is not
- * ours to change under it, and the free-space rule bounds what such a directory hides). */
-static void walk_tree(int dfd, unsigned depth, bool lend, struct inode_set **links, uint64_t *bytes,
-                      uint64_t *entries)
+ * back after; without lend it is not entered but noted (w->closed): while the program runs
+ * its layer is not ours to change under it, and the meter walks it again from within the
+ * sandbox's user namespace (limits_tree_usage_as_owner). */
+static void walk_tree(int dfd, unsigned depth, struct walk *w)
 {
         _cleanup_(closedirp) DIR *d = fdopendir(dfd);
         struct dirent *e;
@@ -417,36 +427,90 @@ static void walk_tree(int dfd, unsigned depth, bool lend, struct inode_set **lin
                 if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") ||
                     fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
-                (*entries)++;
+                w->entries++;
                 /* A file with several names takes its blocks once. */
-                if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && inode_seen(links, st.st_dev, st.st_ino))
+                if (!S_ISDIR(st.st_mode) && st.st_nlink > 1 && inode_seen(&w->links, st.st_dev, st.st_ino))
                         continue;
-                *bytes += (uint64_t)st.st_blocks * 512;
+                w->bytes += (uint64_t)st.st_blocks * 512;
                 if (!S_ISDIR(st.st_mode) || depth >= WALK_MAX_DEPTH)
                         continue;
                 int sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 bool lent = false;
-                if (sub < 0 && errno == EACCES && lend && (st.st_mode & S_IRWXU) != S_IRWXU &&
+                if (sub < 0 && errno == EACCES && w->lend && (st.st_mode & S_IRWXU) != S_IRWXU &&
                     fchmodat(dirfd(d), e->d_name, (st.st_mode | S_IRWXU) & 07777, 0) == 0) {
                         lent = true;
                         sub = openat(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
                 }
+                if (sub < 0 && errno == EACCES)
+                        w->closed = true;
                 if (sub >= 0)
-                        walk_tree(sub, depth + 1, lend, links, bytes, entries);
+                        walk_tree(sub, depth + 1, w);
                 if (lent && fchmodat(dirfd(d), e->d_name, st.st_mode & 07777, 0) < 0) {
                         /* cannot fail but for a vanished entry: the chmod above just worked */
                 }
         }
 }
 
-void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries)
+void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries, bool *closed)
 {
-        _cleanup_free_ struct inode_set *links = NULL;
+        struct walk w = {.lend = lend};
         int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 
-        *bytes = *entries = 0;
         if (fd >= 0)
-                walk_tree(fd, 0, lend, &links, bytes, entries);
+                walk_tree(fd, 0, &w);
+        else if (errno == EACCES)
+                w.closed = true;
+        free(w.links);
+        *bytes = w.bytes;
+        *entries = w.entries;
+        if (closed)
+                *closed = w.closed;
+}
+
+int limits_tree_usage_as_owner(const char *dir, int userns_fd, uint64_t *bytes, uint64_t *entries)
+{
+        struct {
+                uint64_t bytes, entries;
+                int err;
+        } r = {.err = EIO};
+        int p[2];
+
+        if (userns_fd < 0)
+                return -EBADF;
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        /* A child of ours joins the namespace (a process with threads cannot): there it holds
+         * every capability over the ids the namespace maps, which are the layer's owner's and
+         * nobody else's; it reads directory entries and stats them, and changes nothing. */
+        pid_t self = getpid(), c = fork();
+        if (c == 0) {
+                close(p[0]);
+                if (die_with_parent(self) < 0)
+                        _exit(1);
+                bool closed = false;
+                if (setns(userns_fd, CLONE_NEWUSER) < 0) {
+                        r.err = errno;
+                } else {
+                        limits_tree_usage(dir, false, &r.bytes, &r.entries, &closed);
+                        r.err = closed ? EACCES : 0;
+                }
+                _exit(write(p[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+        }
+        close(p[1]);
+        ssize_t n = -1;
+        if (c > 0) {
+                while ((n = read(p[0], &r, sizeof(r))) < 0 && errno == EINTR)
+                        ;
+                while (waitpid(c, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+        int e = c < 0 ? errno : n != sizeof(r) ? EIO : r.err;
+        close(p[0]);
+        if (e)
+                return -e;
+        *bytes = r.bytes;
+        *entries = r.entries;
+        return 0;
 }
 
 static void fmt_size(uint64_t v, char *buf, size_t size) { human_size(v, buf, size); }
@@ -462,6 +526,8 @@ void disk_meter_start(struct disk_meter *m, const char *upper, const char *work,
         m->work = work;
         m->limit = l->disk;
         m->files_limit = l->files;
+        /* Relative: the walks see every file of the layers, so this bounds only what no walk
+         * can (a deleted file held by a descriptor in flight in a unix socket, or mapped). */
         m->slack = l->disk / 4 > DISK_SLACK_MIN ? l->disk / 4 : DISK_SLACK_MIN;
         m->files_slack = l->files / 4 > FILES_SLACK_MIN ? l->files / 4 : FILES_SLACK_MIN;
         if (upper && statfs(upper, &sf) == 0) {
@@ -472,6 +538,7 @@ void disk_meter_start(struct disk_meter *m, const char *upper, const char *work,
         }
         m->walk_gap = DISK_WALK_US;
         m->next_walk = mono_us() + m->walk_gap;
+        m->userns_fd = -1;
 }
 
 /* The layers; at the end (final) only the upper one, what would be committed: the work
@@ -482,13 +549,20 @@ static void meter_walk(struct disk_meter *m, bool final)
         int64_t t0 = mono_us();
 
         m->walked = m->walked_files = 0;
+        m->unmeasured = false;
         const char *dirs[] = {m->upper, final ? NULL : m->work};
         for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+                bool closed = false;
                 if (!dirs[i])
                         continue;
                 /* the work layer is the overlay's own; the upper one the program's until
                  * it has ended */
-                limits_tree_usage(dirs[i], final || dirs[i] == m->work, &b, &n);
+                limits_tree_usage(dirs[i], final || dirs[i] == m->work, &b, &n, &closed);
+                /* A directory the program closed to its owner would hide what it holds: walk
+                 * the layer again as the owner, from within the sandbox's namespace; where
+                 * even that fails, the layer cannot be measured, and counts as over. */
+                if (closed && limits_tree_usage_as_owner(dirs[i], m->userns_fd, &b, &n) < 0)
+                        m->unmeasured = true;
                 m->walked += b;
                 m->walked_files += n;
         }
@@ -539,6 +613,12 @@ int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, b
 
         if (walk || mono_us() >= m->next_walk)
                 meter_walk(m, walk);
+        if (m->unmeasured) {
+                snprintf(detail, size,
+                         "a directory of the layer is closed to its owner and could not be measured; it "
+                         "counts as over the limit of the disk (--max-disk) and files (--max-files)");
+                return LIMIT_DISK;
+        }
         if (m->walked + held > m->limit) {
                 fmt_size(m->walked + held, a, sizeof(a));
                 fmt_size(held, b, sizeof(b));

@@ -62,8 +62,8 @@ bool limits_memory_exceeded(const struct limits_usage *u, uint64_t limit, uint64
 
 /* ---- the supervisor's disk meter ---- */
 
-#define DISK_WALK_US 200000          /* walks of the layers, at least this far apart */
-#define DISK_SLACK_MIN (64ULL << 20) /* the free-space rule's slack: max(this, limit / 4) */
+#define DISK_WALK_US 200000         /* walks of the layers, at least this far apart */
+#define DISK_SLACK_MIN (4ULL << 20) /* the free-space rule's slack: max(this, limit / 4) */
 #define FILES_SLACK_MIN 1000ULL
 
 struct disk_meter {
@@ -74,6 +74,11 @@ struct disk_meter {
         uint64_t base_avail, base_ffree; /* the file system at the start of the run */
         uint64_t walked, walked_files;   /* the last walk of the layers */
         int64_t next_walk, walk_gap;
+        /* The sandbox's user namespace (-1: none; not owned): a directory of the upper layer
+         * closed to its owner is walked by a child that joined it, where the owner of the
+         * layer's files may read any of them (CAP_DAC_READ_SEARCH over its own ids). */
+        int userns_fd;
+        bool unmeasured; /* the last walk met a directory that not even that child could enter */
 };
 void disk_meter_start(struct disk_meter *m, const char *upper, const char *work,
                       const struct txbox_limits *l, const struct limit_origins *why);
@@ -84,8 +89,13 @@ int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, b
                      size_t size);
 /* Bytes allocated beneath dir and its entries (files with several names once), never
  * following symlinks.  lend: enter a directory closed to its owner by opening it for the
- * walk and giving its mode back after (else it is not entered). */
-void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries);
+ * walk and giving its mode back after (else it is not entered, and *closed, when closed is
+ * not NULL, is set: what it holds is not counted). */
+void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *entries, bool *closed);
+/* The same walk by a child that joined the user namespace userns_fd first: every directory
+ * of the owner's layer is entered, whatever its mode, and none is changed.  0, or -errno
+ * when the child could not join it or still met a directory it could not enter. */
+int limits_tree_usage_as_owner(const char *dir, int userns_fd, uint64_t *bytes, uint64_t *entries);
 
 /* Whether an environment variable name looks like it holds a secret. */
 bool limits_env_secret(const char *name);

@@ -270,6 +270,7 @@ struct sandbox {
         pid_t pid;               /* init */
         int statusfd, errfd;     /* init's status pipe, the children's error pipe */
         int sock;                /* our end of the socketpair: the command out, fds in */
+        int userns_fd;           /* its user namespace, for the disk meter's walks as its owner */
         sigset_t mask, old;      /* termination signals, blocked while the program runs */
         bool blocked;
         struct txbox_run_result pre; /* what prepare() found (dropped env, Landlock ABI) */
@@ -280,6 +281,7 @@ static void sandbox_free(struct sandbox *sb)
         closep(&sb->statusfd);
         closep(&sb->errfd);
         closep(&sb->sock);
+        closep(&sb->userns_fd);
         if (sb->blocked)
                 sigprocmask(SIG_SETMASK, &sb->old, NULL);
         free(sb->prep.envp);
@@ -462,7 +464,7 @@ static struct sandbox *sandbox_new(const struct sandbox_spec *s)
         struct sandbox *sb = xcalloc(1, sizeof(*sb));
 
         sb->spec = s;
-        sb->statusfd = sb->errfd = sb->sock = -1;
+        sb->statusfd = sb->errfd = sb->sock = sb->userns_fd = -1;
         sb->prep.notify_sock = -1;
         sb->prep.cg_sync = -1;
         for (int i = 0; i < CGROUP_MAX_FDS; i++)
@@ -498,6 +500,7 @@ static int start_joined(struct sandbox *sb, struct start_fds *f, const sigset_t 
                 return r < 0 ? r : tx_err(err, EIO, "the sandbox died while starting");
         }
         take_ends(sb, pid, f);
+        sb->userns_fd = fcntl(sb->spec->shared_ns->user_fd, F_DUPFD_CLOEXEC, 0);
         trace_mark("cloned, joined");
         return 0;
 }
@@ -535,7 +538,14 @@ static int start_own(struct sandbox *sb, struct start_fds *f, const sigset_t *ol
                 sandbox_init_main(s, &sb->prep, f->syncp[0], f->statusp[1]);
         }
         take_ends(sb, pid, f);
-        if ((r = sandbox_write_idmaps(pid, s->idmap, err)) < 0 || write(f->syncp[1], "x", 1) != 1) {
+        if ((r = sandbox_write_idmaps(pid, s->idmap, err)) == 0) {
+                /* Now, while init waits for its map: once it runs it is not dumpable, and its
+                 * namespace files are closed to us. */
+                char ns[64];
+                snprintf(ns, sizeof(ns), "/proc/%d/ns/user", (int)pid);
+                sb->userns_fd = open(ns, O_RDONLY | O_CLOEXEC);
+        }
+        if (r < 0 || write(f->syncp[1], "x", 1) != 1) {
                 kill(pid, SIGKILL);
                 waitpid(pid, NULL, 0);
                 sb->pid = 0;
@@ -628,6 +638,7 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         sockconn_init(&sv.conn, s->net != TXBOX_NET_HOST);
         /* The file system's free space from here on is the program's to answer for. */
         disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits, &sb->prep.limits_why);
+        sv.disk.userns_fd = sb->userns_fd; /* still ours: sandbox_free closes it */
         /* A sandbox that died while setting up shows it on its status and error pipes, and its
          * reason on the error pipe.  One that is alive but was not given the program would
          * wait for it for ever: end it, and say so below if it left no reason of its own. */

@@ -214,9 +214,10 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
                 res->exit_code = WEXITSTATUS(st->status);
                 res->signal = 0;
         }
-        /* Over a limit found only by the final check: as if stopped a moment earlier.  So
-         * too when a check stopped it while init was already reporting a status of 0 (the
-         * kill came too late): a run over a limit never looks like a success. */
+        /* Over a limit: never a success, whenever it was found.  Found only by the final check,
+         * or by a check that came after the program had exited 0 but before its status did
+         * (the kill then reached nobody, and init reports the 0): as if stopped a moment
+         * earlier.  (A run over the limit that exited 0 used to commit in that window.) */
         if (sv->limit != LIMIT_NONE && res->exit_code == 0) {
                 res->exit_code = -1;
                 res->signal = SIGKILL;

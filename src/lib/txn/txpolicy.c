@@ -3,6 +3,7 @@
 #include "policy/effects.h"
 #include "policy/judge.h"
 #include "store/audit.h"
+#include "policy/runlater.h"
 #include "txn/tx.h"
 
 void txbox_ws_set_policy(struct txbox_ws *ws, const char *file)
@@ -311,6 +312,45 @@ static void allow_once(struct txbox_tx *tx)
                 tx->ws->notice(tx->ws->notice_ctx, tx->rec.message);
 }
 
+/* What a transaction leaves for the user's next command to run (effect-run-later) is the
+ * user's to allow: with an approval channel (--approve), it is put to it as one "ask" (the
+ * first such violation and how many there are), and when it answers allow those violations
+ * are dropped; every other rule still holds.  Without one they stand (refused, 123). */
+static void approve_run_later(struct txbox_tx *tx)
+{
+        struct changeset *cs = &tx->cs;
+        size_t n = 0, first = 0;
+
+        for (size_t k = cs->nviolations; k-- > 0;) {
+                if (strcmp(cs->violations[k].rule, RUNLATER_RULE))
+                        return; /* refused whatever the answer: nothing to ask */
+                n++, first = k;
+        }
+        if (!n || !tx->ws->approver)
+                return;
+        struct policy_result res = {.decision = POLICY_ASK, .offset = -1};
+        snprintf(res.rule, sizeof(res.rule), "%s", RUNLATER_RULE);
+        snprintf(res.reason, sizeof(res.reason), "%s: %s%s", cs->violations[first].path,
+                 cs->violations[first].detail, n > 1 ? " (and more of the kind)" : "");
+        size_t off = 0;
+        for (char **a = tx->rec.argv; a && *a && off + 1 < sizeof(res.command); a++)
+                off += (size_t)snprintf(res.command + off, sizeof(res.command) - off, "%s%s", off ? " " : "", *a);
+        if (policy_ask_approver(tx->ws->approver, &res, tx->ws->path) != 1)
+                return;
+        size_t kept = 0;
+        for (size_t k = 0; k < cs->nviolations; k++) {
+                struct txbox_violation *v = &cs->violations[k];
+                if (strcmp(v->rule, RUNLATER_RULE)) {
+                        cs->violations[kept++] = *v;
+                        continue;
+                }
+                free(v->rule);
+                free(v->path);
+                free(v->detail);
+        }
+        cs->nviolations = kept;
+}
+
 /* After the run and the changeset: a refused exec becomes a violation (rolled back), and the
  * effect rules judge what the program changed. */
 int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err)
@@ -332,5 +372,7 @@ int tx_judge_effects(struct txbox_tx *tx, int upper_fd, struct txbox_error *err)
         r = effects_check(p, upper_fd, tx->ws->ws_fd, &tx->cs, &tx->pctx, err);
         if (r >= 0 && tx->ws->allowed_effects.n)
                 allow_once(tx);
+        if (r >= 0)
+                approve_run_later(tx);
         return r < 0 ? r : 0;
 }
