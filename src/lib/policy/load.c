@@ -747,6 +747,8 @@ int policy_load_for(const char *workspace, const char *explicit_file, struct pol
 
 const char *policy_note(const struct policy *p) { return p ? p->note : NULL; }
 
+const char *policy_file(const struct policy *p) { return p ? p->file : NULL; }
+
 int policy_load_text(const char *name, const char *text, size_t len, struct policy **out,
                      struct txbox_error *err)
 {

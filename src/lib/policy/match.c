@@ -458,6 +458,16 @@ void policy_index(struct policy *p)
         }
 }
 
+/* A rule that fails closed whatever the policy says (parse-error, limit-exceeded): the
+ * policy's copy of the built-in one, or the built-in one itself (defaults: false). */
+static const struct rule *fail_closed(const struct policy *p, const char *id)
+{
+        for (size_t k = 0; k < p->nrules; k++)
+                if (p->rules[k].builtin && !strcmp(p->rules[k].id, id))
+                        return &p->rules[k];
+        return policy_builtin_rule(id);
+}
+
 const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
                              const struct policy_ctx *ctx)
 {
@@ -466,7 +476,7 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         const char *a0 = c->argv.v[0];
         /* Fail closed whatever the rules say: the input could not be read. */
         if (!strcmp(a0, "@parse-error") || !strcmp(a0, "@limit-exceeded"))
-                return policy_builtin_rule(a0 + 1);
+                return fail_closed(p, a0 + 1);
         /* --help or --version: the program prints and exits (findings still count) */
         if (c->help && a0[0] != '@')
                 return NULL;
@@ -486,7 +496,7 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         nm->cls = NULL;
         nm->abs = NULL;
         norm_build(nm, c);
-        const struct rule *hit = nm->overflow ? policy_builtin_rule("limit-exceeded") : NULL;
+        const struct rule *hit = nm->overflow ? fail_closed(p, "limit-exceeded") : NULL;
         unsigned char f = (unsigned char)nm->prog[0];
         for (size_t k = 0; k < p->nrules && !hit; k++)
                 if ((!p->first || (p->first[k][f >> 6] >> (f & 63) & 1)) &&
