@@ -66,7 +66,7 @@ DEPFLAGS  = -MMD -MP -MF $@.d
 FUZZ_TARGETS := shell argv policy hook mcp
 REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
-FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/common.o
+FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/hook_edit.o $(BUILD)/src/cli/common.o
 
 .PHONY: all deps check test check-clients check-pod unit integration layers demo bench install clean stress fuzz fuzz-bins
 all: $(BUILD)/txbox $(BUILD)/testing/txbox $(UNIT_BIN) $(REPLAY_BIN)

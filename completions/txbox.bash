@@ -48,7 +48,13 @@ _txbox()
                 esac
                 [[ ${COMPREPLY[0]:-} == *= ]] && compopt -o nospace
                 ;;
-        show | diff | commit | rollback | undo)
+        diff)
+                case $cur in
+                -*) COMPREPLY=($(compgen -W "--stat --since --help" -- "$cur")) ;;
+                *) COMPREPLY=($(compgen -W "$(_txbox_ids)" -- "$cur")) ;;
+                esac
+                ;;
+        show | commit | rollback | undo)
                 case $cur in
                 -*) COMPREPLY=($(compgen -W "--json --to --help" -- "$cur")) ;;
                 *) COMPREPLY=($(compgen -W "$(_txbox_ids)" -- "$cur")) ;;

@@ -86,6 +86,23 @@ struct txbox_violation {
         char *detail;
 };
 
+/* What became of one command of a session (txbox run --tx). */
+enum txbox_sp_outcome {
+        TXBOX_SP_KEPT = 0,   /* it succeeded: its changes are part of the session */
+        TXBOX_SP_DROPPED,    /* it failed (or was discarded): its changes were dropped at once */
+        TXBOX_SP_DENIED,     /* the policy refused it: it never ran */
+        TXBOX_SP_ROLLED_BACK, /* kept, then dropped by txbox rollback --to */
+};
+
+struct txbox_savepoint {
+        int n;              /* the savepoint's number when it ran (1, 2, ...) */
+        char **argv;        /* its command, NULL-terminated */
+        int exit_code;      /* -1: none */
+        int signal;         /* 0: none */
+        enum txbox_sp_outcome outcome;
+        int64_t started_ms, duration_ms;
+};
+
 /* The record of one transaction: what the audit store keeps and what JSON shows. */
 struct txbox_record {
         char id[32];
@@ -113,6 +130,9 @@ struct txbox_record {
         /* --net=allow: the proxy's log of attempts, comma-separated; NULL when none.  In the
          * run's report only. */
         char *net_log;
+        /* A session's commands, in the order they ran (none for other transactions). */
+        struct txbox_savepoint *savepoints;
+        size_t nsavepoints;
 };
 
 enum txbox_commit_mode {
@@ -159,8 +179,9 @@ struct txbox_run_opts {
         /* Environment variables passed although their names look secret (--env NAME);
          * NULL-terminated, may be NULL. */
         const char *const *env_keep;
-        /* Let the program create unix sockets (--allow-unix-sockets): pathname sockets on
-         * the read-only host filesystem become reachable. */
+        /* Let the program connect to every unix socket (--allow-unix-sockets): pathname
+         * sockets on the read-only host filesystem become reachable.  Without it only the
+         * sandbox's own are (in its /tmp and /dev/shm; docs/SECURITY.md, "Connections"). */
         bool allow_unix_sockets;
         /* The program's stdin, stdout and stderr: when stdio_redirect, these descriptors
          * instead of the caller's (the MCP server and the agent loop capture output). */
@@ -265,11 +286,46 @@ struct txbox_run_result {
         /* The run's watch (or a termination signal, then cancel_signal) cancelled it. */
         bool cancelled;
         int cancel_signal;
+        /* connect()s to unix sockets outside the sandbox (the host's), refused with EACCES:
+         * how many, and the first one's path as the program named it ("" when none). */
+        unsigned unix_refused;
+        char unix_refused_path[112];
 };
 
 /* Flags for txbox_ws_open(). */
 #define TXBOX_OPEN_RECOVER 0x1u /* recover interrupted transactions first */
 #define TXBOX_OPEN_DEFER_LOG 0x2u /* open the audit log at its first use, not now */
+/* Read-only use (log, show, diff, report ...): a workspace without a state dir yet opens
+ * empty, and nothing is created; its log lists nothing (txbox_ws_has_state says which). */
+#define TXBOX_OPEN_NOCREATE 0x4u
+
+/* How txbox_ws_discover found the workspace. */
+enum txbox_ws_found {
+        TXBOX_WS_MARK = 0, /* the nearest directory holding .txbox, .git or .claude */
+        TXBOX_WS_STATE,    /* the nearest directory that already has a state dir */
+        TXBOX_WS_CWD,      /* neither up to where the search stops: the current directory */
+};
+
+struct txbox_ws_discovery {
+        char *path;                /* canonical (malloc'd; free it) */
+        enum txbox_ws_found found;
+        char mark[16];             /* TXBOX_WS_MARK: ".txbox", ".git" or ".claude" */
+        /* Where the search stopped without finding one (TXBOX_WS_CWD): "/" (the root),
+         * "$HOME" (the home directory, never a workspace by discovery) or "mount" (a file
+         * system boundary at stop_dir, crossed only with TXBOX_DISCOVERY_ACROSS_FILESYSTEM). */
+        const char *stopped;
+        char *stop_dir;            /* the last directory looked at (malloc'd or NULL) */
+};
+
+/* Find the workspace for a command started in the current directory, as git finds its
+ * repository: the nearest directory, from the current one up, that holds .txbox, .git (a
+ * directory or a file: worktrees, submodules) or .claude, or that already has a state dir
+ * (state_dir NULL: the default mapping); the home directory and what is above it are not
+ * searched, nor across a file system boundary (unless TXBOX_DISCOVERY_ACROSS_FILESYSTEM=1);
+ * else the current directory.  Paths are physical (symlinks resolved, as getcwd(3) gives
+ * them).  Fails only when the current directory cannot be found. */
+TXBOX_API int txbox_ws_discover(const char *state_dir, struct txbox_ws_discovery *out, struct txbox_error *err);
+TXBOX_API void txbox_ws_discovery_free(struct txbox_ws_discovery *d);
 
 /* Open a workspace.  state_dir NULL picks the default (on the workspace's filesystem,
  * outside the workspace).  Fails when the workspace is missing, the state dir is on
@@ -280,6 +336,11 @@ TXBOX_API void txbox_ws_close(struct txbox_ws *ws);
 /* Absolute, canonical paths of the workspace and the state dir. */
 TXBOX_API const char *txbox_ws_path(const struct txbox_ws *ws);
 TXBOX_API const char *txbox_ws_state_path(const struct txbox_ws *ws);
+/* False for a workspace opened with TXBOX_OPEN_NOCREATE that has no state dir (no
+ * transaction ever ran there); true once this open created it or found it. */
+TXBOX_API bool txbox_ws_has_state(const struct txbox_ws *ws);
+/* True when this open made the state dir (the workspace's first transaction). */
+TXBOX_API bool txbox_ws_state_created(const struct txbox_ws *ws);
 
 /* Use this policy file instead of WORKSPACE/.txbox/policy or the built-in default.  The
  * policy is loaded (and its errors reported) on first use. */
@@ -353,6 +414,28 @@ TXBOX_API void txbox_tx_free(struct txbox_tx *tx);
  * out (may be NULL) receives the updated record. */
 TXBOX_API int txbox_undo(struct txbox_ws *ws, const char *id, struct txbox_record *out,
                          struct txbox_error *err);
+
+/* Edits made outside a transaction (an agent's own edit tools: Claude Code's Edit and Write,
+ * Codex's apply_patch, Gemini CLI's write_file and replace), recorded as committed
+ * transactions with undo data by the agent's hooks (txbox hook, docs/INTEGRATIONS.md):
+ *   txbox_edit_capture  before the edit: keeps what paths (relative to the workspace,
+ *                       NULL-terminated, at most 256) hold now, under key (any string: the
+ *                       agent's session and tool call), with argv as the record's command
+ *                       line; reads the workspace only.  A capture whose edit never comes is
+ *                       dropped after an hour, or by the next capture under the same key.
+ *   txbox_edit_record   after it: commits what changed since as a transaction (undo puts the
+ *                       originals back, their very inodes where it can); out (may be NULL)
+ *                       receives its record.  Returns 0 when recorded, 1 when nothing changed
+ *                       (nothing recorded), -ENOENT without a capture, -ESTALE when a
+ *                       transaction committed one of the paths in between, -EFBIG when an
+ *                       original was not kept (over 64 MiB), other -errno on failure; the
+ *                       capture is gone after any answer but -ENOENT.
+ *   txbox_edit_drop     forget the capture under key (the edit was refused after it). */
+TXBOX_API int txbox_edit_capture(struct txbox_ws *ws, const char *key, char *const argv[], char *const paths[],
+                                 struct txbox_error *err);
+TXBOX_API int txbox_edit_record(struct txbox_ws *ws, const char *key, struct txbox_record *out,
+                                struct txbox_error *err);
+TXBOX_API int txbox_edit_drop(struct txbox_ws *ws, const char *key);
 
 /* Sessions: one pending transaction of several commands, one savepoint each (stacked
  * overlay layers), committed or rolled back at once.  txbox_session_savepoint returns a
@@ -435,6 +518,27 @@ struct txbox_probe {
 TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_dir, struct txbox_probe *out,
                               size_t max);
 
+/* What a sandbox of a workspace makes of the user's home (txbox doctor; docs/SECURITY.md,
+ * "Writable caches" and "Hidden paths"): the private cache root with each cache path, and
+ * the paths hidden.  Looks only: nothing is made. */
+struct txbox_home_entry {
+        char *path;   /* "~/.npm", or absolute outside the home */
+        char *detail; /* caches: where it is mounted, or why not and what is set instead */
+        bool active;  /* caches: mounted; hidden: present here (so masked) */
+};
+struct txbox_home_view {
+        char *cache_root; /* the private cache root, or NULL */
+        char *caches_off; /* why there are no caches at all, or NULL */
+        struct txbox_home_entry *caches, *hidden;
+        size_t ncaches, nhidden;
+};
+/* For workspace, --state DIR (NULL: the default) and --policy FILE (NULL: the workspace's
+ * own or the built-in one, as a run would load it).  0, or -errno with err (an unreadable
+ * policy). */
+TXBOX_API int txbox_home_view(const char *workspace, const char *state_dir, const char *policy_file,
+                              struct txbox_home_view *out, struct txbox_error *err);
+TXBOX_API void txbox_home_view_free(struct txbox_home_view *v);
+
 /* Audit reads. */
 TXBOX_API int txbox_log(struct txbox_ws *ws, int limit, struct txbox_record **out, size_t *n,
                         struct txbox_error *err);
@@ -447,10 +551,24 @@ TXBOX_API int txbox_show(struct txbox_ws *ws, const char *id, struct txbox_recor
  * *out and *seqs are malloc'd (txbox_records_free, free). */
 TXBOX_API int txbox_log_changes(struct txbox_ws *ws, int64_t since, int limit, struct txbox_record **out,
                                 int64_t **seqs, size_t *n, struct txbox_error *err);
-/* A unified diff of a transaction's text changes (committed: the originals it replaced vs
- * the workspace as it is now; pending: the workspace vs its changes; undone: the workspace vs
- * what the undo took away).  *out is malloc'd. */
+/* A unified diff of what transaction id changed: pending, the workspace against its changes
+ * (a session: all its savepoints, as the commit would fold them); committed, the originals
+ * it replaced against the versions it put in place (wherever later commits moved them: not
+ * the workspace as it is now); undone, the workspace against what the undo took away.
+ * *out is malloc'd. */
 TXBOX_API int txbox_diff(struct txbox_ws *ws, const char *id, char **out, struct txbox_error *err);
+struct txbox_diff_opts {
+        /* Only these paths (relative to the workspace) and what lies beneath them; "" is the
+         * whole workspace; NULL or empty: every path.  NULL-terminated. */
+        char *const *paths;
+        /* The net change since id: everything id and every later commit changed, the versions
+         * before the first of them against the workspace as it is now. */
+        bool since;
+};
+/* txbox_diff with options; *notes (may be NULL) gets lines about versions that changed
+ * outside txbox since (malloc'd, or NULL when none). */
+TXBOX_API int txbox_diff_ex(struct txbox_ws *ws, const char *id, const struct txbox_diff_opts *opts,
+                            char **out, char **notes, struct txbox_error *err);
 
 /* A self-contained HTML page of the newest limit transactions (<= 0: all): a timeline and
  * one collapsible entry each with command, decision, changes and diff.  *out is malloc'd. */
@@ -460,6 +578,7 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec);
 TXBOX_API void txbox_records_free(struct txbox_record *recs, size_t n);
 TXBOX_API const char *txbox_outcome_name(enum txbox_outcome o);
 TXBOX_API const char *txbox_change_name(enum txbox_change c);
+TXBOX_API const char *txbox_sp_outcome_name(enum txbox_sp_outcome o);
 /* The record as one JSON object (docs/CONTRACT.md), malloc'd, no trailing newline. */
 TXBOX_API char *txbox_record_json(const struct txbox_record *rec);
 /* An array of records as JSON. */

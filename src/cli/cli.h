@@ -20,10 +20,13 @@ enum {
 };
 
 struct global_opts {
-        const char *workspace;
+        const char *workspace; /* -C DIR, or the one discovered (cli_discover) */
         const char *state;
         const char *policy;
         const char *approve; /* --approve PROGRAM: who decides "ask" */
+        /* No -C: how the workspace was found (txbox_ws_discover); path is workspace. */
+        bool discovered;
+        struct txbox_ws_discovery found;
 };
 
 struct verb {
@@ -35,8 +38,18 @@ struct verb {
 /* Parse global options at the front of argv; returns the index of the verb, or -1 with a
  * message printed (usage), or -2 when --help/--version was handled. */
 int cli_parse_globals(int argc, char **argv, struct global_opts *g);
-/* Open the workspace (recovering interrupted commits when recover); prints the error. */
+/* Without -C: find the workspace from the current directory up (txbox_ws_discover) and
+ * make it g->workspace; quiet (a failure leaves g->workspace NULL: the current directory). */
+void cli_discover(struct global_opts *g);
+void cli_globals_free(struct global_opts *g);
+/* The workspace as the verbs name it: -C DIR, the discovered one, else ".". */
+const char *cli_workspace(const struct global_opts *g);
+/* Open the workspace (recovering interrupted commits when recover); prints the error.
+ * With TXBOX_OPEN_NOCREATE a workspace without transactions opens empty (nothing made). */
 struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags); /* TXBOX_OPEN_* */
+/* "no transactions in workspace ... yet" on stderr, for a read-only verb (says how the
+ * workspace was found when it was). */
+void cli_no_transactions(const struct global_opts *g, struct txbox_ws *ws);
 /* Print "txbox: MSG" to stderr, MSG escaped for the terminal (util.h: text for humans). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write s (may be NULL) to f as one line of text for humans: escaped. */

@@ -31,6 +31,8 @@ static void agent_usage(FILE *f)
                    "  --timeout SECONDS     time limit of each command (default 600)\n"
                    "  --net MODE            network of the commands: none (default), loopback, host\n"
                    "  --output-cap BYTES    stdout and stderr returned to the model, each (16384)\n"
+                   "  --result-budget BYTES a tool result's size beyond that output (4096): many changed\n"
+                   "                        paths come as counts, directories and a few names\n"
                    "  --http-timeout SECONDS  per model request (default 300)\n"
                    "  --retries N           attempts per model request, with exponential backoff (4)\n"
                    "  --retry-base-ms MS    first backoff (default 1000; doubles each retry)\n"
@@ -50,7 +52,7 @@ struct agent_args {
 };
 
 enum { O_ENDPOINT = 256, O_MODEL, O_KEY, O_STEPS, O_REFUSALS, O_SYSTEM, O_ATOMIC, O_TIMEOUT, O_NET, O_CAP,
-       O_HTTP_TIMEOUT, O_RETRIES, O_BACKOFF, O_NO_BASELINE, O_SUMMARY, O_RECORD, O_CALLS };
+       O_HTTP_TIMEOUT, O_RETRIES, O_BACKOFF, O_NO_BASELINE, O_SUMMARY, O_RECORD, O_CALLS, O_BUDGET };
 
 static bool parse_num(const char *s, double lo, double hi, double *out)
 {
@@ -74,6 +76,7 @@ static bool set_option(struct agent_args *a, int c, const char *arg)
         case O_CALLS: ok = parse_num(arg, 1, 1000, &v), a->o.max_calls = (int)v; break;
         case O_TIMEOUT: ok = parse_num(arg, 0.001, 86400 * 7, &v), a->o.cmd_timeout_s = v; break;
         case O_CAP: ok = parse_num(arg, 1, 64 * 1024 * 1024, &v), a->o.output_cap = (size_t)v; break;
+        case O_BUDGET: ok = parse_num(arg, 1024, 64 * 1024 * 1024, &v), a->o.result_budget = (size_t)v; break;
         case O_HTTP_TIMEOUT:
                 ok = parse_num(arg, 0.001, 86400, &v), a->o.http_timeout_ms = (long)(v * 1000);
                 break;
@@ -114,6 +117,7 @@ static int agent_parse(int argc, char **argv, struct agent_args *a)
                 {"record", required_argument, NULL, O_RECORD},
                 {"help", no_argument, NULL, 'h'},
                 {"max-calls", required_argument, NULL, O_CALLS},
+                {"result-budget", required_argument, NULL, O_BUDGET},
                 {0},
         };
         int c;

@@ -180,8 +180,8 @@ static int check_child(void *arg)
         const struct global_opts *g = j->g;
         int r;
         char ws[PATH_MAX], cwd[PATH_MAX];
-        if (!realpath(g->workspace ? g->workspace : ".", ws)) {
-                cli_error("workspace '%s': %s", g->workspace ? g->workspace : ".", strerror(errno));
+        if (!realpath(cli_workspace(g), ws)) {
+                cli_error("workspace '%s': %s", cli_workspace(g), strerror(errno));
                 return EXIT_USAGE;
         }
         if (!getcwd(cwd, sizeof(cwd)))

@@ -72,7 +72,7 @@ static int check_agents(const struct global_opts *g)
         char ws[PATH_MAX];
         int warned = 0;
 
-        if (!realpath(g->workspace ? g->workspace : ".", ws))
+        if (!realpath(cli_workspace(g), ws))
                 return 0;
         char *gem = read_config(ws, ".gemini/settings.json");
         if (gem && strstr(gem, "txbox") && !gemini_trusts(home, ws)) {
@@ -119,7 +119,7 @@ static void doctor_usage(FILE *f)
 {
         fprintf(f, "Usage: txbox [-C DIR] [--state DIR] doctor [--json]\n\n"
                    "Probe every protection txbox uses where it would run: the namespaces, an overlay on\n"
-                   "the workspace's own filesystem (-C DIR, default the current directory) with the state\n"
+                   "the workspace's own filesystem (-C DIR, default the one found from here up) with the state\n"
                    "dir beside it, the sandbox's own /proc, seccomp, Landlock and limits; then what a\n"
                    "container around txbox does (user-namespace mapping, seccomp mode, security label) and\n"
                    "the workspace's filesystem type.  Says what each missing protection costs and, inside\n"
@@ -133,7 +133,56 @@ static void doctor_usage(FILE *f)
                    "Exits 1 when txbox cannot run safely here (a MISSING line), 2 on bad usage.\n");
 }
 
-static int print_json(const struct txbox_probe *p, int n, bool broken, const struct global_opts *g)
+/* The home's view: the caches and the hidden paths (txbox_home_view), for people. */
+static void print_home(const struct txbox_home_view *v)
+{
+        size_t present = 0;
+
+        if (v->caches_off) {
+                printf("writable caches: none: ");
+                cli_human(stdout, v->caches_off);
+                putchar('\n');
+        } else {
+                printf("writable caches, kept across transactions, never committed: ");
+                cli_human(stdout, v->cache_root);
+                putchar('\n');
+                for (size_t i = 0; i < v->ncaches; i++) {
+                        size_t l = v->caches[i].path ? strlen(v->caches[i].path) : 0;
+                        printf("  ");
+                        cli_human(stdout, v->caches[i].path);
+                        printf("%*s", (int)(l < 28 ? 28 - l : 1), "");
+                        cli_human(stdout, v->caches[i].detail);
+                        putchar('\n');
+                }
+        }
+        for (size_t i = 0; i < v->nhidden; i++)
+                present += v->hidden[i].active;
+        printf("hidden: %zu paths (credentials, agents' tokens, histories; --json lists them), %zu present here%s",
+               v->nhidden, present, present ? ":" : "");
+        for (size_t i = 0, k = 0; i < v->nhidden; i++) {
+                if (!v->hidden[i].active)
+                        continue;
+                printf("%s", k++ ? ", " : " ");
+                cli_human(stdout, v->hidden[i].path);
+        }
+        putchar('\n');
+}
+
+static json_t *home_json(const struct txbox_home_view *v)
+{
+        json_t *caches = json_array(), *hidden = json_array();
+        for (size_t i = 0; i < v->ncaches; i++)
+                json_array_append_new(caches, json_pack("{s:s, s:b, s:s?}", "path", v->caches[i].path, "mounted",
+                                                        v->caches[i].active, "detail", v->caches[i].detail));
+        for (size_t i = 0; i < v->nhidden; i++)
+                json_array_append_new(hidden, json_pack("{s:s, s:b}", "path", v->hidden[i].path, "present",
+                                                        v->hidden[i].active));
+        return json_pack("{s:s?, s:s?, s:o, s:o}", "cache_root", v->cache_root, "caches_off", v->caches_off,
+                         "caches", caches, "hidden", hidden);
+}
+
+static int print_json(const struct txbox_probe *p, int n, bool broken, const struct global_opts *g,
+                      const struct txbox_home_view *home)
 {
         struct utsname u;
         json_t *probes = json_array(), *o;
@@ -143,9 +192,9 @@ static int print_json(const struct txbox_probe *p, int n, bool broken, const str
                 json_array_append_new(probes, json_pack("{s:s, s:b, s:b, s:s, s:s?}", "name", p[i].name, "ok",
                                                         p[i].ok, "essential", p[i].essential, "detail",
                                                         p[i].detail, "cost", p[i].cost));
-        o = json_pack("{s:s, s:s, s:b, s:s, s:b, s:o}", "txbox", TXBOX_VERSION, "kernel", u.release, "root",
-                      geteuid() == 0, "workspace", g->workspace ? g->workspace : ".", "ok", !broken, "probes",
-                      probes);
+        o = json_pack("{s:s, s:s, s:b, s:s, s:b, s:o, s:o*}", "txbox", TXBOX_VERSION, "kernel", u.release,
+                      "root", geteuid() == 0, "workspace", cli_workspace(g), "ok", !broken, "probes", probes,
+                      "home", home ? home_json(home) : NULL);
         char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
         json_decref(o);
         if (!s) {
@@ -177,11 +226,17 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
                 doctor_usage(stderr);
                 return EXIT_USAGE;
         }
-        int n = txbox_doctor_at(g->workspace ? g->workspace : ".", g->state, p, PROBES_MAX);
+        int n = txbox_doctor_at(cli_workspace(g), g->state, p, PROBES_MAX);
         for (int i = 0; i < n; i++)
                 broken |= !p[i].ok && p[i].essential;
-        if (json)
-                return print_json(p, n, broken, g);
+        struct txbox_home_view home;
+        struct txbox_error err = {0};
+        bool have_home = txbox_home_view(cli_workspace(g), g->state, g->policy, &home, &err) == 0;
+        if (json) {
+                int r = print_json(p, n, broken, g, have_home ? &home : NULL);
+                txbox_home_view_free(have_home ? &home : NULL);
+                return r;
+        }
         uname(&u);
         printf("txbox %s on Linux %s, %s\n", TXBOX_VERSION, u.release, geteuid() ? "unprivileged" : "root");
         for (int i = 0; i < n; i++) {
@@ -196,6 +251,14 @@ int cmd_doctor(int argc, char **argv, const struct global_opts *g)
         printf("%s\n", broken ? "txbox cannot isolate programs here: fix the MISSING lines above"
                               : "the sandbox's boundary holds here; see docs/SECURITY.md for what each "
                                 "protection covers");
+        if (have_home)
+                print_home(&home);
+        else if (err.code) {
+                printf("home: ");
+                cli_human(stdout, err.msg);
+                putchar('\n');
+        }
+        txbox_home_view_free(have_home ? &home : NULL);
         check_agents(g);
         return broken ? EXIT_REFUSED : 0;
 }

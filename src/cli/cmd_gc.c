@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "base/util.h"
 
 static void gc_usage(FILE *f)
 {
@@ -15,7 +16,8 @@ static void gc_usage(FILE *f)
                    "Every commit that changed something keeps the originals it replaced in the state\n"
                    "dir, for txbox undo.  gc removes that undo data beyond the workspace's retention,\n"
                    "oldest first (the newest commit's always stays), with what finished transactions\n"
-                   "left behind and the trash.  It never touches a pending transaction, one a process\n"
+                   "left behind, the trash, and captures of agents' edits (txbox hook) whose record\n"
+                   "never came, after an hour.  It never touches a pending transaction, one a process\n"
                    "is working on or one waiting for recovery, and it is crash-safe: a transaction's\n"
                    "undo data is either all there or gone.  The same pass runs by itself beside the\n"
                    "next command after each commit, so a long-lived workspace stays within the limits.\n\n"
@@ -32,19 +34,6 @@ static void gc_usage(FILE *f)
                    "The retention in force is the saved one, else TXBOX_RETENTION from the environment\n"
                    "(\"keep=200,max-age=7d,max-size=2G\"), else the defaults.  The audit log is never\n"
                    "pruned: export it with txbox log --json-lines.  Undoing a pruned transaction says so.\n");
-}
-
-static void human_size(uint64_t b, char *buf, size_t size)
-{
-        static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-        double v = (double)b;
-        size_t i = 0;
-
-        while (v >= 1024 && i + 1 < sizeof(u) / sizeof(u[0])) {
-                v /= 1024;
-                i++;
-        }
-        snprintf(buf, size, i ? "%.1f %s" : "%.0f %s", v, u[i]);
 }
 
 static void print_human(const struct txbox_gc_stats *st, const char *ret, bool dry)
@@ -130,7 +119,8 @@ int cmd_gc(int argc, char **argv, const struct global_opts *g)
                 gc_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, show || dry ? 0 : TXBOX_OPEN_RECOVER);
+        struct txbox_ws *ws = cli_open(g, save && !dry ? TXBOX_OPEN_RECOVER : show || dry ? TXBOX_OPEN_NOCREATE
+                                                                            : TXBOX_OPEN_RECOVER | TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_retention_get(ws, &ret, &err);

@@ -1,6 +1,7 @@
 /* txbox hook AGENT: answer an agent's pre-tool hook on stdin/stdout with the policy's
  * decision on a shell command.  It never runs anything: the command is parsed and matched,
- * as txbox check does.
+ * as txbox check does.  The agent's edit tools are judged, captured and recorded as
+ * transactions by hook_edit.c.
  *
  *   claude-code  PreToolUse, tool "Bash": deny -> hookSpecificOutput permissionDecision
  *                "deny" with the reason; ask -> "ask" (Claude Code asks the user); allow ->
@@ -22,15 +23,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli.h"
-#include "policy/judge.h"
-#include "policy/policy.h"
 #include "base/util.h"
+#include "hook.h"
+#include "policy/judge.h"
 
 #define HOOK_MAX_INPUT (4 * 1024 * 1024)
-#define EXIT_BLOCK 2 /* the hook protocols' "block, reason on stderr" */
-
-enum hook_agent { AGENT_CLAUDE, AGENT_CODEX, AGENT_GEMINI };
 
 static const struct {
         const char *name;
@@ -44,8 +41,8 @@ static const struct {
 
 static void hook_usage(FILE *f)
 {
-        fprintf(f, "Usage: txbox [-C DIR] [--policy FILE] hook claude-code|codex|gemini\n\n"
-                   "Answer an agent's pre-tool hook: read its JSON event on stdin and, for its shell\n"
+        fprintf(f, "Usage: txbox [-C DIR] [--state DIR] [--policy FILE] hook claude-code|codex|gemini\n\n"
+                   "Answer an agent's hook: read its JSON event on stdin and, for its shell\n"
                    "tool (Claude Code and Codex: Bash; Gemini CLI: run_shell_command), decide on\n"
                    "tool_input.command with the policy, without running anything.\n"
                    "  deny   print the agent's deny answer with the rule and the reason\n"
@@ -60,12 +57,20 @@ static void hook_usage(FILE *f)
                    "docs/INTEGRATIONS.md shows the settings for each agent.\n"
                    "claude-code also applies the Bash rules of Claude Code's own settings\n"
                    "(~/.claude/settings.json, .claude/settings.json, .claude/settings.local.json:\n"
-                   "permissions.deny and .ask add to txbox's refusals; .allow lifts an ask).\n");
+                   "permissions.deny and .ask add to txbox's refusals; .allow lifts an ask).\n\n"
+                   "The agent's own edit tools (Claude Code: Edit, Write, MultiEdit, NotebookEdit;\n"
+                   "Codex: apply_patch; Gemini CLI: write_file, replace) are answered before and\n"
+                   "after they run (PreToolUse/PostToolUse, BeforeTool/AfterTool): before, each path\n"
+                   "the edit writes or deletes, resolved as the tool will (symlinks followed), is\n"
+                   "judged by the policy's write rules and the effect rules (.txbox/, .env, ...), and\n"
+                   "what the paths hold is kept; after, the edit is recorded as a committed\n"
+                   "transaction: txbox log lists it, txbox undo takes it back.  An edit outside the\n"
+                   "workspace is judged and not recorded; one that cannot be recorded is said in a\n"
+                   "systemMessage.\n");
 }
 
 /* Fail closed: every agent reads exit 2 as "block" and shows stderr as the reason. */
-static int block(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int block(const char *fmt, ...)
+int hook_block(const char *fmt, ...)
 {
         va_list ap;
         char *msg = NULL;
@@ -112,7 +117,7 @@ static char *read_stdin(size_t *len, char *why, size_t size)
  * project is, or where the agent started this hook.  Never the event's cwd: the model
  * chooses it (Codex's workdir), and a workspace of its choosing (the secrets directory)
  * would make everything there "inside the workspace". */
-static const char *workspace_for(const struct global_opts *g, enum hook_agent agent)
+const char *hook_workspace(const struct global_opts *g, enum hook_agent agent)
 {
         const char *pd = getenv("CLAUDE_PROJECT_DIR");
         if (g->workspace)
@@ -132,7 +137,7 @@ static void print_json(json_t *j)
 }
 
 /* The agent's answer for a deny (or an ask). */
-static void answer(enum hook_agent agent, const struct policy_result *res)
+void hook_answer_policy(enum hook_agent agent, const struct policy_result *res)
 {
         bool ask = res->decision == POLICY_ASK && agent == AGENT_CLAUDE;
         char reason[1200];
@@ -285,64 +290,92 @@ static void apply_claude_permissions(const char *ws, const char *command, struct
 static int decide(const struct global_opts *g, enum hook_agent agent, const char *command, const char *cwd)
 {
         char ws[PATH_MAX], here[PATH_MAX];
-        const char *w = workspace_for(g, agent);
+        const char *w = hook_workspace(g, agent);
         struct txbox_error err = {0};
         struct policy *p = NULL;
         struct policy_result res;
 
         if (!realpath(w, ws))
-                return block("workspace '%s': %s", w, strerror(errno));
+                return hook_block("workspace '%s': %s", w, strerror(errno));
         /* Where the command runs: relative paths are judged from there, so a cwd outside
          * the workspace makes them outside paths (a secrets directory: secrets).  One that
          * cannot be resolved cannot be judged from. */
         if (!cwd)
                 snprintf(here, sizeof(here), "%s", ws);
         else if (cwd[0] != '/' || !realpath(cwd, here))
-                return block("the event's cwd '%s' is not an existing absolute directory", cwd);
+                return hook_block("the event's cwd '%s' is not an existing absolute directory", cwd);
         if (policy_load_for(ws, g->policy, &p, &err) < 0)
-                return block("%s", err.msg);
+                return hook_block("%s", err.msg);
         struct policy_ctx ctx = {.workspace = ws, .home = getenv("HOME"), .cwd = here};
         int r = policy_check_shell(p, command, &ctx, &res);
         policy_free(p);
         if (r < 0)
-                return block("policy check failed: %s", strerror(-r));
+                return hook_block("policy check failed: %s", strerror(-r));
         if (agent == AGENT_CLAUDE)
                 apply_claude_permissions(ws, command, &res);
         if (res.decision != POLICY_ALLOW)
-                answer(agent, &res);
+                hook_answer_policy(agent, &res);
         else if (agent == AGENT_GEMINI)
                 printf("{}\n");
         return 0;
 }
 
+enum hook_phase hook_phase_of(json_t *ev)
+{
+        json_t *name = json_object_get(ev, "hook_event_name");
+        const char *n = json_string_value(name);
+        if (!name)
+                return HOOK_PRE; /* the first hooks were set up for PreToolUse only */
+        if (!n)
+                return HOOK_OTHER;
+        if (!strcmp(n, "PreToolUse") || !strcmp(n, "BeforeTool"))
+                return HOOK_PRE;
+        if (!strcmp(n, "PostToolUse") || !strcmp(n, "AfterTool"))
+                return HOOK_POST;
+        return !strcmp(n, "PostToolUseFailure") ? HOOK_FAILED : HOOK_OTHER;
+}
+
+static int agent_of(const char *name)
+{
+        for (size_t a = 0; a < sizeof(agents) / sizeof(agents[0]); a++)
+                if (!strcmp(agents[a].name, name))
+                        return (int)a;
+        return -1;
+}
+
 int hook_answer(const char *agent, const char *event, size_t len, const struct global_opts *g)
 {
-        size_t a;
+        int a = agent_of(agent);
         json_error_t jerr;
 
-        for (a = 0; a < sizeof(agents) / sizeof(agents[0]) && strcmp(agents[a].name, agent); a++)
-                ;
-        if (a == sizeof(agents) / sizeof(agents[0]))
-                return block("unknown agent '%s'", agent);
+        if (a < 0)
+                return hook_block("unknown agent '%s'", agent);
         json_t *ev = json_loadb(event, len, 0, &jerr);
         if (!ev)
-                return block("the event on stdin is not JSON: %s", jerr.text);
+                return hook_block("the event on stdin is not JSON: %s", jerr.text);
         const char *tool = json_string_value(json_object_get(ev, "tool_name"));
         json_t *input = json_object_get(ev, "tool_input");
+        enum hook_agent ag = agents[a].agent;
         int r = 0;
         if (!tool) {
-                r = block("the event has no tool_name");
+                r = hook_block("the event has no tool_name");
+        } else if (hook_phase_of(ev) != HOOK_PRE) {
+                /* After the tool: nothing left to decide (an edit is recorded by cmd_hook). */
+                if (ag == AGENT_GEMINI)
+                        printf("{}\n");
+        } else if (hook_is_edit_tool(ag, tool)) {
+                r = hook_edit_judge(ag, tool, ev, g);
         } else if (strcmp(tool, agents[a].shell_tool)) {
-                if (agents[a].agent == AGENT_GEMINI) /* not a shell command: no opinion */
+                if (ag == AGENT_GEMINI) /* not a shell command: no opinion */
                         printf("{}\n");
         } else if (!json_is_string(json_object_get(input, "command"))) {
-                r = block("the %s event has no tool_input.command string", tool);
+                r = hook_block("the %s event has no tool_input.command string", tool);
         } else {
                 const char *cmd = json_string_value(json_object_get(input, "command"));
                 if (strlen(cmd) != json_string_length(json_object_get(input, "command")))
-                        r = block("the command contains a NUL character");
+                        r = hook_block("the command contains a NUL character");
                 else
-                        r = decide(g, agents[a].agent, cmd, json_string_value(json_object_get(ev, "cwd")));
+                        r = decide(g, ag, cmd, json_string_value(json_object_get(ev, "cwd")));
         }
         json_decref(ev);
         fflush(stdout);
@@ -351,20 +384,32 @@ int hook_answer(const char *agent, const char *event, size_t len, const struct g
 
 struct hook_job {
         const char *agent;
+        const char *event;
+        size_t len;
         const struct global_opts *g;
 };
 
 static int hook_child(void *arg)
 {
         struct hook_job *j = arg;
-        char why[256];
-        size_t len;
-        char *event = read_stdin(&len, why, sizeof(why));
-        if (!event)
-                return block("%s", why);
-        int r = hook_answer(j->agent, event, len, j->g);
-        free(event);
-        return r;
+        return hook_answer(j->agent, j->event, j->len, j->g);
+}
+
+/* After the judgement: an edit tool's event is acted on here, in the hook's own process
+ * (what it writes is txbox's state, not a judgement): captured before, recorded after.
+ * Prints the agent's answer. */
+static void act(const char *agent, const char *event, size_t len, const struct global_opts *g, const char *out)
+{
+        int a = agent_of(agent);
+        json_t *ev = a >= 0 ? json_loadb(event, len, 0, NULL) : NULL;
+        const char *tool = json_string_value(json_object_get(ev, "tool_name"));
+        enum hook_phase phase = hook_phase_of(ev);
+
+        if (ev && tool && phase != HOOK_OTHER && hook_is_edit_tool(agents[a].agent, tool))
+                hook_edit_act(agents[a].agent, phase, tool, ev, g, out);
+        else
+                fputs(out, stdout);
+        json_decref(ev);
 }
 
 int cmd_hook(int argc, char **argv, const struct global_opts *g)
@@ -382,10 +427,15 @@ int cmd_hook(int argc, char **argv, const struct global_opts *g)
                 hook_usage(stderr);
                 return EXIT_USAGE;
         }
-        /* The whole judgement (reading the event, the policy file, the settings, deciding)
-         * runs in a child: whatever happens to it, this process can still say "block".  Its
-         * answer counts only when it ended by itself with one of the protocol's statuses. */
-        struct hook_job job = {agents[a].name, g};
+        char why[256];
+        size_t len;
+        _cleanup_free_ char *event = read_stdin(&len, why, sizeof(why));
+        if (!event)
+                return hook_block("%s", why);
+        /* The whole judgement (the event, the policy file, the settings, deciding) runs in a
+         * child: whatever happens to it, this process can still say "block".  Its answer
+         * counts only when it ended by itself with one of the protocol's statuses. */
+        struct hook_job job = {agents[a].name, event, len, g};
         struct txbox_error err = {0};
         char *out = NULL;
         int status = -1;
@@ -394,10 +444,13 @@ int cmd_hook(int argc, char **argv, const struct global_opts *g)
                            1 << 20, &out, &status, &err);
         if (r < 0 || (status != 0 && status != EXIT_BLOCK)) {
                 free(out);
-                return r < 0 ? block("the judgement failed: %s", err.msg)
-                             : block("the judgement failed: it exited with status %d", status);
+                return r < 0 ? hook_block("the judgement failed: %s", err.msg)
+                             : hook_block("the judgement failed: it exited with status %d", status);
         }
-        fputs(out, stdout);
+        if (status == 0)
+                act(agents[a].name, event, len, g, out);
+        else
+                fputs(out, stdout);
         free(out);
         fflush(stdout);
         return status;

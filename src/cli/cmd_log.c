@@ -142,7 +142,8 @@ static int log_stream(const struct global_opts *g, int64_t since, bool have_sinc
                 cli_error("log: cannot read the cursor file '%s': %s", cursor, strerror(-r));
                 return EXIT_REFUSED;
         }
-        struct txbox_ws *ws = cli_open(g, 0);
+        /* --follow waits for transactions to come: it may make the state dir to watch it. */
+        struct txbox_ws *ws = cli_open(g, follow ? 0 : TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         signal(SIGPIPE, SIG_IGN); /* a closed pipe ends the stream as a write error */
@@ -216,12 +217,14 @@ int cmd_log(int argc, char **argv, const struct global_opts *g)
         }
         if (lines)
                 return log_stream(g, since, have_since, follow, cursor);
-        struct txbox_ws *ws = cli_open(g, 0);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_log(ws, limit, &recs, &n, &err);
         if (r < 0)
                 cli_error("%s", err.msg);
+        else if (!txbox_ws_has_state(ws) && !json)
+                cli_no_transactions(g, ws);
         else if (json) {
                 char *s = txbox_records_json(recs, n);
                 printf("%s\n", s);

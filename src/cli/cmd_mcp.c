@@ -21,6 +21,9 @@ static void mcp_usage(FILE *f)
                    "and returned in the result, never written to stdout.  Diagnostics go to stderr.\n\n"
                    "  --max-message BYTES  largest incoming message (default 1048576)\n"
                    "  --output-cap BYTES   stdout and stderr kept per command (default 65536)\n"
+                   "  --result-budget BYTES  a tool result's size beyond that output (default 4096):\n"
+                   "                       many changed paths come as counts, directories and a few\n"
+                   "                       names (run_command paths=all, show_transaction: all)\n"
                    "  --timeout SECONDS    run_command's timeout when a call names none (default 600)\n"
                    "  -v, --verbose        log every request on stderr\n"
                    "  -h, --help           this help\n\n"
@@ -46,18 +49,20 @@ static int mcp_parse(int argc, char **argv, struct mcp_opts *o, bool *verbose)
                 {"max-message", required_argument, NULL, 'm'}, {"output-cap", required_argument, NULL, 'o'},
                 {"verbose", no_argument, NULL, 'v'},           {"help", no_argument, NULL, 'h'},
                 {"timeout", required_argument, NULL, 't'},
+                {"result-budget", required_argument, NULL, 'b'},
                 {0},
         };
         int c;
         while ((c = getopt_long(argc, argv, "+vh", opts, NULL)) != -1) {
                 char *end = NULL;
                 unsigned long long v = 0;
-                if (c == 'm' || c == 'o') {
+                if (c == 'm' || c == 'o' || c == 'b') {
                         errno = 0;
                         v = strtoull(optarg, &end, 10);
                         if (errno || *end || v < 1024 || v > (1ull << 30)) {
                                 cli_error("mcp: %s %s: expected a byte count from 1024 to 1073741824",
-                                          c == 'm' ? "--max-message" : "--output-cap", optarg);
+                                          c == 'm' ? "--max-message" : c == 'o' ? "--output-cap" : "--result-budget",
+                                          optarg);
                                 return EXIT_USAGE;
                         }
                 }
@@ -74,6 +79,7 @@ static int mcp_parse(int argc, char **argv, struct mcp_opts *o, bool *verbose)
                 switch (c) {
                 case 'm': o->max_message = v; break;
                 case 'o': o->output_cap = v; break;
+                case 'b': o->result_budget = v; break;
                 case 'v': *verbose = true; break;
                 case 'h': mcp_usage(stdout); return -1;
                 default: mcp_usage(stderr); return EXIT_USAGE;

@@ -50,7 +50,8 @@ static void prefix_usage(FILE *f)
                    "other hooks and MCP servers).  Anything else, including what merely looks like\n"
                    "those, is a transaction.\n\n"
                    "The workspace is -C DIR, else the nearest directory from the current one up (below\n"
-                   "$HOME) that holds .txbox, .claude or .git, else the current directory.\n\n"
+                   "$HOME) that holds .txbox, .git or .claude or already has transactions, else the\n"
+                   "current directory: as for every verb (txbox(1), \"The workspace\").\n\n"
                    "Options (those of txbox run):\n");
         run_options_help(f);
 }
@@ -184,32 +185,6 @@ static const char *shell_path(void)
         return access("/bin/bash", X_OK) == 0 ? "/bin/bash" : "/bin/sh";
 }
 
-/* The nearest directory from cwd up, below $HOME, that holds .txbox, .claude or .git. */
-static char *find_workspace(void)
-{
-        char dir[PATH_MAX];
-        const char *home = getenv("HOME");
-        static const char *const marks[] = {".txbox", ".claude", ".git"};
-
-        if (!getcwd(dir, sizeof(dir)))
-                return NULL;
-        for (;;) {
-                if (home && *home && !strcmp(dir, home))
-                        break; /* ~/.claude is Claude Code's own, not a project */
-                for (size_t i = 0; i < ARRAY_SIZE(marks); i++) {
-                        char p[PATH_MAX + 16];
-                        snprintf(p, sizeof(p), "%s/%s", dir, marks[i]);
-                        if (access(p, F_OK) == 0)
-                                return strdup(dir);
-                }
-                char *slash = strrchr(dir, '/');
-                if (!slash || slash == dir)
-                        break;
-                *slash = '\0';
-        }
-        return NULL;
-}
-
 /* After the run: the shell's last directory, from its pipe, into Claude Code's file. */
 static void record_cwd(int fd, const char *file, const char *ws)
 {
@@ -244,14 +219,11 @@ static int run_string(const char *s, struct run_cli *o, struct global_opts *g)
          * for the directory, nobody would read it. */
         ssize_t cut = txbox_inside_sandbox(NULL, 0) ? -1 : cwd_suffix(s, file, sizeof(file));
         int pipefd[2] = {-1, -1};
-        char *script = NULL, *ws = NULL;
+        char *script = NULL;
 
-        if (!g->workspace && (ws = find_workspace()))
-                g->workspace = ws;
         if (cut >= 0) {
                 if (pipe2(pipefd, O_CLOEXEC) < 0) {
                         cli_error("prefix: cannot make a pipe: %m");
-                        free(ws);
                         return EXIT_TXBOX;
                 }
                 /* the shell's stdin is the pipe's write end; stdout and stderr stay Claude's */
@@ -266,13 +238,12 @@ static int run_string(const char *s, struct run_cli *o, struct global_opts *g)
         if (cut >= 0) {
                 close(pipefd[1]);
                 char wsbuf[PATH_MAX];
-                const char *root = g->workspace ? g->workspace : ".";
+                const char *root = cli_workspace(g);
                 if (st == 0 && realpath(root, wsbuf))
                         record_cwd(pipefd[0], file, wsbuf);
                 close(pipefd[0]);
         }
         free(script);
-        free(ws);
         return st;
 }
 

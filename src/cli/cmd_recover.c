@@ -37,7 +37,7 @@ int cmd_recover(int argc, char **argv, const struct global_opts *g)
                 recover_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, 0);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         int r = txbox_recover_log(ws, &st, &err);

@@ -53,7 +53,7 @@ int cmd_report(int argc, char **argv, const struct global_opts *g)
                 report_usage(stderr);
                 return EXIT_USAGE;
         }
-        struct txbox_ws *ws = cli_open(g, 0);
+        struct txbox_ws *ws = cli_open(g, TXBOX_OPEN_NOCREATE);
         if (!ws)
                 return EXIT_TXBOX;
         int st = 0;
@@ -67,19 +67,28 @@ int cmd_report(int argc, char **argv, const struct global_opts *g)
                 free(page);
         } else {
                 struct txbox_record *recs = NULL;
-                size_t n = 0, count[3] = {0};
+                size_t n = 0;
                 if (txbox_log(ws, limit, &recs, &n, &err) < 0) {
                         cli_error("%s", err.msg);
                         st = EXIT_REFUSED;
                 } else {
+                        size_t count[TXBOX_UNDONE + 1] = {0};
                         for (size_t i = 0; i < n; i++)
-                                count[recs[i].outcome == TXBOX_COMMITTED     ? 0
-                                      : recs[i].outcome == TXBOX_ROLLED_BACK ? 1
-                                                                             : 2]++;
+                                if ((unsigned)recs[i].outcome <= TXBOX_UNDONE)
+                                        count[recs[i].outcome]++;
                         fputs("workspace ", stdout);
                         cli_human(stdout, txbox_ws_path(ws));
-                        printf(": %zu transactions, %zu committed, %zu rolled back, %zu other\n\n", n,
-                               count[0], count[1], count[2]);
+                        printf(": %zu transaction%s", n, n == 1 ? "" : "s");
+                        /* each outcome by name: denied and undone are not "other" */
+                        static const enum txbox_outcome order[] = {TXBOX_COMMITTED, TXBOX_ROLLED_BACK, TXBOX_DENIED,
+                                                                   TXBOX_PENDING,   TXBOX_UNDONE,      TXBOX_RUNNING,
+                                                                   TXBOX_COMMITTING, TXBOX_UNDOING};
+                        for (size_t k = 0; k < sizeof(order) / sizeof(order[0]); k++)
+                                if (count[order[k]])
+                                        printf(", %zu %s", count[order[k]],
+                                               order[k] == TXBOX_ROLLED_BACK ? "rolled back"
+                                                                             : txbox_outcome_name(order[k]));
+                        printf("\n\n");
                         print_log_table(stdout, recs, n);
                 }
                 txbox_records_free(recs, n);

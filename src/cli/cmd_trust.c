@@ -72,8 +72,8 @@ int cmd_trust(int argc, char **argv, const struct global_opts *g)
         if (g->policy)
                 fprintf(stderr, "txbox: note: --policy FILE is applied as written; trust is about the "
                                 "workspace's own .txbox/policy\n");
-        if (!realpath(g->workspace ? g->workspace : ".", ws)) {
-                cli_error("workspace '%s': %s", g->workspace ? g->workspace : ".", strerror(errno));
+        if (!realpath(cli_workspace(g), ws)) {
+                cli_error("workspace '%s': %s", cli_workspace(g), strerror(errno));
                 return EXIT_USAGE;
         }
         if (revoke) {

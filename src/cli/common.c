@@ -65,6 +65,45 @@ static void show_notice(void *ctx, const char *msg)
         cli_error("warning: %s", msg);
 }
 
+void cli_discover(struct global_opts *g)
+{
+        struct txbox_error err;
+
+        if (g->workspace || txbox_ws_discover(g->state, &g->found, &err) < 0)
+                return;
+        g->discovered = true;
+        g->workspace = g->found.path;
+}
+
+void cli_globals_free(struct global_opts *g)
+{
+        if (g->discovered)
+                txbox_ws_discovery_free(&g->found);
+        g->discovered = false;
+}
+
+const char *cli_workspace(const struct global_opts *g) { return g->workspace ? g->workspace : "."; }
+
+/* The search found no workspace: where it looked, for messages. */
+static const char *stop_text(const struct txbox_ws_discovery *d, char *buf, size_t size)
+{
+        if (d->stopped && !strcmp(d->stopped, "mount")) {
+                snprintf(buf, size, "from here up to the mount point %s", d->stop_dir ? d->stop_dir : "?");
+                return buf;
+        }
+        if (d->stopped && !strcmp(d->stopped, "$HOME"))
+                return d->stop_dir && !strcmp(d->stop_dir, d->path) ? "here (your home directory)"
+                                                                      : "between here and your home directory";
+        return "from here up to /";
+}
+
+/* The current directory is $HOME itself, found as the workspace for want of a better one. */
+static bool home_fallback(const struct global_opts *g)
+{
+        return g->discovered && g->found.found == TXBOX_WS_CWD && g->found.stopped &&
+               !strcmp(g->found.stopped, "$HOME") && g->found.stop_dir && !strcmp(g->found.stop_dir, g->found.path);
+}
+
 struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
 {
         struct txbox_ws *ws = NULL;
@@ -78,7 +117,17 @@ struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
                           inside);
                 return NULL;
         }
-        int r = txbox_ws_open(g->workspace ? g->workspace : ".", g->state, flags, &ws, &err);
+        char buf[PATH_MAX + 100];
+
+        /* Your whole home as a workspace (every dot file, the state dir itself in it) is
+         * never a guess: it takes -C. */
+        if (!(flags & TXBOX_OPEN_NOCREATE) && home_fallback(g)) {
+                cli_error("the current directory is your home directory, and txbox does not make it a "
+                          "workspace unless asked: cd into a project (a directory holding .git or .txbox, "
+                          "or any directory: mkdir .txbox marks one) or pass -C DIR");
+                return NULL;
+        }
+        int r = txbox_ws_open(cli_workspace(g), g->state, flags, &ws, &err);
         if (r < 0) {
                 cli_error("%s", err.msg);
                 return NULL;
@@ -86,7 +135,24 @@ struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags)
         txbox_ws_set_notice(ws, show_notice, NULL);
         if (isatty(STDERR_FILENO))
                 txbox_ws_set_progress(ws, show_progress, NULL);
+        /* The first transaction of a workspace found for want of a marked one: say which. */
+        if (g->discovered && g->found.found == TXBOX_WS_CWD && txbox_ws_state_created(ws))
+                cli_error("new workspace '%s' (the current directory: no directory %s holds .txbox or "
+                          ".git; mkdir .txbox marks a workspace, -C DIR names one)",
+                          txbox_ws_path(ws), stop_text(&g->found, buf, sizeof(buf)));
         return ws;
+}
+
+void cli_no_transactions(const struct global_opts *g, struct txbox_ws *ws)
+{
+        char buf[PATH_MAX + 100];
+
+        if (g->discovered && g->found.found == TXBOX_WS_CWD)
+                cli_error("no transactions in workspace '%s' yet (the current directory: no directory %s "
+                          "holds .txbox or .git)",
+                          txbox_ws_path(ws), stop_text(&g->found, buf, sizeof(buf)));
+        else
+                cli_error("no transactions in workspace '%s' yet", txbox_ws_path(ws));
 }
 
 static void count_changes(const struct txbox_record *rec, size_t c[3])
@@ -150,6 +216,43 @@ static void exit_text(const struct txbox_record *rec, char *buf, size_t size)
                 snprintf(buf, size, "-");
 }
 
+static bool is_session(const struct txbox_record *r)
+{
+        return r->nsavepoints || (r->argv && r->argv[0] && r->argv[1] && !r->argv[2] &&
+                                  !strcmp(r->argv[0], "txbox") && !strcmp(r->argv[1], "begin"));
+}
+
+/* A session's COMMAND: how many of its commands it did not keep, then those it keeps. */
+static char *session_line(const struct txbox_record *r, size_t max)
+{
+        char *joined = NULL;
+        size_t len = 0, other = 0, kept = 0;
+        FILE *f = open_memstream(&joined, &len);
+
+        for (size_t i = 0; i < r->nsavepoints; i++)
+                other += r->savepoints[i].outcome != TXBOX_SP_KEPT;
+        if (f)
+                fprintf(f, "session%s", r->nsavepoints ? "" : " (no command yet)");
+        if (f && other)
+                fprintf(f, " (+%zu not kept)", other);
+        for (size_t i = 0; f && i < r->nsavepoints; i++) {
+                if (r->savepoints[i].outcome != TXBOX_SP_KEPT)
+                        continue;
+                char *cmd = argv_line(r->savepoints[i].argv, max);
+                fprintf(f, "%s%s", kept++ ? "; " : ": ", cmd ? cmd : "");
+                free(cmd);
+        }
+        if (!f || fclose(f) != 0)
+                return NULL;
+        if (len > max) {
+                size_t cut = max - 3;
+                while (cut > 0 && ((unsigned char)joined[cut] & 0xc0) == 0x80)
+                        cut--;
+                strcpy(joined + cut, "...");
+        }
+        return joined;
+}
+
 void print_log_table(FILE *f, const struct txbox_record *recs, size_t n)
 {
         bool color = cli_color(f);
@@ -159,7 +262,7 @@ void print_log_table(FILE *f, const struct txbox_record *recs, size_t n)
                 const struct txbox_record *r = &recs[i];
                 char when[32], ex[16], ch[40], dur[24];
                 size_t c[3];
-                char *cmd = argv_line(r->argv, 60);
+                char *cmd = is_session(r) ? session_line(r, 60) : argv_line(r->argv, 60);
                 count_changes(r, c);
                 format_time(r->started_ms, when, sizeof(when));
                 exit_text(r, ex, sizeof(ex));
@@ -189,7 +292,11 @@ void print_record_human(FILE *f, const struct txbox_record *rec)
         format_time(rec->started_ms, when, sizeof(when));
         exit_text(rec, ex, sizeof(ex));
         field(f, "tx", rec->id);
-        fprintf(f, "%-10s%s\n", "command", cmd ? cmd : "");
+        if (is_session(rec))
+                fprintf(f, "%-10s%s (a session of %zu command%s, below)\n", "command", cmd ? cmd : "",
+                        rec->nsavepoints, rec->nsavepoints == 1 ? "" : "s");
+        else
+                fprintf(f, "%-10s%s\n", "command", cmd ? cmd : "");
         field(f, "cwd", rec->cwd);
         snprintf(buf, sizeof(buf), "%s (%lld ms)", when, (long long)rec->duration_ms);
         field(f, "started", buf);
@@ -215,7 +322,22 @@ void print_record_human(FILE *f, const struct txbox_record *rec)
                 cli_human(f, rec->violations[i].detail);
                 fputs(")\n", f);
         }
-        fprintf(f, "changes   %zu\n", rec->npaths);
+        for (size_t i = 0; i < rec->nsavepoints; i++) {
+                const struct txbox_savepoint *sp = &rec->savepoints[i];
+                char *line = argv_line(sp->argv, 400);
+                char spex[16];
+                if (sp->signal)
+                        snprintf(spex, sizeof(spex), "sig %d", sp->signal);
+                else if (sp->exit_code >= 0)
+                        snprintf(spex, sizeof(spex), "%d", sp->exit_code);
+                else
+                        snprintf(spex, sizeof(spex), "-");
+                fprintf(f, "savepoint %-2d %-11s exit %-6s %6lld ms  %s\n", sp->n,
+                        txbox_sp_outcome_name(sp->outcome), spex, (long long)sp->duration_ms, line ? line : "");
+                free(line);
+        }
+        fprintf(f, "changes   %zu%s\n", rec->npaths,
+                is_session(rec) && rec->outcome == TXBOX_PENDING ? " (of its commands kept, together)" : "");
         for (size_t i = 0; i < rec->npaths; i++) {
                 fprintf(f, "  %c ", mark[rec->paths[i].change]);
                 cli_human(f, rec->paths[i].path);

@@ -41,7 +41,9 @@ static void usage(FILE *f)
         for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
                 fprintf(f, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
         fprintf(f, "\nGlobal options:\n"
-                   "  -C, --workspace DIR  the workspace (default: the current directory)\n"
+                   "  -C, --workspace DIR  the workspace (default: the nearest directory from the\n"
+                   "                       current one up that holds .txbox, .git or .claude, or\n"
+                   "                       has transactions; else the current directory)\n"
                    "  --state DIR          transactions and audit log (default: on the workspace's\n"
                    "                       filesystem, outside it, e.g. ~/.local/state/txbox/NAME-HASH)\n"
                    "  --policy FILE        policy file (default: .txbox/policy, which only adds\n"
@@ -98,7 +100,12 @@ static int run_verb(int argc, char **argv)
         for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
                 if (!strcmp(argv[i], verbs[v].name)) {
                         optind = 1;
-                        return verbs[v].run(argc - i, argv + i, &g);
+                        /* The hook finds its workspace its own way (the agent names it). */
+                        if (strcmp(argv[i], "hook") && !cli_wants_help(argc - i, argv + i))
+                                cli_discover(&g);
+                        int st = verbs[v].run(argc - i, argv + i, &g);
+                        cli_globals_free(&g);
+                        return st;
                 }
         cli_error("unknown verb '%s'; txbox --help lists the verbs", argv[i]);
         return EXIT_USAGE;

@@ -37,8 +37,15 @@ static void summary(const struct txbox_record *rec)
         size_t c[3] = {0};
         for (size_t i = 0; i < rec->npaths; i++)
                 c[rec->paths[i].change]++;
-        fprintf(stderr, "txbox: tx %s %s: +%zu ~%zu -%zu in %lld ms\n", rec->id,
-                txbox_outcome_name(rec->outcome), c[0], c[1], c[2], (long long)rec->duration_ms);
+        fprintf(stderr, "txbox: tx %s %s: +%zu ~%zu -%zu in %lld ms", rec->id, txbox_outcome_name(rec->outcome),
+                c[0], c[1], c[2], (long long)rec->duration_ms);
+        /* The one notice of what the environment lost (else only --report's env_dropped). */
+        if (rec->env_dropped && *rec->env_dropped) {
+                fputs("; withheld from its environment: ", stderr);
+                cli_human(stderr, rec->env_dropped);
+                fputs(" (--env NAME passes one)", stderr);
+        }
+        fputc('\n', stderr);
 }
 
 /* What txbox run prints as the one driver (txbox_command_run) goes: every reason as a

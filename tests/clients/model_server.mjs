@@ -113,11 +113,17 @@ function responses(body, res) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const ev = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   ev('response.created', { response: { id: rid } });
-  const item = step.call
-    ? { type: 'function_call', id: newId('fc_'), call_id: newId('call_'), name: step.call.name,
+  // A freeform ("custom") tool, as Codex offers apply_patch to the models that take it, is
+  // called with its input as text: the step's input.input.
+  const custom = step.call && (body.tools ?? []).some((t) => t.type === 'custom' && t.name === step.call.name);
+  const item = !step.call
+    ? { type: 'message', id: newId('msg_'), role: 'assistant', content: [{ type: 'output_text', text: step.text }] }
+    : custom
+    ? { type: 'custom_tool_call', id: newId('ctc_'), call_id: newId('call_'), name: step.call.name,
+        input: String(step.call.input?.input ?? '') }
+    : { type: 'function_call', id: newId('fc_'), call_id: newId('call_'), name: step.call.name,
         ...(nsOf.has(step.call.name) ? { namespace: nsOf.get(step.call.name) } : {}),
-        arguments: JSON.stringify(step.call.input) }
-    : { type: 'message', id: newId('msg_'), role: 'assistant', content: [{ type: 'output_text', text: step.text }] };
+        arguments: JSON.stringify(step.call.input) };
   ev('response.output_item.done', { output_index: 0, item });
   ev('response.completed', {
     response: { id: rid, usage: { input_tokens: 10, input_tokens_details: null, output_tokens: 5,

@@ -59,7 +59,7 @@ const b = JSON.parse(lines[lines.length - 1]).body;
 const out = [];
 for (const m of b.messages ?? []) for (const c of (Array.isArray(m.content) ? m.content : []))
   if (c.type === "tool_result") out.push(typeof c.content === "string" ? c.content : JSON.stringify(c.content));
-for (const i of b.input ?? []) if (i.type === "function_call_output") out.push(JSON.stringify(i.output));
+for (const i of b.input ?? []) if (i.type === "function_call_output" || i.type === "custom_tool_call_output") out.push(JSON.stringify(i.output));
 for (const c of b.contents ?? []) for (const p of c.parts ?? []) if (p.functionResponse) out.push(JSON.stringify(p.functionResponse.response));
 console.log(out.join("\n---\n"));' "$T/requests" 2>/dev/null; }
 newws() { WS="$T/ws-$1"; rm -rf "$WS"; mkdir -p "$WS/.git"; echo keep >"$WS/README"; }
@@ -67,6 +67,27 @@ newws() { WS="$T/ws-$1"; rm -rf "$WS"; mkdir -p "$WS/.git"; echo keep >"$WS/READ
 ntx() { HOME="$H" txbox -C "$WS" log --json -n 1000 | sed -n 's/"outcome": "\([a-z_]*\)"/\n@\1\n/gp' |
         sed -n 's/^@//p' | sort | uniq -c | tr -s ' ' | tr '\n' ';'; } # " 3 committed; 1 rolled_back;"
 lastrec() { HOME="$H" txbox -C "$WS" log --json -n 1; }
+# The agents' own edits (issue 31), checked the same way for each client: a command before
+# the session and one after it touch the file the session edits; the edits are in the log,
+# and the command after, the edits and the command before are undone in turn, none refused,
+# the file back as it was.  edit_ws NAME: the workspace; edit_before: the command before.
+txb() { HOME="$H" txbox -C "$WS" "$@"; }
+edit_ws() { newws "$1"; printf 'one\n' >"$WS/f.txt"; }
+edit_before() { txb run -- sh -c 'echo two >>f.txt' >/dev/null 2>&1; }
+edit_checks() { # CLIENT COMMAND-PATTERN: after the session
+        local c=$1
+        like "$(txb log)" "committed .*$2" "$c edit: the edit is a committed transaction in txbox log"
+        is "$(txb log --json | grep -o '"outcome": "committed"' | wc -l)" "$3" "$c edit: ... beside the command ($3 committed)"
+        txb run -- sh -c 'echo three >>f.txt' >/dev/null 2>&1
+        local u1 u2 u3
+        u1=$(txb undo 2>&1); is "$?" 0 "$c edit: txbox undo of a command after the edit ($u1)"
+        u2=$(txb undo 2>&1); is "$?" 0 "$c edit: txbox undo takes the edit back ($u2)"
+        [ "$3" -gt 2 ] && { u2=$(txb undo 2>&1); is "$?" 0 "$c edit: ... and the second one ($u2)"; }
+        is "$(cat "$WS/f.txt")" "$(printf 'one\ntwo')" "$c edit: ... the file as the command before it left it"
+        ok "$c edit: ... the new file gone" test ! -e "$WS/sub/new.txt" -a ! -e "$WS/sub"
+        u3=$(txb undo 2>&1); is "$?" 0 "$c edit: the undo of the command before the edit is not refused ($u3)"
+        is "$(cat "$WS/f.txt")" "one" "$c edit: ... the file back as it was"
+}
 
 # ================= Claude Code =================
 claude_home() { # fresh user settings
@@ -167,6 +188,37 @@ EOF
         mark; claude
         ok "claude-code mcp: a judgement that crashes refuses the command" test ! -e "$WS/crash.txt"
         like "$(told)" "judgement-failed" "claude-code mcp: ... naming judgement-failed"
+
+        fi; if want claude-edit; then
+        # -- the edit tools: PreToolUse judges and captures, PostToolUse records --
+        claude_home; edit_ws claude-edit; mkdir -p "$WS/.claude"
+        cat >"$WS/.claude/settings.json" <<'EOF2'
+{
+  "hooks": {
+    "PreToolUse": [
+      { "matcher": "Bash|Edit|Write|MultiEdit|NotebookEdit", "hooks": [{ "type": "command", "command": "txbox hook claude-code", "timeout": 30 }] }
+    ],
+    "PostToolUse": [
+      { "matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [{ "type": "command", "command": "txbox hook claude-code", "timeout": 30 }] }
+    ],
+    "PostToolUseFailure": [
+      { "matcher": "Edit|Write|MultiEdit|NotebookEdit", "hooks": [{ "type": "command", "command": "txbox hook claude-code", "timeout": 30 }] }
+    ]
+  }
+}
+EOF2
+        edit_before
+        serve "$(step Read "{\"file_path\": $(jstr "$WS/f.txt")}")" \
+                "$(step Edit "{\"file_path\": $(jstr "$WS/f.txt"), \"old_string\": \"two\", \"new_string\": \"TWO\"}")" \
+                "$(step Write "{\"file_path\": $(jstr "$WS/sub/new.txt"), \"content\": \"new\\n\"}")" \
+                "$(step Write "{\"file_path\": $(jstr "$WS/.git/hooks/pre-commit"), \"content\": \"evil\"}")"
+        mark; claude
+        is "$(cat "$WS/f.txt")" "$(printf 'one\nTWO')" "claude-code edit: Claude Code's Edit ran"
+        ok "claude-code edit: the Write of a git hook was refused" test ! -e "$WS/.git/hooks/pre-commit"
+        like "$(told)" "txbox policy rule git-internals" "claude-code edit: ... and the model was told the rule"
+        like "$(txb diff "$(txb log --json -n 3 | sed -n 's/.*"tx": "\([0-9a-f]*\)", "argv": \["claude-code", "Edit".*/\1/p')")" '\+TWO' \
+                "claude-code edit: txbox diff shows the Edit"
+        edit_checks claude-code "claude-code (Edit f.txt|Write sub/new.txt)" 3
         fi
 else
         skip "Claude Code" "not installed or not chosen"
@@ -176,7 +228,7 @@ fi
 codex_home() { # CONFIG-EXTRA: a fresh CODEX_HOME with the scripted provider
         _h=$((_h + 1)); H="$T/home-codex-$_h"; mkdir -p "$H/.codex"
         cat >"$H/.codex/config.toml" <<EOF
-model = "gpt-5.1-codex"
+model = "${CODEX_MODEL:-gpt-5.1-codex}"
 model_provider = "scripted"
 approval_policy = "never"
 sandbox_mode = "danger-full-access"
@@ -245,6 +297,44 @@ ${1:+env = $1}"
         mark; codex
         ok "codex mcp: a judgement that crashes refuses the command" test ! -e "$WS/crash.txt"
         like "$(told)" "judgement-failed" "codex mcp: ... naming judgement-failed"
+
+        fi; if want codex-edit; then
+        # -- apply_patch (offered to models that take it: gpt-5.5), PreToolUse and PostToolUse --
+        edit_ws codex-edit
+        CODEX_MODEL=gpt-5.5 codex_home "[features]
+hooks = true"
+        cat >"$H/.codex/hooks.json" <<'EOF2'
+{
+  "hooks": {
+    "PreToolUse": [
+      { "matcher": "Bash|apply_patch", "hooks": [{ "type": "command", "command": "txbox hook codex", "timeout": 30 }] }
+    ],
+    "PostToolUse": [
+      { "matcher": "apply_patch", "hooks": [{ "type": "command", "command": "txbox hook codex", "timeout": 30 }] }
+    ]
+  }
+}
+EOF2
+        edit_before
+        patch='*** Begin Patch
+*** Update File: f.txt
+@@
+ one
+-two
++TWO
+*** Add File: sub/new.txt
++new
+*** End Patch'
+        evil='*** Begin Patch
+*** Add File: .git/hooks/pre-commit
++evil
+*** End Patch'
+        serve "$(step apply_patch "{\"input\": $(jstr "$patch")}")" "$(step apply_patch "{\"input\": $(jstr "$evil")}")"
+        mark; codex --dangerously-bypass-hook-trust
+        is "$(cat "$WS/f.txt")" "$(printf 'one\nTWO')" "codex edit: apply_patch ran"
+        ok "codex edit: a patch adding a git hook was refused" test ! -e "$WS/.git/hooks/pre-commit"
+        like "$(told)" "git-internals" "codex edit: ... and the model was told the rule"
+        edit_checks codex "codex apply_patch f.txt sub/new.txt" 2
         fi
 else
         skip "Codex CLI" "not installed or not chosen"
@@ -326,6 +416,31 @@ priority = 900'
         mark; gemini --skip-trust
         ok "gemini mcp (untrusted folder): no MCP, and the shell is refused by the policy, not run unguarded" \
                 test ! -e "$WS/unguarded.txt"
+
+        fi; if want gemini-edit; then
+        # -- write_file and replace, BeforeTool and AfterTool in the user's settings --
+        edit_ws gemini-edit
+        gemini_home '{
+  "security": { "auth": { "selectedType": "gemini-api-key" } },
+  "hooks": {
+    "BeforeTool": [
+      { "matcher": "run_shell_command|write_file|replace", "hooks": [{ "type": "command", "command": "txbox hook gemini", "timeout": 30000 }] }
+    ],
+    "AfterTool": [
+      { "matcher": "write_file|replace", "hooks": [{ "type": "command", "command": "txbox hook gemini", "timeout": 30000 }] }
+    ]
+  }
+}'
+        edit_before
+        serve "$(step replace '{"file_path": "f.txt", "old_string": "two", "new_string": "TWO", "instruction": "capitalise"}')" \
+                "$(step write_file "{\"file_path\": $(jstr "$WS/sub/new.txt"), \"content\": \"new\\n\"}")" \
+                "$(step write_file "{\"file_path\": $(jstr "$WS/.txbox/policy"), \"content\": \"defaults: false\"}")"
+        mark; GEMINI_ENV=GEMINI_CLI_TRUST_WORKSPACE=true gemini
+        is "$(cat "$WS/f.txt")" "$(printf 'one\nTWO')" "gemini edit: replace ran"
+        # (Gemini CLI keeps its tools out of .git/ by itself; .txbox/ is txbox's to guard)
+        ok "gemini edit: a write_file of txbox's policy was refused" test ! -e "$WS/.txbox/policy"
+        like "$(told)" "effect-protected-path" "gemini edit: ... and the model was told the rule"
+        edit_checks gemini "gemini (replace f.txt|write_file sub/new.txt)" 3
         fi
 else
         skip "Gemini CLI" "not installed or not chosen"

@@ -27,6 +27,7 @@ if [ -z "${TXBOX_IN_JAIL:-}" ]; then
         cp "$BUILD/testing/txbox" "$T/bin/txbox-testing"
         cp tests/integration/*.sh "$T/tests/"
         cp tests/mcp/client.mjs "$T/tests/" # this tree's MCP test client (t_mcp.sh)
+        mkdir -p "$T/docs" && cp README.md docs/txbox.1 "$T/docs/" # replayed by t_docs.sh
         chmod -R a+rX "$T"
         if [ "$(id -u)" -eq 0 ] && [ "$JAIL_MODE" = user ]; then
                 chown -R 54321:54321 "$T"
@@ -64,7 +65,8 @@ is() { # is GOT EXPECTED DESCRIPTION
 like() { # like GOT PATTERN DESCRIPTION (grep -E)
         _n=$((_n + 1))
         if printf '%s' "$1" | grep -qE -- "$2"; then echo "ok $_n - $3"; else
-                echo "not ok $_n - $3"; echo "#   got: '$1'"; echo "#   want match: '$2'"; _failed=$((_failed + 1)); fi
+                echo "not ok $_n - $3"; echo "#   got: '$(printf '%s' "$1" | head -c 3000)'"; echo "#   want match: '$2'"
+                _failed=$((_failed + 1)); fi
 }
 skip() { _n=$((_n + 1)); echo "ok $_n - $1 # SKIP $2"; }
 done_testing() { echo "1..$_n"; [ "$_failed" -eq 0 ]; exit $?; }
@@ -85,6 +87,12 @@ new_ws() {
 tree_hash() {
         (cd "$1" && find . -path ./.git -prune -o -printf '%p %y %m %l\n' | LC_ALL=C sort &&
                 find . -path ./.git -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) | sha256sum | cut -c1-16
+}
+# tree_hash of the home but for ~/.cache, where txbox keeps the sandbox's private caches
+# (made at the first run, written by sandboxed programs; t_home.sh tests what is there).
+home_hash() {
+        (cd "$HOME" && find . -path ./.cache -prune -o -printf '%p %y %m %l\n' | LC_ALL=C sort &&
+                find . -path ./.cache -prune -o -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum) | sha256sum | cut -c1-16
 }
 tx() { "$TXBOX" -C "$WS" "$@"; }
 # The id of the newest transaction.

@@ -131,7 +131,10 @@ like "$(tool_result c9)" 'line1\\nline2' "read_file returns the content"
 err1=$(cat "$T/err1")
 like "$err1" 'agent: step 1: model replied' "one line per step on stderr"
 like "$err1" 'retry 1 of 3' "the server error is retried"
-like "$err1" 'high-risk calls intercepted: 2 of 2 \(100%\)' "the summary: high-risk calls intercepted"
+like "$err1" 'stopped by a rule: 2 calls, all kept out of the workspace \(denied before running: rm-root 1; rolled back for a broken rule: rm-root 1\); a rule.s refusal is its judgement, not proof of danger' \
+        "the summary: calls stopped by a rule, by rule, without claiming they were dangerous"
+like "$(jq_ "$T/sum1.json" 'd["stopped_by_rules"]')" "\\{'rules': \\{'rm-root': \\{'denied': 1, 'broken': 1\\}\\}, 'other_rules': 0, 'asks_refused': 0\\}" \
+        "summary JSON: stopped_by_rules by rule"
 like "$err1" 'failed states rolled back: +2 of 2 \(100%\)' "the summary: failed states rolled back"
 is "$(jq_ "$T/sum1.json" 'd["committed"], d["rolled_back"], d["denied"], d["tool_errors"], d["http_retries"], d["tool_calls"], d["steps"]')" \
         "(3, 2, 1, 3, 2, 9, 8)" "summary JSON: 3 committed, 2 rolled back, 1 denied, 3 tool errors, 2 retries"
@@ -344,6 +347,49 @@ is "$(jq_ "$T/sum12.json" 'd["committed"], d["rolled_back"], d["tool_calls"]')" 
 is "$(wc -l <"$WS/one.txt")" "$ncalls" "... and the file has all $ncalls lines"
 grep -m1 'conflict' "$T/err12" | sed 's/^/# /'
 
+# ---- 9b. Compact results (issue 31): a 5,000-file change reaches the model as counts,
+# directories and a few names, within the result budget (4 KB beyond stdout and stderr), and
+# says first what happened; a rollback says why in its first field ----
+new_ws
+{
+        turn "$(call g1 run_command "$(jstr '{"command": "mkdir -p gen/a && cd gen/a && seq 5000 | xargs touch"}')")"
+        turn "$(call g2 run_command "$(jstr '{"command": "rm -rf gen"}')")"
+        turn "$(call g3 run_command "$(jstr '{"command": "mkdir -p big && cd big && seq 3000 | xargs touch"}')")"
+        final "generated"
+} >"$T/script13"
+start_server "$T/script13"
+agent --endpoint "$URL" "generate" >/dev/null 2>"$T/err13"
+rc=$?
+agent_budget() { # the tool result less its stdout and stderr, in bytes
+        printf '%s' "$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); d["stdout"]=d["stderr"]=""; print(len(json.dumps(d, ensure_ascii=False, separators=(", ", ": ")).encode()))'
+}
+g1=$(tool_result g1)
+is "$rc" 0 "a 5,000-file change through txbox agent: the session ends in its answer"
+ok "the tool result of a 5,000-file change stays within the 4 KB budget ($(printf '%s' "$g1" | wc -c) bytes, $(agent_budget "$g1") without its output)" \
+        test "$(printf '%s' "$g1" | wc -c)" -le 4096
+like "$g1" '^\{"summary": "committed tx [0-9a-f]+: exit status 0, 5002 changes \(5002 added\)"' \
+        "... its first field says what happened, with the counts"
+like "$g1" '"change_counts": \{"added": 5002, "modified": 0, "deleted": 0\}, "changes_truncated": true' \
+        "... the counts are whole, the list is marked cut"
+like "$g1" '"added": \["gen", "gen/a", "gen/a/1"' "... and it still names paths"
+ok "every file was created all the same" test "$(ls "$WS/gen/a" | wc -l)" -eq 5000
+g2=$(tool_result g2)
+ok "a rolled-back deletion of 5,000 files: within the budget too ($(printf '%s' "$g2" | wc -c) bytes)" \
+        test "$(printf '%s' "$g2" | wc -c)" -le 4096
+like "$g2" '^\{"summary": "rolled back tx [0-9a-f]+: rule effect-mass-deletion broken' \
+        "... its first field says it was rolled back and why"
+ok "... and nothing was deleted" test -e "$WS/gen/a/5000"
+stop_server
+{
+        turn "$(call h1 run_command "$(jstr '{"command": "mkdir -p more && cd more && seq 3000 | xargs touch"}')")"
+        final "generated"
+} >"$T/script14"
+start_server "$T/script14"
+agent --endpoint "$URL" --result-budget 100000 "generate" >/dev/null 2>&1
+stop_server
+like "$(tool_result h1)" '"changes_truncated": false' "--result-budget 100000: 3,000 paths fit, none cut"
+ok "... every one listed" test "$(tool_result h1 | grep -o '"more/[0-9]*"' | wc -l)" -eq 3000
+
 # ---- 10. kill -9 of txbox agent at a random moment: mid-command, mid-savepoint, mid-commit
 # of the session (--atomic) or of a step (one transaction each).  After txbox recover the
 # workspace is whole, no row is left running or committing, and a session left pending
@@ -398,5 +444,21 @@ for mode in --atomic --no-atomic; do
 done
 echo "# agent kills ($ktrials trials each, --atomic and not): steps kept:$seen"
 ok "kill -9 of txbox agent mid-command and mid-commit: whole every time, rows settled" test "$bad" -eq 0
+
+# ---- an "ask" nobody can answer is refused, and not counted as a dangerous call ----
+new_ws
+{
+        turn "$(call q1 run_command "$(jstr '{"command": "npm publish"}')")"
+        turn "$(call q2 run_command "$(jstr '{"command": "echo ok >ok.txt"}')")"
+        final "published nothing"
+} >"$T/script_ask"
+start_server "$T/script_ask"
+agent --endpoint "$URL" --summary-json "$T/sum_ask.json" "publish" >/dev/null 2>"$T/err_ask"
+stop_server
+like "$(tool_result q1)" '"outcome": ?"denied"' "npm publish without --approve: refused"
+like "$(cat "$T/err_ask")" 'stopped by a rule: none' "an ask refused is not a call stopped as dangerous"
+like "$(cat "$T/err_ask")" 'asks refused: 1 \(the policy asks; without --approve nobody answers\)' "it is counted as an ask"
+is "$(jq_ "$T/sum_ask.json" 'd["denied"], d["high_risk"]["calls"], d["stopped_by_rules"]["asks_refused"]')" "(1, 0, 1)" \
+        "summary JSON: denied 1, none high-risk, 1 ask refused"
 
 done_testing

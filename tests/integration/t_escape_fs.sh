@@ -63,6 +63,33 @@ tx run -- sh -c 'cp /bin/true suid && chmod 6755 suid' >/dev/null 2>&1
 ok "a setuid/setgid file is never committed" test ! -u "$WS/suid" -a ! -g "$WS/suid"
 rm -f "$WS/suid"
 
+# ---- the home: the agents' credentials and the caches ----
+mkdir -p "$HOME/.claude" "$HOME/.codex" "$T/dots"
+echo SECRET-oauth >"$HOME/.claude/.credentials.json"
+echo SECRET-codex >"$HOME/.codex/auth.json"
+echo SECRET-json >"$T/dots/claude.json"
+ln -sfn "$T/dots/claude.json" "$T/dots/link1" && ln -sfn "$T/dots/link1" "$HOME/.claude.json" # a chain
+ln -sfn "$HOME/.claude/.credentials.json" "$WS/creds"        # a link in the workspace
+out=$(tx run -- sh -c "cat creds ~/.claude.json $T/dots/claude.json /proc/self/root$HOME/.codex/auth.json;
+        cat /proc/1/root$HOME/.claude/.credentials.json; find ~ -name '*.json' -exec cat {} +;
+        grep -r SECRET ~ /proc/self/cwd/creds; echo end" 2>&1)
+like "$out" "end" "the credential reads ran"
+ok "the agents' credentials are unreadable: direct, through a link chain, a workspace link, /proc/*/root, find" \
+        sh -c "! printf '%s' '$out' | grep -q 'SECRET-'"
+rm -f "$WS/creds"
+# A link planted in a cache to a credential: a later run reads the mask, the host nothing new.
+tx run -- sh -c "mkdir -p ~/.cache && ln -sfn ~/.codex/auth.json ~/.cache/key && ln -sfn '$T/victim' ~/.cache/v" >/dev/null 2>&1
+out=$(tx run -- sh -c 'cat ~/.cache/key; echo pwn >~/.cache/v; echo end' 2>&1)
+ok "a link left in a cache leads to the mask, not the credential" sh -c "! printf '%s' '$out' | grep -q SECRET"
+is "$(outside)" "$base" "... and writing through a cached link to the outside changes nothing"
+out=$(tx run -- sh -c 'mv ~/.cache ~/.cache2; rmdir ~/.cache; mv ~/.cache/.. /tmp/h; echo end' 2>&1)
+ok "a cache mount cannot be moved or removed" test -d "$HOME/.cache" -a ! -e "$HOME/.cache2"
+tx run -- sh -c 'cp /bin/true ~/.cache/suid && chmod 6755 ~/.cache/suid' >/dev/null 2>&1
+ok "a set-user-ID file left in a cache lies in a root closed to others" \
+        test "$(stat -c %a "$HOME/.cache/txbox/caches")" = 700
+out=$(tx run -- sh -c 'ls -A ~/.cache/txbox; echo pwn >~/.cache/txbox/caches/x; echo end' 2>&1)
+ok "the cache root itself is not reachable from a cache" test ! -e "$HOME/.cache/txbox/caches/x"
+
 # Forged overlay xattrs: the commit deletes only what the program deleted.
 if command -v setfattr >/dev/null; then
         before=$(ls -A "$WS/docs" | tr '\n' ' ')

@@ -48,6 +48,50 @@ elif what == "unix":        # connect to a unix socket served outside
     try:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(sys.argv[2]); s.sendall(b"PWNED\n"); print("ALLOWED")
     except OSError as e: print("blocked", errno.errorcode[e.errno])
+elif what == "unix_link":   # ... through a link in the sandbox's own /tmp
+    try:
+        os.symlink(sys.argv[2], "/tmp/l.sock")
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("/tmp/l.sock"); s.sendall(b"PWNED\n"); print("ALLOWED")
+    except OSError as e: print("blocked", errno.errorcode[e.errno])
+elif what == "unix_rel":    # ... by a path relative to the cwd
+    try:
+        os.chdir(os.path.dirname(sys.argv[2]))
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(os.path.basename(sys.argv[2])); s.sendall(b"PWNED\n"); print("ALLOWED")
+    except OSError as e: print("blocked", errno.errorcode[e.errno])
+elif what == "unix_proc":   # ... through /proc/self/root and /proc/1/root
+    r = []
+    for p in ["/proc/self/root" + sys.argv[2], "/proc/1/root" + sys.argv[2], "/proc/self/cwd/../../.." + sys.argv[2]]:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect(p); s.sendall(b"PWNED\n"); r.append("ALLOWED")
+        except OSError as e: r.append(errno.errorcode[e.errno])
+    print("ALLOWED" if "ALLOWED" in r else "blocked " + ",".join(r))
+elif what == "unix_race":   # other threads swap the descriptor and the address under connect()
+    import threading, time
+    path = sys.argv[2].encode()
+    unix_addr = (ctypes.c_char * 110)(*(b"\x01\x00" + path + b"\0" * (108 - len(path))))
+    inet_addr = (ctypes.c_char * 110)(*(b"\x02\x00\x00\x50\x7f\x00\x00\x01" + b"\0" * 102))
+    buf = (ctypes.c_char * 110)()
+    ctypes.memmove(buf, inet_addr, 110)
+    tcp = socket.socket(); fd = tcp.fileno()
+    unix = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(64)]
+    stop = time.time() + 1.5
+    def swap():
+        i = 0
+        while time.time() < stop:
+            libc.dup2(unix[i % 64].fileno(), fd); ctypes.memmove(buf, unix_addr, 110)
+            libc.dup2(socket.socket().detach() if i % 97 == 0 else tcp.fileno(), fd); ctypes.memmove(buf, inet_addr, 110)
+            i += 1
+    ts = [threading.Thread(target=swap) for _ in range(2)]
+    for t in ts: t.start()
+    won = 0
+    while time.time() < stop:
+        if libc.connect(fd, buf, 110) == 0: won += 1
+    for t in ts: t.join()
+    for u in unix:
+        try:
+            u.send(b"PWNED\n"); won += 1
+        except OSError: pass
+    print("ALLOWED %d" % won if won else "blocked")
 elif what == "abstract":    # connect to an abstract unix socket served outside
     try:
         s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.connect("\0" + sys.argv[2]); s.sendall(b"PWNED\n"); print("ALLOWED")
@@ -105,11 +149,33 @@ for _ in $(seq 50); do [ -S "$T/outside.sock" ] && break; sleep 0.1; done
 chmod 777 "$T/outside.sock"
 like "$(probe unix "$T/outside.sock")" "^blocked" "a unix socket served outside is unreachable"
 like "$(probe unix "$T/outside.sock" --net=host)" "^blocked" "... also with --net=host"
+like "$(probe unix_link "$T/outside.sock")" "^blocked" "... through a link in the sandbox's /tmp"
+like "$(probe unix_rel "$T/outside.sock")" "^blocked" "... by a path relative to the cwd"
+like "$(probe unix_proc "$T/outside.sock")" "^blocked" "... through /proc/self/root, /proc/1/root, /proc/self/cwd"
+ln "$T/outside.sock" "$WS/hard.sock" 2>/dev/null && ln -s "$T/outside.sock" "$WS/soft.sock"
+like "$(probe unix "$WS/hard.sock")" "^blocked" "... through a hard link in the workspace"
+like "$(probe unix "$WS/soft.sock")" "^blocked" "... through a symlink in the workspace"
+rm -f "$WS/hard.sock" "$WS/soft.sock"
+like "$(probe unix_race "$T/outside.sock")" "^blocked" "... with threads swapping the descriptor and the address under connect()"
 like "$(probe abstract txbox-escape-abstract)" "^blocked" "an abstract unix socket outside is unreachable"
 like "$(probe abstract txbox-escape-abstract --net=host)" "^blocked" "... also with --net=host (Landlock scope)"
 kill $srv 2>/dev/null
 wait $srv 2>/dev/null
 ok "nothing reached the outside servers" test ! -s "$T/sock.log"
+# The probes can fail: with the user's opt-in the same attempts reach the host's socket.
+rm -f "$T/outside.sock"
+python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(128); time.sleep(15)' "$T/outside.sock" &
+srv=$!
+for _ in $(seq 50); do [ -S "$T/outside.sock" ] && break; sleep 0.1; done
+chmod 777 "$T/outside.sock"
+like "$(probe unix_rel "$T/outside.sock" --allow-unix-sockets)" "^ALLOWED" \
+        "(with --allow-unix-sockets the relative-path probe reaches it: the probes can fail)"
+like "$(probe unix_race "$T/outside.sock" --allow-unix-sockets)" "^ALLOWED" \
+        "(... and so does the race: the test would see one won)"
+kill $srv 2>/dev/null
+wait $srv 2>/dev/null
 
 # ---- a loopback service with the network off ----
 python3 -c '

@@ -175,7 +175,7 @@ for how in open tmpfile mmap inflight; do
 done
 watch_free lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b; sleep 2'
 ok "two files of 20 MB under a 32 MiB limit: stopped (status $rc)" test "$rc" -eq 137
-like "$out" "stopped at its disk limit: .* over the limit of 32.0 MiB \(--max-disk\)" "... the line says what was measured"
+like "$out" "stopped at its disk limit: .* over the disk limit of 32.0 MiB \(TXBOX_LIMIT_DISK\)" "... the line says what was measured, and where the limit came from"
 out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 40000000 /dev/zero >a' 2>&1)
 like "$out" "stopped at its disk limit: " "a single file past the limit names the disk limit too"
 out=$(lim "$TXBOX" -C "$WS" run -- sh -c 'head -c 20000000 /dev/zero >a; head -c 20000000 /dev/zero >b' 2>&1)
@@ -188,6 +188,16 @@ rc=$?
 ok "data past the limit hidden in a directory closed to its owner: rolled back (status $rc)" test "$rc" -ne 0
 like "$out" "stopped at its disk limit" "... naming the disk limit"
 is "$(tree_hash "$WS")" "$before" "... and nothing was committed"
+
+# The caches are no part of the transaction, but their writes take the same disk: the
+# free-space bound stops a program that fills one (300 MB unstopped; the cache root is on
+# the state dir's file system here, as by default).
+watch_free lim "$TXBOX" -C "$WS" run -- sh -c 'mkdir -p ~/.cache; for i in $(seq 1 15); do
+        head -c 20000000 /dev/zero >~/.cache/fill$i; sleep 0.1; done; sleep 2'
+ok "filling a cache past the disk limit: stopped (status $rc)" test "$rc" -eq 137
+like "$out" "stopped at its disk limit: the file system's free space dropped" "... by the free-space bound"
+ok "... the host's free space dropped by at most the limit plus slack ($drop KiB)" test "$drop" -le "$bound"
+rm -f "$HOME/.cache/txbox/caches/.cache/fill"*
 
 # Files written: entries of the upper layer; /tmp and /dev/shm get as many inodes at most.
 out=$("$TXBOX" -C "$WS" --policy "$T/allow-all.yml" run --max-files=500 -- \

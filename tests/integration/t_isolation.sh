@@ -49,6 +49,8 @@ like "$err" "refused" "--net=loopback: loopback is up"
 # Secret-looking environment variables are withheld unless passed by name.
 is "$(GITHUB_TOKEN=t0ken txa run --report="$T/env.json" -- sh -c 'echo ${GITHUB_TOKEN:-withheld}')" "withheld" "a *TOKEN* variable is withheld"
 like "$(cat "$T/env.json")" '"env_dropped": \[[^]]*"GITHUB_TOKEN"' "the report names the withheld variable"
+like "$(GITHUB_TOKEN=t0ken txa run -v -- true 2>&1)" 'withheld from its environment: GITHUB_TOKEN \(--env NAME passes one\)' \
+        "run -v names it too"
 is "$(GITHUB_TOKEN=t0ken txa run --env=GITHUB_TOKEN -- sh -c 'echo ${GITHUB_TOKEN:-withheld}')" "t0ken" "--env NAME passes it"
 is "$(HARMLESS=yes txa run -- sh -c 'echo $HARMLESS')" "yes" "other variables pass through"
 # A per-transaction disk limit from the command line.

@@ -15,7 +15,7 @@ new_ws
 STATE="$T/state"
 MCP=("$TXBOX" -C "$WS" --state "$STATE" mcp)
 mkdir -p "$HOME/precious" && echo keep >"$HOME/precious/file"
-home_before=$(tree_hash "$HOME")
+home_before=$(home_hash)
 
 # ---- raw JSON-RPC: malformed input, unknown methods, oversized messages, wrong types ----
 init='{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
@@ -148,7 +148,7 @@ is "$?" 2 "an unknown agent is a usage error"
 printf 'rules:\n  - id: no-make\n    decision: deny\n    reason: use ninja\n    program: make\n' >"$T/hook-policy"
 like "$(ev Bash 'make' | "$TXBOX" --policy "$T/hook-policy" hook claude-code)" 'no-make: use ninja' "--policy reaches the hook"
 is "$(tree_hash "$WS")" "$hook_before" "the hook ran nothing: the workspace is unchanged"
-is "$(tree_hash "$HOME")" "$home_before" "nor the home"
+is "$(home_hash)" "$home_before" "nor the home"
 
 # ---- kill -9 of the server mid-command and mid-commit (one-shot and session): after
 # txbox recover the workspace is whole, no row is left running or committing, and a session
@@ -262,7 +262,7 @@ like "$(get deny.rule)" '^[a-z]' "the refusal names a rule"
 is "$(get deny.isError)" "true" "the refusal is isError"
 is "$(get deny.text_has_rule)" "true" "the text block has the rule"
 is "$(get deny.text_has_reason)" "true" "the text block has the reason"
-is "$(tree_hash "$HOME")" "$home_before" "the home is untouched"
+is "$(home_hash)" "$home_before" "the home is untouched"
 is "$(get check.decision)" "allow" "check_command: ls is allowed"
 is "$(get list.count)" "3" "list_transactions: the raw run, the commit and the refusal"
 is "$(get list.outcomes)" "denied,committed,committed" "list_transactions: newest first"
@@ -292,6 +292,22 @@ ok "nothing of it reached the workspace" test ! -e "$WS/cancelled.txt"
 is "$(get timeout.call)" "rejected: -32001" "SDK: a request that times out rejects with RequestTimeout"
 is "$(get timeout.outcome)" "rolled_back" "... and its command, cancelled by the SDK, was rolled back"
 ok "nothing of it reached the workspace" test ! -e "$WS/timedout.txt"
+is "$(get gen.outcome)" "committed" "a 5,000-file change commits"
+ok "its result stays within the 4 KB budget: $(get gen.text_bytes) bytes of text (JSON $(get gen.json_bytes))" \
+        test "$(get gen.text_bytes)" -le 4096
+like "$(get gen.summary)" '^committed tx [0-9a-f]+: exit status 0, 5002 changes \(5002 added\)$' "... summary: what happened first"
+is "$(get gen.counts)" "5002,0,0" "... change_counts are whole"
+is "$(get gen.truncated)" "true" "... changes_truncated: the list is cut"
+ok "... and still names some paths ($(get gen.listed))" test "$(get gen.listed)" -gt 10 -a "$(get gen.listed)" -lt 5002
+like "$(get gen.text)" '^committed tx [0-9a-f]+: exit status 0, 5002 changes.*\\n  in gen/a/ \(5000\).*and 4997 more: show_transaction tx=[0-9a-f]+ lists them all' \
+        "... the text block: what happened, where (gen/a/), a few names, where the rest is"
+is "$(get gen.show_listed)" "5002" "show_transaction lists every path"
+ok "a rolled-back deletion of those files stays within the budget too ($(get gendel.text_bytes) bytes)" \
+        test "$(get gendel.text_bytes)" -le 4096
+like "$(get gendel.first_line)" '^rolled back tx [0-9a-f]+: rule effect-mass-deletion broken' "... its first line says rolled back, and why"
+is "$(get genall.listed),$(get genall.truncated)" "3001,false" "run_command paths=all: every path, none cut"
+ok "list_transactions summarises each record's paths ($(get genlist.bytes) bytes for 5 records)" \
+        test "$(get genlist.bytes)" -le 20000
 is "$(get err.unknown_method)" "-32601" "SDK: unknown method is -32601"
 is "$(get ping)" "ok" "SDK: ping"
 is "$(get done)" "yes" "the client closed the session"

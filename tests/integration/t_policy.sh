@@ -7,7 +7,7 @@
 new_ws
 echo precious >"$HOME/precious.txt"
 orig=$(tree_hash "$WS")
-home_hash() { (cd "$HOME" && find . -path ./.local -prune -o -printf "%p %y\n" | sort; cat precious.txt) | sha256sum; }
+home_hash() { (cd "$HOME" && find . \( -path ./.local -o -path ./.cache \) -prune -o -printf "%p %y\n" | sort; cat precious.txt) | sha256sum; }
 home_before=$(home_hash)
 
 err=$(tx sh -c 'rm -rf ~' 2>&1)

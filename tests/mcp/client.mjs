@@ -116,6 +116,32 @@ async function scenario(argv) {
     undefined, { timeout: 1500 }).then(() => 'answered', (e) => `rejected: ${e.code}`));
   const last = await client.callTool({ name: 'list_transactions', arguments: { limit: 1 } });
   out('timeout.outcome', last.structuredContent.transactions[0].outcome);
+  // A 5,000-file change: the result keeps within the server's budget (4 KB beyond the
+  // command's output), says first what happened, has the whole counts; the full list is one
+  // call away (show_transaction, or run_command paths: "all").
+  const bytes = (r) => r.content.reduce((n, c) => n + Buffer.byteLength(c.text), 0);
+  const gen = await client.callTool({ name: 'run_command',
+    arguments: { command: 'mkdir -p gen/a && cd gen/a && seq 5000 | xargs touch' } });
+  const gsc = gen.structuredContent;
+  out('gen.outcome', gsc.outcome);
+  out('gen.text_bytes', bytes(gen));
+  out('gen.json_bytes', Buffer.byteLength(gen.content[0].text));
+  out('gen.summary', gsc.summary);
+  out('gen.counts', `${gsc.change_counts.added},${gsc.change_counts.modified},${gsc.change_counts.deleted}`);
+  out('gen.truncated', gsc.changes_truncated);
+  out('gen.listed', gsc.changes.added.length);
+  out('gen.text', gen.content[1].text);
+  const gshow = await client.callTool({ name: 'show_transaction', arguments: { tx: gsc.tx } });
+  out('gen.show_listed', gshow.structuredContent.changes.added.length);
+  const gdel = await client.callTool({ name: 'run_command', arguments: { command: 'rm -rf gen' } });
+  out('gendel.text_bytes', bytes(gdel));
+  out('gendel.first_line', gdel.content[1].text.split('\n')[0]);
+  const gall = await client.callTool({ name: 'run_command',
+    arguments: { command: 'mkdir -p all && cd all && seq 3000 | xargs touch', paths: 'all' } });
+  out('genall.listed', gall.structuredContent.changes.added.length);
+  out('genall.truncated', gall.structuredContent.changes_truncated);
+  const glist = await client.callTool({ name: 'list_transactions', arguments: { limit: 5 } });
+  out('genlist.bytes', bytes(glist));
   out('err.unknown_method', await errorCode(client.request({ method: 'resources/list' },
     (await import('@modelcontextprotocol/sdk/types.js')).ListResourcesResultSchema)));
   await client.ping();

@@ -172,6 +172,23 @@ int main(void)
            res.why ? res.why : "(null)");
         txbox_command_result_clear(&res);
 
+        /* The read-only home: the program says so in its output, txbox says what to do (a
+         * home under /tmp is not there at all: the sandbox has its own /tmp). */
+        if (!strncmp(dir, "/tmp/", 5))
+                printf("ok %d - # SKIP the read-only home needs a TMPDIR outside /tmp\n", ++tap_n);
+        else {
+                ok(run(ws, "touch ~/notes.txt", 0, &res) == 0, "a write to the home runs");
+                ok(res.status != 0 && strstr(res.err, "Read-only file system"), "it fails on the read-only home: %s",
+                   res.err);
+                ok(res.why && strstr(res.why, "only the workspace, /tmp and the caches under $HOME") &&
+                           strstr(res.why, "sandbox: caches"),
+                   "the why line adds where the program can write: %s", res.why ? res.why : "(null)");
+                txbox_command_result_clear(&res);
+                ok(run(ws, "echo Read-only file system", 0, &res) == 0 && res.status == 0 && !res.why,
+                   "a command that succeeds gets no such notice");
+                txbox_command_result_clear(&res);
+        }
+
         ok(run(ws, "git push --force origin main", 0, &res) == 0, "a history-destroying command is decided");
         is_int(res.status, 126, "refused before it ran: 126");
         is_str(res.rec.decision, "deny", "decision deny");

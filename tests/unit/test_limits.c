@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "sandbox/reslimits.h"
 #include "tap.h"
 
@@ -124,29 +125,57 @@ static void walks(void)
 static void meter(void)
 {
         struct disk_meter m;
-        struct txbox_limits l = {.disk = 3 << 20, .files = 20, .memory = 64 << 20};
-        char up[8192], wk[8192], detail[256];
+        struct txbox_limits l = {.disk = 3 << 20, .files = 20, .memory = 64 << 20}, out;
+        struct limit_origins why;
+        char up[8192], wk[8192], detail[512];
 
         snprintf(up, sizeof(up), "%s/upper", root);
         snprintf(wk, sizeof(wk), "%s/work", root);
-        disk_meter_start(&m, up, wk, &l);
+        limits_resolve(&l, up, &out, &why);
+        disk_meter_start(&m, up, wk, &l, &why);
         ok(m.have_base, "the meter notes the file system's free space at the start");
         is_int(m.slack, 64 << 20, "the free-space slack is at least 64 MiB");
         is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_NONE,
                "3 MiB in the layers (1 MiB of it in work) under a 3 MiB limit: within");
         is_int(disk_meter_check(&m, 1 << 20, 1, false, detail, sizeof(detail)), LIMIT_DISK,
                "and 1 MiB of deleted files held open on top: over");
-        ok(strstr(detail, "--max-disk") && strstr(detail, "deleted files still open"),
-           "the detail says what: %s", detail);
+        ok(strstr(detail, "(--max-disk)") && strstr(detail, "deleted files still open") &&
+                   strstr(detail, "over the disk limit of 3.0 MiB"),
+           "the detail says what, in human units, and that --max-disk set it: %s", detail);
         put("upper/three", 1 << 20);
         is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_DISK,
                "a third file in the upper layer: over at the final walk (which is the upper layer's)");
 
         l.disk = 1ULL << 30;
-        disk_meter_start(&m, up, wk, &l);
+        disk_meter_start(&m, up, wk, &l, &why);
         is_int(disk_meter_check(&m, 0, 13, true, detail, sizeof(detail)), LIMIT_FILES,
                "9 entries and 13 deleted files held open under a files limit of 20: over");
-        ok(strstr(detail, "--max-files") != NULL, "the detail names --max-files: %s", detail);
+        ok(strstr(detail, "(--max-files)") != NULL, "the detail names --max-files: %s", detail);
+
+        /* A limit nobody set is not named as an option that was given. */
+        struct txbox_limits none = {0};
+        unsetenv("TXBOX_LIMIT_DISK");
+        unsetenv("TXBOX_LIMIT_FILES");
+        limits_resolve(&none, up, &out, &why);
+        ok(strncmp(why.disk, "txbox's default", 15) == 0 && strstr(why.disk, "--max-disk sets another"),
+           "an unset disk limit is txbox's default, and says so: %s", why.disk);
+        struct txbox_limits small = {.disk = 100 << 10};
+        disk_meter_start(&m, up, wk, &small, &why);
+        is_int(disk_meter_check(&m, 0, 0, true, detail, sizeof(detail)), LIMIT_DISK, "a default of 100 KiB: over");
+        ok(strstr(detail, "over the disk limit of 100.0 KiB (txbox's default") != NULL,
+           "its message says the default, in KiB, not \"0.1 MiB (--max-disk)\": %s", detail);
+        setenv("TXBOX_LIMIT_DISK", "5M", 1);
+        limits_resolve(&none, up, &out, &why);
+        is_str(why.disk, "TXBOX_LIMIT_DISK", "a limit from the environment names its variable");
+        unsetenv("TXBOX_LIMIT_DISK");
+
+        char h[32];
+        human_size(512, h, sizeof(h));
+        is_str(h, "512 B", "human sizes: bytes");
+        human_size(100 << 10, h, sizeof(h));
+        is_str(h, "100.0 KiB", "human sizes: KiB");
+        human_size(3ULL << 30, h, sizeof(h));
+        is_str(h, "3.0 GiB", "human sizes: GiB");
 }
 
 static void tmpfs_options(void)

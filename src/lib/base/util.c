@@ -879,6 +879,7 @@ static int fp_due(const char *name)
         return act;
 }
 
+
 int failpoint(const char *name)
 {
         pthread_once(&fp_once, fp_load);
@@ -901,3 +902,16 @@ int failpoint(const char *name)
         _exit(137);
 }
 #endif
+
+void human_size(uint64_t bytes, char *buf, size_t size)
+{
+        static const char *const u[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+        double v = (double)bytes;
+        size_t i = 0;
+
+        while (v >= 1024 && i + 1 < ARRAY_SIZE(u)) {
+                v /= 1024;
+                i++;
+        }
+        snprintf(buf, size, i ? "%.1f %s" : "%.0f %s", v, u[i]);
+}

@@ -197,6 +197,8 @@ enum {
 };
 /* s escaped (NULL: ""), malloc'd. */
 char *human_escape(const char *s, unsigned flags);
+/* A size for people: "512 B", "97.7 KiB", "1.5 GiB". */
+void human_size(uint64_t bytes, char *buf, size_t size);
 /* The first n bytes of s escaped, written to f. */
 void human_write(FILE *f, const char *s, size_t n, unsigned flags);
 /* True when s needs no escaping (HUMAN_LINE). */

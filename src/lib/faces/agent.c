@@ -330,6 +330,12 @@ json_t *agent_summary_json(const struct agent_stats *st)
                                                st->high_risk
                                                ? json_real(share(st->high_risk_intercepted, st->high_risk))
                                                              : json_null()));
+        json_t *rules = json_nonnull(json_object());
+        for (int i = 0; i < st->nrules; i++)
+                json_obj_set(rules, st->rules[i].rule,
+                             json_pack("{s:i, s:i}", "denied", st->rules[i].denied, "broken", st->rules[i].broken));
+        json_obj_set(o, "stopped_by_rules", json_pack("{s:o, s:i, s:i}", "rules", rules, "other_rules", st->rules_other,
+                                                      "asks_refused", st->asks_refused));
         json_obj_set(o, "failed_states", json_pack("{s:i, s:i, s:o}", "failed", st->failed, "rolled_back",
                                                    st->failed_rolled_back, "share_pct",
                                                    st->failed
@@ -348,9 +354,26 @@ json_t *agent_summary_json(const struct agent_stats *st)
         return o;
 }
 
+/* "rm-root 1, write-system 2" for the rules that stopped calls (denied or broken). */
+static char *rule_list(const struct agent_stats *st, bool denied)
+{
+        char *s = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&s, &len);
+
+        for (int i = 0, n = 0; f && i < st->nrules; i++) {
+                int c = denied ? st->rules[i].denied : st->rules[i].broken;
+                if (c)
+                        fprintf(f, "%s%s %d", n++ ? ", " : "", st->rules[i].rule, c);
+        }
+        if (f && fclose(f) != 0)
+                s = NULL;
+        return s && *s ? s : (free(s), xstrdup("none"));
+}
+
 char *agent_summary_text(const struct agent_stats *st)
 {
-        char ov[200] = "not measured (--no-baseline)", p1[16], p2[16];
+        char ov[200] = "not measured (--no-baseline)", p2[16];
         if (overhead_ms(st) >= 0)
                 snprintf(ov, sizeof(ov), "%.1f ms per transaction, %.2f%% of the session's wall time "
                                          "(sh -c true: %.1f ms bare, %.1f ms as a transaction)",
@@ -358,18 +381,32 @@ char *agent_summary_text(const struct agent_stats *st)
         _cleanup_free_ char *sess = st->session[0] ? xasprintf("  session:    %s %s\n", st->session,
                                                                st->session_outcome ? st->session_outcome : "")
                                                    : xstrdup("");
+        _cleanup_free_ char *den = rule_list(st, true), *brk = rule_list(st, false);
+        _cleanup_free_ char *stopped =
+                st->high_risk
+                        ? xasprintf("%d call%s, %s kept out of the workspace (denied before running: %s; "
+                                    "rolled back for a broken rule: %s%s); a rule's refusal is its judgement, "
+                                    "not proof of danger: txbox log shows each",
+                                    st->high_risk, st->high_risk == 1 ? "" : "s",
+                                    st->high_risk_intercepted == st->high_risk ? "all"
+                                                                                 : "not all",
+                                    den, brk, st->rules_other ? "; and other rules" : "")
+                        : xstrdup("none");
+        _cleanup_free_ char *asks = st->asks_refused
+                                            ? xasprintf("  asks refused: %d (the policy asks; without --approve "
+                                                        "nobody answers)\n",
+                                                        st->asks_refused)
+                                            : xstrdup("");
         return xasprintf("session summary\n"
                          "  stopped:    %s after %d step%s, %d tool call%s\n"
                          "  outcomes:   %d committed, %d rolled back, %d denied, %d tool errors\n%s"
-                         "  high-risk calls intercepted: %d of %d %s\n"
+                         "  stopped by a rule: %s\n%s"
                          "  failed states rolled back:   %d of %d %s\n"
                          "  overhead:   %s\n"
                          "  time:       %lld ms in the model, %lld ms in txbox, %lld ms in all (%d "
                                  "retries)\n",
                          st->stop, st->steps, st->steps == 1 ? "" : "s", st->calls, st->calls == 1 ? "" : "s",
-                         st->committed, st->rolled_back, st->denied, st->tool_errors, sess,
-                         st->high_risk_intercepted, st->high_risk,
-                         pct(p1, sizeof(p1), st->high_risk_intercepted, st->high_risk),
+                         st->committed, st->rolled_back, st->denied, st->tool_errors, sess, stopped, asks,
                          st->failed_rolled_back, st->failed,
                          pct(p2, sizeof(p2), st->failed_rolled_back, st->failed), ov, (long long)st->model_ms,
                          (long long)st->txbox_ms, (long long)st->wall_ms, st->http_retries);

@@ -30,6 +30,7 @@ struct agent_opts {
         long retry_base_ms;        /* first backoff; doubles each retry; 0: 1000 */
         double cmd_timeout_s;      /* per tool call; 0: 600 s */
         size_t output_cap;         /* bytes of stdout and of stderr returned to the model; 0: 16 KiB */
+        size_t result_budget;      /* bytes of a tool result beyond that output; 0: SUMMARY_BUDGET */
         enum txbox_net_mode net;   /* for the commands */
         bool baseline;             /* measure a bare and a transacted `sh -c true` first */
         const char *record_file;   /* append every model response to it, one per line (replayable) */
@@ -45,7 +46,19 @@ struct agent_stats {
         int denied;      /* refused by the policy before they ran */
         int tool_errors; /* malformed calls, unknown tools, paths outside the workspace, calls not run */
         int not_run;     /* calls past --max-calls or --max-steps, answered "not run" */
+        /* Calls a deny rule refused before they ran or that broke a rule while they ran (an
+         * exec refused, an effect rule), and of those, the ones kept out of the workspace.
+         * A rule's refusal is its judgement, not proof that the call was dangerous: the
+         * summary names the rules and says so.  An "ask" refused for want of --approve is
+         * not counted here (the policy itself was not sure): asks_refused. */
         int high_risk, high_risk_intercepted;
+        int asks_refused;
+#define AGENT_RULES_MAX 12
+        struct agent_rule_count {
+                char rule[48];
+                int denied, broken; /* refused before running / broken while running */
+        } rules[AGENT_RULES_MAX];
+        int nrules, rules_other;
         int failed, failed_rolled_back;
         int http_retries;
         int64_t model_ms, txbox_ms, wall_ms;

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 
 #include "faces/agent_int.h"
+#include "faces/summary.h"
 #include "store/record.h"
 #include "base/util.h"
 
@@ -111,6 +112,27 @@ char *agent_tool_error(struct loop *L, const char *fmt, ...)
         return json_dump_compact(json_pack("{s:s, s:s}", "outcome", "error", "error", msg));
 }
 
+/* Which rules stopped calls, for the summary (the first AGENT_RULES_MAX by name). */
+static void count_rule(struct agent_stats *st, const char *rule, bool denied)
+{
+        int i;
+
+        for (i = 0; i < st->nrules && strcmp(st->rules[i].rule, rule ? rule : "?"); i++)
+                ;
+        if (i == st->nrules) {
+                if (i == AGENT_RULES_MAX) {
+                        st->rules_other++;
+                        return;
+                }
+                snprintf(st->rules[i].rule, sizeof(st->rules[i].rule), "%s", rule ? rule : "?");
+                st->nrules++;
+        }
+        if (denied)
+                st->rules[i].denied++;
+        else
+                st->rules[i].broken++;
+}
+
 /* Counts one finished call into the measures (docs/AGENT.md defines them). */
 static void count_call(struct loop *L, const struct txbox_command_result *res)
 {
@@ -123,16 +145,24 @@ static void count_call(struct loop *L, const struct txbox_command_result *res)
         bool denied = res->rec.outcome == TXBOX_DENIED ||
                       (res->rec.decision && !strcmp(res->rec.decision, "deny") && res->rec.nviolations == 0);
 
+        /* An "ask" nobody could answer (no --approve): refused, but not judged dangerous. */
+        _cleanup_free_ char *ask = res->rec.rule ? xasprintf("denied by rule %s (needs approval):", res->rec.rule)
+                                                 : NULL;
+        bool asked = denied && ask && res->rec.message && !strncmp(res->rec.message, ask, strlen(ask));
+
         if (denied)
                 st->denied++;
         else if (rolled)
                 st->rolled_back++;
         else if (res->status == 0)
                 st->committed++;
-        if (denied || res->rec.nviolations > 0) {
+        if (asked)
+                st->asks_refused++;
+        else if (denied || res->rec.nviolations > 0) {
                 st->high_risk++;
                 if (res->status != 0)
                         st->high_risk_intercepted++;
+                count_rule(st, denied ? res->rec.rule : res->rec.violations[0].rule, denied);
         }
         if (!denied && res->status != 0 && res->status != TXBOX_EXIT_TXBOX) {
                 st->failed++;
@@ -141,9 +171,18 @@ static void count_call(struct loop *L, const struct txbox_command_result *res)
         }
 }
 
-static char *result_json(const struct txbox_command_result *res, json_t *shown_argv)
+/* The tool result: "summary" first (what happened, one line: committed, rolled back and why,
+ * refused and why), then the record, fitted into the result budget beyond stdout and stderr
+ * (which --output-cap caps): a 5,000-file change gives its counts and some paths, not all. */
+static char *result_json(struct loop *L, const struct txbox_command_result *res, json_t *shown_argv)
 {
-        json_t *o = record_to_json(&res->rec);
+        static const char *const exempt[] = {"stdout", "stderr", NULL};
+        _cleanup_free_ char *line = summary_outcome(&res->rec, res->status, res->why);
+        json_t *o = json_nonnull(json_pack("{s:o}", "summary", json_text(line)));
+        json_t *r = record_to_json(&res->rec);
+
+        json_object_update(o, r);
+        json_decref(r);
         if (shown_argv) /* what the model asked for, not the whole command (write_file's content) */
                 json_obj_set(o, "argv", json_incref(shown_argv));
         json_obj_set(o, "exit_status", json_integer(res->status));
@@ -156,6 +195,7 @@ static char *result_json(const struct txbox_command_result *res, json_t *shown_a
         json_object_del(o, "cwd");
         json_object_del(o, "started_ms");
         json_object_del(o, "commit_seq");
+        summary_fit(o, &res->rec, L->o->result_budget ? L->o->result_budget : SUMMARY_BUDGET, exempt);
         return json_dump_compact(o);
 }
 
@@ -194,7 +234,7 @@ static char *run_tx(struct loop *L, struct txbox_command *cmd, const char *label
                            L->o->atomic && res.status == 0 ? "kept" : txbox_outcome_name(rec->outcome),
                            res.status, rec->npaths, rec->npaths == 1 ? "" : "s", (long long)ms,
                            res.why ? ": " : "", res.why ? res.why : "");
-        char *text = result_json(&res, shown_argv);
+        char *text = result_json(L, &res, shown_argv);
         txbox_command_result_clear(&res);
         return text;
 }

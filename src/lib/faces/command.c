@@ -222,6 +222,25 @@ static void prestart(struct txbox_tx *tx, const struct txbox_command *cmd, const
                 prestart_captured(tx, opts);
 }
 
+/* The notice for a program that failed on the read-only home: txbox sees none of the
+ * program's failed opens, but where it captures the output it sees the program say so
+ * (EROFS's message, as libc, Python, node and Go print it).  The program's stdio when
+ * own_stdio is its caller's: no notice there (docs/SECURITY.md, "Writable caches"). */
+#define EROFS_NOTICE                                                                                       \
+        "the program met a read-only file system: in the sandbox only the workspace, /tmp and the "   \
+        "caches under $HOME (~/.cache, ~/.npm, ...; txbox doctor lists them) are writable; write in the " \
+        "workspace or /tmp (a tool's --prefix, --cache or TMPDIR), or add the path to the policy's "  \
+        "sandbox: caches"
+
+static bool met_erofs(const struct txbox_command_result *res)
+{
+        static const char *const says[] = {"Read-only file system", "EROFS"};
+        for (size_t i = 0; i < ARRAY_SIZE(says); i++)
+                if ((res->err && strstr(res->err, says[i])) || (res->out && strstr(res->out, says[i])))
+                        return true;
+        return false;
+}
+
 /* Policy check, run (its output captured unless own_stdio), then the decision; fills
  * res->status and res->why and tells cmd->step. */
 static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, struct txbox_run_opts *opts,
@@ -267,6 +286,21 @@ static void run_checked(struct txbox_tx *tx, const struct txbox_command *cmd, st
         step(cmd, res, TXBOX_STEP_RAN, rr.exec_failed ? err->msg : NULL);
         if (txbox_tx_finish(tx, cmd->mode, &rr, &res->status, &why, err) < 0)
                 why = err->msg;
+        _cleanup_free_ char *noted = NULL, *sock = NULL;
+        if (res->status != 0 && !cmd->own_stdio && met_erofs(res))
+                why = noted = why ? xasprintf("%s; %s", why, EROFS_NOTICE) : xstrdup(EROFS_NOTICE);
+        /* The supervisor refused it: told whatever the program printed. */
+        if (res->status != 0 && rr.unix_refused) {
+                char more[48] = "";
+                if (rr.unix_refused > 1)
+                        snprintf(more, sizeof(more), " (and %u more)", rr.unix_refused - 1);
+                sock = xasprintf("%s%sthe program's connection to the unix socket '%s' outside the sandbox was "
+                                 "refused (EACCES)%s: only sockets in the sandbox's /tmp and /dev/shm are "
+                                 "reachable (--allow-unix-sockets lets every one through)",
+                                 why ? why : "", why ? "; " : "", rr.unix_refused_path,
+                                 more);
+                why = sock;
+        }
         step(cmd, res, TXBOX_STEP_FINISHED, why);
 }
 

@@ -10,6 +10,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "policy/policy.h"
 #include "sandbox/sandbox.h"
 #include "txn/tx.h"
 
@@ -278,4 +279,98 @@ TXBOX_API int txbox_doctor_at(const char *workspace, const char *state_opt, stru
         for (int i = 0; i < n && (size_t)i < max; i++)
                 out[i] = all[i];
         return n < (int)max ? n : (int)max;
+}
+
+/* ---- the home's view ---- */
+
+/* path as ~/REST when under home. */
+static char *tilde(const char *path, const char *home)
+{
+        if (home && path_is_within(path, home) && strcmp(home, "/"))
+                return xasprintf("~%s", path + strlen(home));
+        return xstrdup(path);
+}
+
+TXBOX_API int txbox_home_view(const char *workspace, const char *state_opt, const char *policy_file,
+                              struct txbox_home_view *out, struct txbox_error *err)
+{
+        struct policy *pol = NULL;
+        struct tx_home h;
+        struct strvec hidden = {0};
+        struct sandbox_caches c;
+        struct txbox_error e2 = {0};
+        _cleanup_free_ char *state = NULL;
+        const char *home = ws_home_dir();
+        char ws[PATH_MAX];
+        int r;
+
+        memset(out, 0, sizeof(*out));
+        if (!workspace || !realpath(workspace, ws))
+                return tx_err(err, errno ? errno : EINVAL, "workspace '%s': %s", workspace ? workspace : "",
+                              strerror(errno ? errno : EINVAL));
+        if ((r = policy_load_for(ws, policy_file, &pol, err)) < 0)
+                return r;
+        tx_home_config(ws, pol, &h);
+        ws_choose_state(ws, state_opt, &state, &e2);
+        sandbox_hidden_paths(home, ws, h.hide.v, &hidden);
+        out->hidden = xcalloc(hidden.n + 1, sizeof(*out->hidden));
+        for (size_t i = 0; i < hidden.n; i++) {
+                struct stat st;
+                out->hidden[i].path = tilde(hidden.v[i], home);
+                out->hidden[i].active = lstat(hidden.v[i], &st) == 0;
+        }
+        out->nhidden = hidden.n;
+        if (h.cache_off)
+                out->caches_off = xstrdup(h.cache_off);
+        else {
+                sandbox_caches_plan(h.cache_root, h.cache_list ? h.caches.v : NULL, home, ws, state, hidden.v,
+                                    false, &c);
+                out->cache_root = xstrdup_or_null(c.root);
+                out->caches_off = xstrdup_or_null(c.off);
+                out->caches = xcalloc(c.n + 1, sizeof(*out->caches));
+                for (size_t i = 0; i < c.n; i++) {
+                        const struct sandbox_cache *e = &c.v[i];
+                        struct txbox_home_entry *o = &out->caches[out->ncaches++];
+                        o->path = xasprintf("~/%s", e->rel);
+                        o->active = e->mounted;
+                        _cleanup_free_ char *want = xasprintf("%s/%s", home, e->rel);
+                        struct stat st;
+                        if (e->mounted && stat(e->target, &st) < 0)
+                                o->detail = xstrdup("made and mounted at the first run");
+                        else if (e->mounted && !strcmp(e->target, want))
+                                o->detail = xstrdup("mounted");
+                        else if (e->mounted) {
+                                _cleanup_free_ char *t = tilde(e->target, home);
+                                o->detail = xasprintf("mounted at %s", t);
+                        } else if (e->redirected) {
+                                _cleanup_free_ char *v = e->env ? tilde(strchr(e->env, '=') + 1, home) : NULL;
+                                o->detail = e->env ? xasprintf("%s; %.*s=%s instead", e->why,
+                                                               (int)(strchr(e->env, '=') - e->env), e->env, v)
+                                                   : xasprintf("%s; its tool's variable is set instead", e->why);
+                        } else
+                                o->detail = xstrdup(e->why);
+                }
+                sandbox_caches_free(&c);
+        }
+        strvec_clear(&hidden);
+        tx_home_clear(&h);
+        policy_free(pol);
+        return 0;
+}
+
+TXBOX_API void txbox_home_view_free(struct txbox_home_view *v)
+{
+        if (!v)
+                return;
+        for (size_t i = 0; i < v->ncaches; i++) {
+                free(v->caches[i].path);
+                free(v->caches[i].detail);
+        }
+        for (size_t i = 0; i < v->nhidden; i++)
+                free(v->hidden[i].path);
+        free(v->caches);
+        free(v->hidden);
+        free(v->cache_root);
+        free(v->caches_off);
+        memset(v, 0, sizeof(*v));
 }

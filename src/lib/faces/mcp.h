@@ -33,6 +33,9 @@ struct mcp_opts {
         size_t max_message; /* bytes in one incoming line (0: MCP_MAX_MESSAGE) */
         size_t output_cap;  /* bytes of a command's stdout and of its stderr kept (0: 64 KiB) */
         size_t diff_cap;    /* bytes of show_transaction's diff kept (0: 256 KiB) */
+        /* bytes of a tool result beyond the command's stdout and stderr: changed paths are
+         * summarised to fit (0: SUMMARY_BUDGET, 4 KiB) */
+        size_t result_budget;
         double timeout_s;   /* run_command's timeout when the call names none (0: MCP_DEFAULT_TIMEOUT) */
         /* Diagnostics (never the protocol): called with one line, no newline.  May be NULL. */
         void (*log)(void *ctx, const char *line);

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "faces/mcp_int.h"
+#include "faces/summary.h"
 #include "policy/policy.h"
 #include "store/record.h"
 #include "txn/tx.h"
@@ -64,6 +65,7 @@ struct tool {
 };
 
 static const char *const commit_modes[] = {"auto", "keep", "discard", NULL};
+static const char *const path_modes[] = {"summary", "all", NULL};
 
 static json_t *arg_schema(const struct arg_spec *a)
 {
@@ -175,46 +177,83 @@ static const char *arg_str(json_t *args, const char *name)
         return json_string_value(json_object_get(args, name)); /* NULL when absent */
 }
 
-/* ---- the text block ---- */
+/* ---- the text block and the budget ----
+ * Every result that carries a record says first what happened, then the changed paths
+ * summarised (counts, the directories, a few names), and its JSON keeps within the server's
+ * result budget (--result-budget, 4 KB) beyond the command's own output: a venv or 5,000
+ * generated files no longer fill the model's context with paths.  The full list is one
+ * call away (run_command paths="all", show_transaction). */
 
-static void text_paths(FILE *f, const struct txbox_record *rec)
+static size_t budget_of(const struct mcp_server *s)
 {
-        static const char *const labels[] = {"added", "modified", "deleted"};
-
-        if (!rec->npaths) {
-                fputs("changes: none\n", f);
-                return;
-        }
-        fprintf(f, "changes (%zu):\n", rec->npaths);
-        for (size_t i = 0; i < rec->npaths && i < 200; i++)
-                fprintf(f, "  %s %s\n", labels[rec->paths[i].change], rec->paths[i].path);
-        if (rec->npaths > 200)
-                fprintf(f, "  ... and %zu more\n", rec->npaths - 200);
+        return s->opts.result_budget ? s->opts.result_budget : SUMMARY_BUDGET;
 }
 
-static void text_record(FILE *f, const struct txbox_record *rec)
+static void text_violations(FILE *f, const struct txbox_record *rec)
 {
-        fprintf(f, "tx %s: %s", rec->id, txbox_outcome_name(rec->outcome));
-        if (rec->exit_code >= 0)
-                fprintf(f, ", program exit status %d", rec->exit_code);
-        if (rec->signal)
-                fprintf(f, ", killed by signal %d", rec->signal);
-        fputc('\n', f);
-        if (rec->argv && rec->argv[0]) {
-                fputs("command:", f);
-                for (char **a = rec->argv; *a; a++)
-                        fprintf(f, " %s", *a);
-                fputc('\n', f);
+        for (size_t i = 0; i < rec->nviolations && i < 5; i++) {
+                _cleanup_free_ char *r = summary_escape(rec->violations[i].rule, 64);
+                _cleanup_free_ char *p = summary_escape(rec->violations[i].path, 200);
+                _cleanup_free_ char *d = summary_escape(rec->violations[i].detail, 300);
+                fprintf(f, "violation %s on %s: %s\n", r, p, d);
         }
-        if (rec->decision && !strcmp(rec->decision, "deny"))
-                fprintf(f, "refused by policy rule %s: %s\n", rec->rule ? rec->rule : "?",
-                        rec->reason ? rec->reason : "");
-        text_paths(f, rec);
-        for (size_t i = 0; i < rec->nviolations; i++)
-                fprintf(f, "violation %s on %s: %s\n", rec->violations[i].rule, rec->violations[i].path,
-                        rec->violations[i].detail);
-        if (rec->message)
-                fprintf(f, "txbox: %s\n", rec->message);
+        if (rec->nviolations > 5)
+                fprintf(f, "... and %zu more violations\n", rec->nviolations - 5);
+}
+
+static void text_command(FILE *f, const struct txbox_record *rec)
+{
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+
+        if (!m || !rec->argv || !rec->argv[0]) {
+                if (m)
+                        fclose(m);
+                free(buf);
+                return;
+        }
+        for (char **a = rec->argv; *a; a++)
+                fprintf(m, "%s%s", a == rec->argv ? "" : " ", *a);
+        fclose(m);
+        _cleanup_free_ char *e = summary_escape(buf, 300);
+        fprintf(f, "command: %s\n", e);
+        free(buf);
+}
+
+/* The text block of a record: what happened, then the details. */
+static void text_record(FILE *f, const struct txbox_record *rec, int status, const char *why)
+{
+        _cleanup_free_ char *line = summary_outcome(rec, status, why);
+        _cleanup_free_ char *hint = xasprintf("show_transaction tx=%s lists them all", rec->id);
+
+        fprintf(f, "%s\n", line);
+        text_command(f, rec);
+        if (rec->outcome != TXBOX_DENIED)
+                summary_changes_text(f, rec, hint);
+        text_violations(f, rec);
+}
+
+/* The record's JSON as a tool result: "summary" (what happened) first, then the record and
+ * extra (may be NULL; its keys are added, it is released), fitted into budget bytes less
+ * what the text block takes; stdout and stderr do not count (--output-cap caps them).
+ * budget 0: every path. */
+static json_t *result_json(const struct txbox_record *rec, int status, const char *why, json_t *extra,
+                           size_t budget, size_t text_len)
+{
+        static const char *const exempt[] = {"stdout", "stderr", NULL};
+        _cleanup_free_ char *line = summary_outcome(rec, status, why);
+        json_t *o = json_nonnull(json_pack("{s:o}", "summary", json_text(line)));
+
+        json_t *r = record_to_json(rec);
+        json_object_update(o, r);
+        json_decref(r);
+        if (extra) {
+                json_object_update(o, extra);
+                json_decref(extra);
+        }
+        summary_fit(o, rec, !budget ? 0 : budget > text_len + 512 ? budget - text_len : 512, exempt);
+        return o;
 }
 
 /* ---- tools ---- */
@@ -249,24 +288,25 @@ static int call_run(struct mcp_server *s, json_t *args, struct tool_out *o)
                 s->drop_reply = true;
                 mcp_cancelled_by(s, res.cancel_signal);
         }
-        json_t *j = record_to_json(&res.rec);
-        json_obj_set(j, "status", json_integer(res.status));
-        json_obj_set(j, "why", json_text(res.why));
-        json_obj_set(j, "stdout", json_text(res.out));
-        json_obj_set(j, "stderr", json_text(res.err));
-        json_obj_set(j, "stdout_truncated", json_boolean(res.out_truncated));
-        json_obj_set(j, "stderr_truncated", json_boolean(res.err_truncated));
-        json_obj_set(j, "truncated", json_boolean(res.out_truncated || res.err_truncated));
-        o->structured = j;
+        json_t *extra = json_nonnull(json_object());
+        json_obj_set(extra, "status", json_integer(res.status));
+        json_obj_set(extra, "why", json_text(res.why));
+        json_obj_set(extra, "stdout", json_text(res.out));
+        json_obj_set(extra, "stderr", json_text(res.err));
+        json_obj_set(extra, "stdout_truncated", json_boolean(res.out_truncated));
+        json_obj_set(extra, "stderr_truncated", json_boolean(res.err_truncated));
+        json_obj_set(extra, "truncated", json_boolean(res.out_truncated || res.err_truncated));
         o->is_error = res.status != 0;
 
-        /* The summary after the JSON text block: the output is in the JSON already. */
-        fprintf(o->text, "exit status %d\n", res.status);
-        if (res.why && (!res.rec.message || strcmp(res.why, res.rec.message)))
-                fprintf(o->text, "txbox: %s\n", res.why);
-        text_record(o->text, &res.rec);
-        if (res.status == TXBOX_EXIT_DENIED)
-                fputs("Nothing ran and nothing changed. Adapt the command to the rule's reason.\n", o->text);
+        /* The text block says what happened first, then the details; the output is in the JSON. */
+        text_record(o->text, &res.rec, res.status, res.why);
+        if (res.rec.outcome != TXBOX_DENIED)
+                fprintf(o->text, "exit status %d\n", res.status);
+        if (res.status == TXBOX_EXIT_DENIED && res.rec.outcome == TXBOX_DENIED)
+                fputs("Adapt the command to the rule's reason.\n", o->text);
+        fflush(o->text);
+        bool all = arg_str(args, "paths") && !strcmp(arg_str(args, "paths"), "all");
+        o->structured = result_json(&res.rec, res.status, res.why, extra, all ? 0 : budget_of(s), o->text_len);
         txbox_command_result_clear(&res);
         return 0;
 }
@@ -313,7 +353,11 @@ static int call_list(struct mcp_server *s, json_t *args, struct tool_out *o)
         json_t *arr = json_nonnull(json_array());
         fprintf(o->text, "%zu transaction%s, newest first:\n", n, n == 1 ? "" : "s");
         for (size_t i = 0; i < n; i++) {
-                json_arr_add(arr, record_to_json(&recs[i]));
+                /* Each record's changes as counts and the paths that fit 1 KB: twenty venvs
+                 * would otherwise be megabytes (show_transaction gives one whole). */
+                json_t *r = record_to_json(&recs[i]);
+                summary_fit(r, &recs[i], 1024, NULL);
+                json_arr_add(arr, r);
                 fprintf(o->text, "%s %-11s %zu change%s  ", recs[i].id, txbox_outcome_name(recs[i].outcome),
                         recs[i].npaths, recs[i].npaths == 1 ? " " : "s");
                 for (char **a = recs[i].argv; a && *a; a++)
@@ -341,21 +385,22 @@ static int call_show(struct mcp_server *s, json_t *args, struct tool_out *o)
         bool cut = strlen(diff) > cap;
         if (cut)
                 diff[cap] = '\0';
-        json_t *j = record_to_json(&rec);
-        json_obj_set(j, "diff", json_text(diff));
-        json_obj_set(j, "diff_truncated", json_boolean(cut));
-        o->structured = j;
-        text_record(o->text, &rec);
+        /* The whole list of paths: this is where a summarised result points for it. */
+        json_t *extra = json_nonnull(json_object());
+        json_obj_set(extra, "diff", json_text(diff));
+        json_obj_set(extra, "diff_truncated", json_boolean(cut));
+        o->structured = result_json(&rec, -1, NULL, extra, 0, 0);
+        text_record(o->text, &rec, -1, NULL);
         fprintf(o->text, "--- diff%s ---\n%s", cut ? " (truncated)" : "", diff);
         txbox_record_clear(&rec);
         return 0;
 }
 
-static void record_result(struct tool_out *o, const struct txbox_record *rec, const char *verb)
+static void record_result(struct mcp_server *s, struct tool_out *o, const struct txbox_record *rec)
 {
-        o->structured = record_to_json(rec);
-        fprintf(o->text, "%s tx %s\n", verb, rec->id);
-        text_record(o->text, rec);
+        text_record(o->text, rec, -1, NULL);
+        fflush(o->text);
+        o->structured = result_json(rec, -1, NULL, NULL, budget_of(s), o->text_len);
 }
 
 static int call_commit(struct mcp_server *s, json_t *args, struct tool_out *o)
@@ -372,13 +417,13 @@ static int call_commit(struct mcp_server *s, json_t *args, struct tool_out *o)
         if (r == -EAGAIN) {
                 /* First committer wins (as txbox commit): drop this one so it can be run again. */
                 txbox_tx_rollback(tx, err.msg, &e2);
-                record_result(o, txbox_tx_record(tx), "rolled back (conflict)");
+                record_result(s, o, txbox_tx_record(tx));
                 fprintf(o->text, "conflict: %s\nRunning the command again is safe.\n", err.msg);
                 o->is_error = true;
         } else if (r < 0) {
                 tool_fail(o, "cannot commit: %s", err.msg);
         } else {
-                record_result(o, txbox_tx_record(tx), "committed");
+                record_result(s, o, txbox_tx_record(tx));
         }
         txbox_tx_free(tx);
         return 0;
@@ -399,7 +444,7 @@ static int call_rollback(struct mcp_server *s, json_t *args, struct tool_out *o)
                 if ((r = txbox_session_rollback_to(s->ws, id, (int)json_integer_value(sp), &err)) < 0 ||
                     (r = txbox_show(s->ws, id, &rec, &err)) < 0)
                         return tool_fail(o, "cannot roll back: %s", err.msg);
-                record_result(o, &rec, "rolled back to its savepoint");
+                record_result(s, o, &rec);
                 txbox_record_clear(&rec);
                 return 0;
         }
@@ -408,7 +453,7 @@ static int call_rollback(struct mcp_server *s, json_t *args, struct tool_out *o)
         if (r < 0)
                 tool_fail(o, "cannot roll back: %s", err.msg);
         else
-                record_result(o, txbox_tx_record(tx), "rolled back");
+                record_result(s, o, txbox_tx_record(tx));
         txbox_tx_free(tx);
         return 0;
 }
@@ -421,7 +466,7 @@ static int call_undo(struct mcp_server *s, json_t *args, struct tool_out *o)
         if (!s->ws || txbox_undo(s->ws, arg_str(args, "tx"), &rec, &err) < 0)
                 tool_fail(o, "cannot undo: %s", s->ws ? err.msg : "no workspace");
         else
-                record_result(o, &rec, "undid");
+                record_result(s, o, &rec);
         txbox_record_clear(&rec);
         return 0;
 }
@@ -455,6 +500,10 @@ static const struct arg_spec run_args[] = {
          0.001, 86400},
         {"tx", ARG_STRING, false,
          "a session from begin_transaction to add this command to, as one savepoint"},
+        {"paths", ARG_STRING, false,
+         "summary (default): the changed paths as counts, directories and a few names when they are many "
+         "(the result stays within the server's budget); all: every changed path",
+         path_modes},
 };
 static const struct arg_spec command_arg[] = {{"command", ARG_STRING, true,
                                                "the shell command to decide on"}};
@@ -493,7 +542,13 @@ static const struct arg_spec undo_arg[] = {
         "{\"type\": \"string\"}, \"path\": {\"type\": \"string\"}, \"detail\": {\"type\": \"string\"}}}, " \
         "\"description\": \"effect rules broken (the transaction was rolled back)\"}, "                    \
         "\"duration_ms\": " S_NINT("how long it took") ", "                                                \
-        "\"cwd\": " S_NSTR("where it ran") ", \"message\": " S_NSTR("what txbox did, in words")
+        "\"cwd\": " S_NSTR("where it ran") ", \"message\": " S_NSTR("what txbox did, in words") ", "  \
+        "\"summary\": {\"type\": \"string\", \"description\": \"what happened, in one line\"}, "           \
+        "\"change_counts\": {\"type\": \"object\", \"properties\": {\"added\": {\"type\": \"integer\"}, "     \
+        "\"modified\": {\"type\": \"integer\"}, \"deleted\": {\"type\": \"integer\"}}, "                      \
+        "\"description\": \"how many paths changed, whether listed in changes or not\"}, "                \
+        "\"changes_truncated\": {\"type\": \"boolean\", \"description\": \"changes lists only the first "  \
+        "paths of each kind (the result budget); show_transaction lists them all\"}"
 #define REC_REQ                                                                                          \
         "\"tx\", \"argv\", \"decision\", \"rule\", \"reason\", \"exit_code\", \"signal\", \"outcome\", " \
         "\"changes\", \"violations\""
@@ -533,8 +588,8 @@ static const struct tool tools[] = {
         {"run_command",
          "Run a shell command in the workspace as one transaction: sandboxed on a copy-on-write view, then "
          "committed (exit 0, no effect rule broken) or rolled back; refused before it runs when the policy "
-         "forbids it (the result names the rule and the reason). Returns exit status, outcome, stdout/stderr "
-         "and the changed files.",
+         "forbids it (the result names the rule and the reason). Returns what happened (first), exit status, "
+         "outcome, stdout/stderr and the changed files (summarised when many: paths=all lists every one).",
          ARGS(run_args), run_schema, false, true, call_run},
         {"check_command", "The policy's decision on a shell command (allow, deny or ask) without running it.",
          ARGS(command_arg), check_schema, true, false, call_check},

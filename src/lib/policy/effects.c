@@ -397,8 +397,11 @@ static void upper_entry(struct eff *e, int upper_fd, const struct txbox_path *tp
                 violation(e, "effect-setuid", tp->path, detail);
         }
         if (S_ISREG(st.st_mode) && st.st_size > e->p->eff.max_file_size) {
-                snprintf(detail, sizeof(detail), "file of %lld bytes (limit %lld)", (long long)st.st_size,
-                         (long long)e->p->eff.max_file_size);
+                char sz[32], lim[32];
+                human_size((uint64_t)st.st_size, sz, sizeof(sz));
+                human_size((uint64_t)e->p->eff.max_file_size, lim, sizeof(lim));
+                snprintf(detail, sizeof(detail), "a file of %s (%lld bytes), over the limit of %s", sz,
+                         (long long)st.st_size, lim);
                 violation(e, "effect-file-size", tp->path, detail);
         }
 }

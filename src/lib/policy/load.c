@@ -381,6 +381,86 @@ static int load_effects(struct loader *L, struct fy_node *n)
         return 0;
 }
 
+/* A path of sandbox.hide or sandbox.caches, lexically: "~" or "~/x" (home), "/x" or a
+ * workspace-relative x (hide only); no ".." (it would leave where it seems to point), not
+ * the root, at most PATH_MAX - 1 bytes. */
+static const char *sandbox_path_error(const char *s, bool home_only)
+{
+        if (!s || !*s)
+                return "expected a path";
+        if (strlen(s) >= PATH_MAX)
+                return "path too long";
+        if (s[0] == '~' && s[1] && s[1] != '/')
+                return "~user is not supported; write ~/ or an absolute path";
+        if (home_only && (s[0] != '~' || !s[1]))
+                return "a cache is a directory under the home: write ~/PATH";
+        const char *rest = s[0] == '~' ? s + 1 : s;
+        bool only_slashes = true;
+        for (const char *c = rest; *c; c++)
+                only_slashes &= *c == '/';
+        if (only_slashes && s[0] != '~')
+                return "the root cannot be hidden";
+        if (home_only && only_slashes)
+                return "the home itself cannot be a cache";
+        for (const char *c = rest; *c;) {
+                while (*c == '/')
+                        c++;
+                size_t n = strcspn(c, "/");
+                if (n == 2 && c[0] == '.' && c[1] == '.')
+                        return "\"..\" is not allowed in the path";
+                c += n;
+        }
+        return NULL;
+}
+
+static int sandbox_paths(struct loader *L, struct fy_node *v, bool home_only, const char *const **out)
+{
+        const char *const *list;
+        int r = str_list(L, v, false, &list);
+        size_t n = 0;
+
+        if (r < 0)
+                return r;
+        for (; list[n]; n++) {
+                const char *why = sandbox_path_error(list[n], home_only);
+                if (why)
+                        return bad(L, v, why, list[n]);
+        }
+        if (n > POL_MAX_SANDBOX_PATHS)
+                return bad(L, v, "too many paths (at most 256)", NULL);
+        *out = list;
+        return 0;
+}
+
+static int load_sandbox(struct loader *L, struct fy_node *n)
+{
+        struct policy_sandbox *sb = &L->p->sandbox;
+        if (!fy_node_is_mapping(n))
+                return bad(L, n, "sandbox must be a mapping", NULL);
+        void *it = NULL;
+        for (struct fy_node_pair *pr; (pr = fy_node_mapping_iterate(n, &it));) {
+                const char *k = scalar(fy_node_pair_key(pr)), *s;
+                struct fy_node *v = fy_node_pair_value(pr);
+                int r = 0;
+                if (k && !strcmp(k, "hide"))
+                        r = sandbox_paths(L, v, false, &sb->hide);
+                else if (k && !strcmp(k, "caches") && (s = scalar(v)) && !strcmp(s, "true"))
+                        sb->caches = POLICY_CACHES_DEFAULT;
+                else if (k && !strcmp(k, "caches") && (s = scalar(v)) && !strcmp(s, "false"))
+                        sb->caches = POLICY_CACHES_OFF;
+                else if (k && !strcmp(k, "caches") && scalar(v))
+                        return bad(L, v, "caches must be true, false or a list of ~/PATH", scalar(v));
+                else if (k && !strcmp(k, "caches")) {
+                        r = sandbox_paths(L, v, true, &sb->cache_paths);
+                        sb->caches = POLICY_CACHES_LIST;
+                } else
+                        return bad(L, fy_node_pair_key(pr), "unknown sandbox key", k);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static int load_rules(struct loader *L, struct fy_node *n, bool defaults)
 {
         if (n && !fy_node_is_sequence(n))
@@ -426,6 +506,8 @@ static int load_root(struct loader *L, struct fy_node *root)
                         rules = v;
                 else if (k && !strcmp(k, "effects"))
                         r = load_effects(L, v);
+                else if (k && !strcmp(k, "sandbox"))
+                        r = load_sandbox(L, v);
                 else if (k && !strcmp(k, "version")) {
                         if (!scalar(v) || strcmp(scalar(v), "1"))
                                 return bad(L, v, "unsupported version (this txbox reads version 1)",
@@ -677,7 +759,8 @@ static bool tightens_only(const struct policy *ws, bool defaults_off, const stru
         for (size_t k = 0; k < ws->nrules; k++)
                 if (ws->rules[k].decision == POLICY_ALLOW)
                         return false;
-        return !defaults_off && e->mass_delete_count <= d->mass_delete_count &&
+        return !defaults_off && ws->sandbox.caches != POLICY_CACHES_LIST &&
+               e->mass_delete_count <= d->mass_delete_count &&
                 e->mass_delete_min <= d->mass_delete_min &&
                e->mass_delete_share <= d->mass_delete_share && e->max_file_size <= d->max_file_size &&
                e->lost_work_min <= d->lost_work_min;
@@ -711,11 +794,17 @@ static int load_untrusted(const char *name, const char *text, size_t len, const 
         }
         struct effects_cfg builtin_eff = base->eff;
         take_stricter_effects(&base->eff, &ws->eff);
+        /* Hiding more and turning the caches off only take away; a list of caches would
+         * make more of the home writable. */
+        base->sandbox.hide = ws->sandbox.hide;
+        if (ws->sandbox.caches == POLICY_CACHES_OFF)
+                base->sandbox.caches = POLICY_CACHES_OFF;
         if (!tightens_only(ws, off, &builtin_eff))
                 base->note =
                         xasprintf("the workspace policy '%s' is not trusted (sha256 %.12s...): it only adds "
-                                  "restrictions, its allow rules, defaults: false and higher effect limits "
-                                  "do not apply; run txbox trust to apply it as written",
+                                  "restrictions, its allow rules, defaults: false, higher effect limits and "
+                                  "its list of sandbox caches do not apply; run txbox trust to apply it as "
+                                  "written",
                                   name, hash);
         base->file = xstrdup(name);
         base->tighten = ws;
@@ -748,6 +837,12 @@ int policy_load_for(const char *workspace, const char *explicit_file, struct pol
 const char *policy_note(const struct policy *p) { return p ? p->note : NULL; }
 
 const char *policy_file(const struct policy *p) { return p ? p->file : NULL; }
+
+void policy_sandbox_get(const struct policy *p, struct policy_sandbox *out)
+{
+        static const struct policy_sandbox none = {0};
+        *out = p ? p->sandbox : none;
+}
 
 int policy_load_text(const char *name, const char *text, size_t len, struct policy **out,
                      struct txbox_error *err)

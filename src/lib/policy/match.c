@@ -74,6 +74,15 @@ static const struct prog_opts prog_opts[] = {
         {"doas", "uC", NULL, true},
         {"sed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
         {"gsed", "efl", (const char *const[]){"expression", "file", "line-length", NULL}},
+        /* A shell's -c script is code, judged as the commands it holds (unwrap.c), not a path:
+         * "sh -c 'echo DEBUG=1 >> .env'" ended in ".env" and was refused as reading secrets. */
+        {"sh", "coO", NULL},
+        {"bash", "coO", (const char *const[]){"rcfile", "init-file", NULL}},
+        {"dash", "co", NULL},
+        {"zsh", "co", NULL},
+        {"ksh", "co", NULL},
+        {"mksh", "co", NULL},
+        {"ash", "co", NULL},
 };
 
 /* Longer flags are cut to POL_MAX_FLAG - 1 bytes: none of a rule's flags is that long (the

@@ -222,10 +222,14 @@ struct effects_cfg {
         const char *const *protect; /* workspace-relative globs */
 };
 
+/* The sandbox: paths hidden besides the built-in ones and the writable caches (sandbox:). */
+#define POL_MAX_SANDBOX_PATHS 256 /* entries of hide or caches */
+
 struct policy {
         struct rule *rules; /* user rules first, then the built-in ones when included */
         size_t nrules;
         struct effects_cfg eff;
+        struct policy_sandbox sandbox;
         char *file;         /* the policy file, or NULL for the built-in default */
         /* An untrusted workspace policy: its own rules, judged beside these ones; the
          * stricter decision wins (match.c).  Owned. */

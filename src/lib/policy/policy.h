@@ -67,6 +67,24 @@ int policy_load_text(const char *name, const char *text, size_t len, struct poli
  * built-in ones, malloc'd (for txbox trust). */
 char *policy_summary(const struct policy *p);
 
+/* What the policy says about the sandbox itself (sandbox: in the file; docs/POLICY.md). */
+enum policy_caches {
+        POLICY_CACHES_DEFAULT = 0, /* the built-in list of cache paths */
+        POLICY_CACHES_OFF,         /* none: $HOME read-only as a whole */
+        POLICY_CACHES_LIST,        /* exactly cache_paths */
+};
+struct policy_sandbox {
+        /* More paths to hide: "~/x", absolute, or workspace-relative, as written (lexically
+         * checked: no "..", not "/"); NULL-terminated, or NULL. */
+        const char *const *hide;
+        enum policy_caches caches;
+        const char *const *cache_paths; /* POLICY_CACHES_LIST: "~/x" each, NULL-terminated */
+};
+/* The sandbox settings of p: its file's; with an untrusted workspace file, that file's hide
+ * list and caches: false (they only take away), never its list of caches (policy_note
+ * then says so). */
+void policy_sandbox_get(const struct policy *p, struct policy_sandbox *out);
+
 /* ---- the workspace's policy file and the user's trust in it (policy/trust.c) ---- */
 /* Read WORKSPACE/.txbox/policy beneath the workspace, no symlink followed: 0, -ENOENT
  * when there is none, else -errno with err naming the file and why. */

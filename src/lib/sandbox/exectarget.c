@@ -146,7 +146,7 @@ static int twalk(pid_t pid, int root, int dirfd, const char *path, bool nofollow
 
 /* Open (O_PATH) what path names for the task: resolved beneath the task's root with every
  * symlink followed there, as the kernel will. */
-static int open_in_task(pid_t pid, int dirfd, const char *path, bool nofollow)
+int task_open(pid_t pid, int dirfd, const char *path, bool nofollow)
 {
         char full[2 * PATH_MAX], dir[PATH_MAX], mine[PATH_MAX + 64], proc[64];
         const char *p = path;
@@ -180,7 +180,7 @@ static int open_in_task(pid_t pid, int dirfd, const char *path, bool nofollow)
 
 int exec_target_open(pid_t pid, const char *path)
 {
-        return path[0] == '/' ? open_in_task(pid, AT_FDCWD, path, false) : -EINVAL;
+        return path[0] == '/' ? task_open(pid, AT_FDCWD, path, false) : -EINVAL;
 }
 
 int exec_target(pid_t pid, int dirfd, const char *path, unsigned flags, char *buf, size_t size)
@@ -195,7 +195,7 @@ int exec_target(pid_t pid, int dirfd, const char *path, unsigned flags, char *bu
                 fd = open(proc, O_PATH | O_CLOEXEC);
                 if (fd < 0)
                         return EXEC_TARGET_UNKNOWN;
-        } else if ((fd = open_in_task(pid, dirfd, path, flags & AT_SYMLINK_NOFOLLOW)) < 0) {
+        } else if ((fd = task_open(pid, dirfd, path, flags & AT_SYMLINK_NOFOLLOW)) < 0) {
                 /* Nothing there (a PATH search tries every directory): the exec fails by
                  * itself.  Anything else that cannot be resolved is not judged by its name. */
                 return fd == -ENOENT || fd == -ENOTDIR ? -ENOENT : EXEC_TARGET_UNKNOWN;

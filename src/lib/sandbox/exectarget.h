@@ -20,5 +20,9 @@ int exec_target(pid_t pid, int dirfd, const char *path, unsigned flags, char *bu
 /* An O_PATH descriptor of the file an absolute path names in the task's own view (every
  * symlink followed there), or -errno. */
 int exec_target_open(pid_t pid, const char *path);
+/* An O_PATH descriptor of what path (relative to dirfd: AT_FDCWD or a descriptor of the
+ * task) names for task pid, resolved in its own view beneath its root with every symlink
+ * followed (the last one too unless nofollow), as the kernel will; -errno. */
+int task_open(pid_t pid, int dirfd, const char *path, bool nofollow);
 
 #endif

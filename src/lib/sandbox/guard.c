@@ -28,6 +28,7 @@
 
 #include "sandbox/execorigin.h"
 #include "sandbox/exectarget.h"
+#include "sandbox/sockconn.h"
 #include "base/util.h"
 
 /* ---- the filter ---- */
@@ -71,7 +72,7 @@ struct bpf_cache {
 /* One compiled program per variant, built once per process: per-transaction cost is then a
  * single seccomp(2) in the child.  (The only global state of the library, read-only once
  * built.) */
-static struct bpf_cache cache[4];
+static struct bpf_cache cache[8];
 
 static int add_rule(scmp_filter_ctx ctx, uint32_t action, const char *name, unsigned n,
                     const struct scmp_arg_cmp *cmp)
@@ -90,8 +91,11 @@ static int add_socket_rules(scmp_filter_ctx ctx, bool allow_unix)
         int r;
 
         /* A unix socket file on a read-only mount is still connectable (docker.sock, ssh
-         * agents, D-Bus): without the opt-in no unix socket can be created at all;
-         * socketpair(2) stays, it reaches nothing outside. */
+         * agents, D-Bus): unless the supervisor makes every connect (GUARD_NOTIFY_CONNECT,
+         * sockconn.c) or the user opted in, no unix socket can be created at all.
+         * socketpair(2) stays: its stream and seqpacket pairs reach nothing outside (a
+         * datagram pair can still sendto(2) a host's datagram socket, as any unix datagram
+         * socket could: docs/SECURITY.md). */
         for (int fam = 0; fam <= AF_MAX; fam++) {
                 if (!denied_family(fam) && !(fam == AF_UNIX && !allow_unix))
                         continue;
@@ -131,11 +135,11 @@ static int add_rules(scmp_filter_ctx ctx, unsigned variant)
                 return r;
         if ((r = add_rule(ctx, SCMP_ACT_ERRNO(ENOSYS), "clone3", 0, NULL)) < 0)
                 return r;
-        if ((r = add_socket_rules(ctx, variant & GUARD_ALLOW_UNIX)) < 0)
+        if ((r = add_socket_rules(ctx, variant & (GUARD_ALLOW_UNIX | GUARD_NOTIFY_CONNECT))) < 0)
                 return r;
-        if (variant & GUARD_NOTIFY_EXEC) {
-                /* A listener of the program's own would receive its execs first (the newest
-                 * filter's notification wins) and could wave them through. */
+        if (variant & GUARD_NOTIFY) {
+                /* A listener of the program's own would receive its execs and connects first
+                 * (the newest filter's notification wins) and could wave them through. */
                 struct scmp_arg_cmp own[2] = {
                         SCMP_A0(SCMP_CMP_EQ, SECCOMP_SET_MODE_FILTER),
                         SCMP_A1(SCMP_CMP_MASKED_EQ, SECCOMP_FILTER_FLAG_NEW_LISTENER,
@@ -143,10 +147,13 @@ static int add_rules(scmp_filter_ctx ctx, unsigned variant)
                 };
                 if ((r = add_rule(ctx, deny, "seccomp", 2, own)) < 0)
                         return r;
-                if ((r = add_rule(ctx, SCMP_ACT_NOTIFY, "execve", 0, NULL)) < 0 ||
-                    (r = add_rule(ctx, SCMP_ACT_NOTIFY, "execveat", 0, NULL)) < 0)
-                        return r;
         }
+        if ((variant & GUARD_NOTIFY_EXEC) && ((r = add_rule(ctx, SCMP_ACT_NOTIFY, "execve", 0, NULL)) < 0 ||
+                                              (r = add_rule(ctx, SCMP_ACT_NOTIFY, "execveat", 0, NULL)) < 0))
+                return r;
+        /* Every connect: BPF sees neither its address nor its socket's family. */
+        if ((variant & GUARD_NOTIFY_CONNECT) && (r = add_rule(ctx, SCMP_ACT_NOTIFY, "connect", 0, NULL)) < 0)
+                return r;
         return 0;
 }
 
@@ -228,7 +235,7 @@ static void store_cached(const char *path, const struct bpf_cache *c)
 
 int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_error *err)
 {
-        struct bpf_cache *c = &cache[variant & 3u];
+        struct bpf_cache *c = &cache[variant & 7u];
         char path[PATH_MAX] = "";
         int r;
 
@@ -268,9 +275,9 @@ int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_
 
 int guard_seccomp_load(unsigned variant)
 {
-        const struct bpf_cache *c = &cache[variant & 3u];
+        const struct bpf_cache *c = &cache[variant & 7u];
         struct sock_fprog prog = {.len = c->len, .filter = c->insns};
-        unsigned flags = variant & GUARD_NOTIFY_EXEC ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
+        unsigned flags = variant & GUARD_NOTIFY ? SECCOMP_FILTER_FLAG_NEW_LISTENER : 0;
 
         if (!c->ready)
                 return -EINVAL;
@@ -449,7 +456,7 @@ static const char *exec_program_of(const struct seccomp_notif *n, const char *pa
         return r == 0 ? buf : r == -ENOENT ? path : NULL;
 }
 
-int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
+int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx, struct sockconn *conn)
 {
         struct seccomp_notif n;
         char path[64];
@@ -460,6 +467,8 @@ int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx)
         memset(&n, 0, sizeof(n));
         if (ioctl(listener, SECCOMP_IOCTL_NOTIF_RECV, &n) < 0)
                 return errno == EINTR || errno == ENOENT ? 0 : -errno;
+        if (sockconn_is_connect(&n))
+                return conn ? sockconn_handle(conn, listener, &n) : reply(listener, n.id, false);
         _cleanup_free_ struct exec_read *r = xmalloc(sizeof(*r));
         r->buf = NULL;
         r->used = r->cap = r->ptrs.wl = r->strs.wl = 0;

@@ -14,28 +14,32 @@
 /* Filter variants. */
 #define GUARD_NOTIFY_EXEC 0x1u /* execve/execveat return SECCOMP_RET_USER_NOTIF */
 #define GUARD_ALLOW_UNIX  0x2u /* socket(AF_UNIX) allowed (pathname sockets are then reachable) */
+#define GUARD_NOTIFY_CONNECT 0x4u /* socket(AF_UNIX) allowed, connect returns SECCOMP_RET_USER_NOTIF
+                                   * (sockconn.c makes it: the host's unix sockets stay out of reach) */
+#define GUARD_NOTIFY (GUARD_NOTIFY_EXEC | GUARD_NOTIFY_CONNECT)
 
 /* Compile (once per process and variant) the filter; call in the supervisor before clone.
  * cache_dir (may be NULL): a directory private to the caller where the compiled program is
  * kept between processes. */
 int guard_seccomp_prepare(unsigned variant, const char *cache_dir, struct txbox_error *err);
 /* Load the prepared filter into the calling thread (needs no_new_privs).  With
- * GUARD_NOTIFY_EXEC, returns the listener fd; otherwise 0.  -errno on failure.  Safe after
- * fork: no allocation. */
+ * GUARD_NOTIFY_EXEC or GUARD_NOTIFY_CONNECT, returns the listener fd; otherwise 0.  -errno
+ * on failure.  Safe after fork: no allocation. */
 int guard_seccomp_load(unsigned variant);
 
 /* Ask for synchronous wake-ups on listener (the supervisor, once it holds it). */
 void guard_notify_tune(int listener);
-/* Exec checks: handle one pending notification on listener fd.  check returns true to let
- * the exec proceed; it gets the program that will actually run (resolved in the task's
- * view, every symlink followed; the path as named when nothing is there, so the exec fails
- * by itself; NULL when it has no name: a memfd, a deleted file), the argv, whose argv[0]
- * the caller chose, and the caller, to ask exec_caller_tool() about (execorigin.h).
- * Returns 0, or -errno when the listener is unusable. */
+/* Handle one pending notification on listener fd.  An exec: check returns true to let it
+ * proceed; it gets the program that will actually run (resolved in the task's view, every
+ * symlink followed; the path as named when nothing is there, so the exec fails by itself;
+ * NULL when it has no name: a memfd, a deleted file), the argv, whose argv[0] the caller
+ * chose, and the caller, to ask exec_caller_tool() about (execorigin.h).  A connect: made by
+ * conn (sockconn.c; NULL: refused).  Returns 0, or -errno when the listener is unusable. */
 struct exec_caller;
 typedef bool (*guard_exec_check_fn)(void *ctx, const char *program, char *const argv[],
                                     struct exec_caller *caller);
-int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx);
+struct sockconn;
+int guard_notify_handle(int listener, guard_exec_check_fn check, void *ctx, struct sockconn *conn);
 
 /* Landlock. */
 int guard_landlock_abi(void); /* 0: unavailable */

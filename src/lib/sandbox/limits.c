@@ -60,14 +60,20 @@ static void env_defaults(struct txbox_limits *l)
         }
 }
 
-void limits_resolve(const struct txbox_limits *in, const char *upper, struct txbox_limits *out)
+void limits_resolve(const struct txbox_limits *in, const char *upper, struct txbox_limits *out,
+                    struct limit_origins *why)
 {
+        struct limit_origins none;
         struct sysinfo si;
         struct statvfs sv;
         bool have_fs = false;
 
+        if (!why)
+                why = &none;
         *out = *in;
         env_defaults(out);
+        snprintf(why->disk, sizeof(why->disk), "%s", in->disk ? "--max-disk" : "TXBOX_LIMIT_DISK");
+        snprintf(why->files, sizeof(why->files), "%s", in->files ? "--max-files" : "TXBOX_LIMIT_FILES");
         if (!out->procs)
                 out->procs = 1024;
         if (!out->open_files)
@@ -81,13 +87,23 @@ void limits_resolve(const struct txbox_limits *in, const char *upper, struct txb
                 have_fs = statvfs(upper, &sv) == 0;
         if (!out->disk) {
                 out->disk = 10 * GiB;
-                if (have_fs && (uint64_t)sv.f_bavail * sv.f_frsize / 2 < out->disk)
+                snprintf(why->disk, sizeof(why->disk), "txbox's default, 10 GiB; --max-disk sets another");
+                if (have_fs && (uint64_t)sv.f_bavail * sv.f_frsize / 2 < out->disk) {
                         out->disk = (uint64_t)sv.f_bavail * sv.f_frsize / 2;
+                        snprintf(why->disk, sizeof(why->disk),
+                                 "txbox's default: half the free space of the workspace's file system when "
+                                 "the run began; --max-disk sets another");
+                }
         }
         if (!out->files) {
                 out->files = 1000000;
-                if (have_fs && sv.f_files && sv.f_favail / 2 < out->files)
+                snprintf(why->files, sizeof(why->files), "txbox's default, 1,000,000; --max-files sets another");
+                if (have_fs && sv.f_files && sv.f_favail / 2 < out->files) {
                         out->files = sv.f_favail / 2 ? sv.f_favail / 2 : 1;
+                        snprintf(why->files, sizeof(why->files),
+                                 "txbox's default: half the free inodes of the workspace's file system when "
+                                 "the run began; --max-files sets another");
+                }
         }
 }
 
@@ -433,19 +449,15 @@ void limits_tree_usage(const char *dir, bool lend, uint64_t *bytes, uint64_t *en
                 walk_tree(fd, 0, lend, &links, bytes, entries);
 }
 
-static void fmt_size(uint64_t v, char *buf, size_t size)
-{
-        if (v >= GiB)
-                snprintf(buf, size, "%.1f GiB", (double)v / GiB);
-        else
-                snprintf(buf, size, "%.1f MiB", (double)v / MiB);
-}
+static void fmt_size(uint64_t v, char *buf, size_t size) { human_size(v, buf, size); }
 
-void disk_meter_start(struct disk_meter *m, const char *upper, const char *work, const struct txbox_limits *l)
+void disk_meter_start(struct disk_meter *m, const char *upper, const char *work, const struct txbox_limits *l,
+                      const struct limit_origins *why)
 {
         struct statfs sf;
 
         memset(m, 0, sizeof(*m));
+        m->why = why;
         m->upper = upper;
         m->work = work;
         m->limit = l->disk;
@@ -503,17 +515,18 @@ static int meter_statfs(struct disk_meter *m, char *detail, size_t size)
                 fmt_size(m->limit, b, sizeof(b));
                 fmt_size(m->slack, c, sizeof(c));
                 snprintf(detail, size,
-                         "the file system's free space dropped by %s during the run, over the limit "
-                         "of %s plus %s of slack (--max-disk)",
-                         a, b, c);
+                         "the file system's free space dropped by %s during the run, over the disk limit "
+                         "of %s plus %s of slack (%s)",
+                         a, b, c, m->why ? m->why->disk : "--max-disk");
                 return LIMIT_DISK;
         }
         uint64_t fdrop = m->base_ffree > (uint64_t)sf.f_ffree ? m->base_ffree - (uint64_t)sf.f_ffree : 0;
         if (m->have_inodes && fdrop > m->files_limit + m->files_slack) {
                 snprintf(detail, size,
                          "the file system lost %llu free inodes during the run, over the limit of %llu "
-                                       "plus %llu of slack (--max-files)", (unsigned long long)fdrop,
-                         (unsigned long long)m->files_limit, (unsigned long long)m->files_slack);
+                         "plus %llu of slack (%s)",
+                         (unsigned long long)fdrop, (unsigned long long)m->files_limit,
+                         (unsigned long long)m->files_slack, m->why ? m->why->files : "--max-files");
                 return LIMIT_FILES;
         }
         return LIMIT_NONE;
@@ -532,14 +545,14 @@ int disk_meter_check(struct disk_meter *m, uint64_t held, uint64_t held_files, b
                 fmt_size(m->limit, c, sizeof(c));
                 snprintf(detail, size,
                          "%s held on the workspace's file system (%s of it in deleted files still open), "
-                         "over the limit of %s (--max-disk)",
-                         a, b, c);
+                         "over the disk limit of %s (%s)",
+                         a, b, c, m->why ? m->why->disk : "--max-disk");
                 return LIMIT_DISK;
         }
         if (m->walked_files + held_files > m->files_limit) {
-                snprintf(detail, size, "%llu files written, over the limit of %llu (--max-files)",
-                         (unsigned long long)(m->walked_files + held_files),
-                         (unsigned long long)m->files_limit);
+                snprintf(detail, size, "%llu files written, over the limit of %llu (%s)",
+                         (unsigned long long)(m->walked_files + held_files), (unsigned long long)m->files_limit,
+                         m->why ? m->why->files : "--max-files");
                 return LIMIT_FILES;
         }
         return walk ? LIMIT_NONE : meter_statfs(m, detail, size);

@@ -1,7 +1,8 @@
 /* The sandbox's view of the file system, set up by its init in its own mount namespace: the
  * workspace as an overlay (the upper layer is what the program changes), the host's tree
  * read-only and nosuid, a private /tmp, a minimal /dev, its own /proc with the kernel's knobs
- * read-only, and the state dir and the credentials under $HOME masked.  Apart from init's
+ * read-only, the state dir and the credentials masked, and the private caches mounted
+ * writable over the tools' cache paths under $HOME (planned by home.c).  Apart from init's
  * other steps: this is the read-only boundary, and every failure here stops the run.
  */
 #define _GNU_SOURCE
@@ -15,12 +16,6 @@
 
 #include "sandbox/sandbox_int.h"
 #include "base/syscalls.h"
-
-const char *const sandbox_secret_paths[] = {
-        ".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker",
-        ".netrc", ".git-credentials", ".npmrc", ".pypirc", ".config/gh", ".cargo/credentials",
-        ".cargo/credentials.toml", ".password-store", ".local/share/keyrings", NULL,
-};
 
 static int set_tree_attr(const char *path, unsigned flags, uint64_t set, uint64_t clr)
 {
@@ -236,19 +231,57 @@ static int mask_path(const char *path)
         return 0;
 }
 
-static int mask_secrets(const struct sandbox_spec *s)
+/* A hidden path a cache is mounted over: the sandbox sees the private cache there, which
+ * holds nothing of the host's. */
+static bool under_cache(const struct sandbox_caches *c, const char *path)
 {
-        char path[PATH_MAX];
+        for (size_t i = 0; i < c->n; i++)
+                if (c->v[i].mounted && path_is_within(path, c->v[i].target))
+                        return true;
+        return false;
+}
 
+/* Before the caches are mounted: a link among the hidden paths is resolved in the host's
+ * view, never through a cache's content, which the sandbox wrote. */
+static int mask_secrets(const struct sandbox_spec *s, const struct sandbox_prep *p)
+{
         /* The state dir holds upper layers and the audit log: never reachable from inside. */
         if (mask_path(s->state_dir) < 0)
                 return -1;
-        if (!s->home || s->home[0] != '/')
-                return 0;
-        for (size_t i = 0; sandbox_secret_paths[i]; i++) {
-                snprintf(path, sizeof(path), "%s/%s", s->home, sandbox_secret_paths[i]);
-                if (mask_path(path) < 0)
+        for (size_t i = 0; i < p->hidden.n; i++)
+                if (!under_cache(&p->caches, p->hidden.v[i]) && mask_path(p->hidden.v[i]) < 0)
                         return -1;
+        return 0;
+}
+
+/* The private caches, writable (the rest of the tree is read-only by now), nosuid and
+ * nodev, each opened beneath the cache root with no link on the way: the sandboxes write
+ * inside the caches, never above them. */
+static int mount_caches(const struct sandbox_caches *c)
+{
+        char src[64];
+
+        if (c->off || !c->n)
+                return 0;
+        _cleanup_close_ int root = open(c->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return SETUP_FAIL("cannot open the cache directory '%s': %s (TXBOX_CACHE=off runs without "
+                                  "caches)", c->root, strerror(errno));
+        for (size_t i = 0; i < c->n; i++) {
+                const struct sandbox_cache *e = &c->v[i];
+                if (!e->mounted)
+                        continue;
+                _cleanup_close_ int fd = open_beneath(root, e->rel, O_PATH | O_DIRECTORY, 0);
+                if (fd < 0) {
+                        errno = -fd;
+                        return SETUP_FAIL("cannot open the cache '%s/%s': %s (TXBOX_CACHE=off runs without "
+                                          "caches)", c->root, e->rel, strerror(-fd));
+                }
+                snprintf(src, sizeof(src), "/proc/self/fd/%d", fd);
+                if (mount(src, e->target, NULL, MS_BIND, NULL) < 0 ||
+                    set_tree_attr(e->target, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, MOUNT_ATTR_RDONLY) < 0)
+                        return SETUP_FAIL("cannot mount the cache '%s/%s' over '%s': %s (TXBOX_CACHE=off runs "
+                                          "without caches)", c->root, e->rel, e->target, strerror(errno));
         }
         return 0;
 }
@@ -292,9 +325,10 @@ int sandbox_setup_mounts(const struct sandbox_spec *s, const struct sandbox_prep
                                   "docker --security-opt unmask=ALL; docs/KUBERNETES.md)",
                                   strerror(errno));
         trace_mark("init: dev, proc");
-        if (place_workspace(s, ovl) < 0)
+        if (place_workspace(s, ovl) < 0 || mask_secrets(s, p) < 0)
                 return -1;
-        return mask_secrets(s);
+        trace_mark("init: masks");
+        return mount_caches(&p->caches);
 }
 
 /* Kernel knobs under /proc are checked against the writer's uid, not its capabilities: as

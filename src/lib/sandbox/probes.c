@@ -293,6 +293,14 @@ int sandbox_doctor(const char *dir, const char *lower, struct txbox_probe *out, 
                   "%s",
                   guard_notify_available() ? "execve/execveat can be checked by the supervisor"
                                            : "SECCOMP_RET_USER_NOTIF unavailable");
+        bool conn = guard_notify_available() && sockconn_available();
+        probe_set(&all[n++], "unix sockets", conn, false,
+                  "no unix socket can be made in the sandbox (multiprocessing.Manager, test servers fail with "
+                  "EPERM); --allow-unix-sockets lets them, and the host's sockets, through",
+                  "%s", conn ? "connect() made by the supervisor: the sandbox's own in /tmp and /dev/shm, never "
+                               "the host's"
+                             : "seccomp user notification or pidfd_getfd unavailable, or Yama's ptrace_scope "
+                               "above 1");
         probe_set(&all[n++], "Landlock", abi > 0, false,
                   "writes are confined by mounts only (read-only root), without a second, path-based layer",
                   "ABI %d%s", abi,

@@ -58,18 +58,28 @@ static bool writable_terminal(int fd)
         return fl >= 0 && (fl & O_ACCMODE) != O_RDONLY && isatty(fd);
 }
 
-/* Where the program may write, for Landlock: the workspace, the private /tmp and /dev nodes.
+/* Where the program may write, for Landlock: the workspace, the private /tmp and /dev nodes,
+ * the caches mounted over the tools' cache paths.
  * Not its standard streams: Landlock checks opens, not writes through descriptors the
  * program already has, so they need no grant; and a grant on /proc/self/fd/N is one on
  * whatever the caller passed there: a file given as stdin (read-only) could be reopened
  * for writing, a directory given as stdin filled with files.  Only a terminal on stdout
  * or stderr, open for writing, is granted (the program writes to it anyway), so that
  * "echo x >/dev/stderr" still reaches it; the host's terminal is not under /dev/pts here. */
-static int apply_landlock(const struct sandbox_spec *s)
+#define LANDLOCK_FIXED_PATHS 16
+
+static int apply_landlock(const struct sandbox_spec *s, const struct sandbox_prep *p)
 {
-        const char *paths[16] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
-                                 "/dev/full", "/dev/tty", "/proc"};
+        const struct sandbox_caches *c = &p->caches;
+        const char *paths[LANDLOCK_FIXED_PATHS + c->n];
         size_t n = 9;
+        const char *fixed[] = {s->workspace, "/tmp", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero",
+                               "/dev/full", "/dev/tty", "/proc"};
+
+        memcpy(paths, fixed, sizeof(fixed));
+        for (size_t i = 0; i < c->n; i++)
+                if (c->v[i].mounted)
+                        paths[n++] = c->v[i].target;
         if (writable_terminal(1))
                 paths[n++] = "/proc/self/fd/1";
         if (writable_terminal(2))
@@ -235,7 +245,7 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
                 SETUP_FAIL("cannot make the program readable to the exec check: %s", strerror(errno));
                 _exit(TXBOX_EXIT_TXBOX);
         }
-        if (apply_landlock(s) < 0)
+        if (apply_landlock(s, p) < 0)
                 _exit(TXBOX_EXIT_TXBOX);
         trace_mark("program: landlocked");
         if (apply_seccomp(p) < 0)

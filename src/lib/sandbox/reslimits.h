@@ -11,7 +11,13 @@
 #include "txbox.h"
 
 /* Fill the defaults for zero fields; upper is the upper layer (for the free-space default). */
-void limits_resolve(const struct txbox_limits *in, const char *upper, struct txbox_limits *out);
+/* Where each resolved limit came from, for messages: the option, the environment variable,
+ * or which default (a limit the user never set must not be named as if they had). */
+struct limit_origins {
+        char disk[128], files[128];
+};
+void limits_resolve(const struct txbox_limits *in, const char *upper, struct txbox_limits *out,
+                    struct limit_origins *why);
 /* In the program's process before exec: rlimits (per process). Returns 0 or -errno. */
 int limits_apply_rlimits(const struct txbox_limits *l);
 /* In the sandbox's init after /proc is mounted: bound the number of pids of the pid
@@ -62,6 +68,7 @@ bool limits_memory_exceeded(const struct limits_usage *u, uint64_t limit, uint64
 
 struct disk_meter {
         const char *upper, *work;
+        const struct limit_origins *why;
         uint64_t limit, files_limit, slack, files_slack;
         bool have_base, have_inodes;
         uint64_t base_avail, base_ffree; /* the file system at the start of the run */
@@ -69,7 +76,7 @@ struct disk_meter {
         int64_t next_walk, walk_gap;
 };
 void disk_meter_start(struct disk_meter *m, const char *upper, const char *work,
-                      const struct txbox_limits *l);
+                      const struct txbox_limits *l, const struct limit_origins *why);
 /* LIMIT_NONE, or LIMIT_DISK / LIMIT_FILES with detail saying what was measured.  held*: the
  * sandbox's deleted files still open (from init).  walk: walk the layers now (the final
  * check, once everything has stopped: the free-space rule is skipped then). */

@@ -167,7 +167,7 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
         extern char **environ;
         int r;
 
-        limits_resolve(&s->limits, s->upper, &p->limits);
+        limits_resolve(&s->limits, s->upper, &p->limits, &p->limits_why);
         limits_tmpfs_options(&p->limits, p->tmpfs_opts, sizeof(p->tmpfs_opts));
         struct stat st;
         p->upper_dev = s->upper && stat(s->upper, &st) == 0 ? st.st_dev : 0;
@@ -183,12 +183,27 @@ static int prepare(const struct sandbox_spec *s, struct sandbox_prep *p, struct 
                               "--max-cpus needs a cgroup with the cpu controller, and none can be had "
                               "here (txbox doctor says why)");
         p->last_cap = read_last_cap();
-        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) | (s->allow_unix_sockets ? GUARD_ALLOW_UNIX : 0);
+        /* Unix sockets: the user's opt-in lets every connect through; else, where the
+         * supervisor can take the program's sockets, it makes every connect itself and only
+         * the sandbox's own unix sockets are reachable; else none can be made. */
+        p->guard = (s->exec_check ? GUARD_NOTIFY_EXEC : 0) |
+                   (s->allow_unix_sockets                                   ? GUARD_ALLOW_UNIX
+                    : guard_notify_available() && sockconn_available() ? GUARD_NOTIFY_CONNECT
+                                                                            : 0);
         if ((r = guard_seccomp_prepare(p->guard, s->state_dir, err)) < 0)
                 return r;
         limits_filter_env(environ, s->env_keep, &p->envp, res->env_dropped, sizeof(res->env_dropped));
         if (s->net == TXBOX_NET_ALLOW)
                 add_proxy_env(&p->envp);
+        /* The home's view: what init hides, and the caches it mounts (made here, as the
+         * user, before anything of the sandbox runs). */
+        sandbox_hidden_paths(s->home, s->workspace, s->hide, &p->hidden);
+        if (s->cache_root && s->home) {
+                sandbox_caches_plan(s->cache_root, s->cache_paths, s->home, s->workspace, s->state_dir,
+                                    p->hidden.v, true, &p->caches);
+                sandbox_caches_env(&p->caches, s->home, s->workspace, &p->envp);
+        }
+        sandbox_hidden_present(&p->hidden, s->home); /* after the plan, which may make some */
         res->landlock_abi = guard_landlock_abi();
         return 0;
 }
@@ -212,6 +227,8 @@ static void sandbox_free(struct sandbox *sb)
         if (sb->blocked)
                 sigprocmask(SIG_SETMASK, &sb->old, NULL);
         free(sb->prep.envp);
+        strvec_clear(&sb->prep.hidden);
+        sandbox_caches_free(&sb->prep.caches);
         netproxy_stop(sb->prep.proxy, NULL, 0);
         free(sb->prep.rules);
         cgroup_tx_destroy(sb->prep.cg); /* init is gone (else it was handed to defer_reap) */
@@ -544,8 +561,9 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         }
         struct supervise sv = {.pid = sb->pid, .statusfd = sb->statusfd, .errfd = sb->errfd, .listener = -1,
                                .timeout_s = s->timeout_s, .spec = s, .prep = &sb->prep, .sigfd = sigfd};
+        sockconn_init(&sv.conn, s->net != TXBOX_NET_HOST);
         /* The file system's free space from here on is the program's to answer for. */
-        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits);
+        disk_meter_start(&sv.disk, s->upper, s->work, &sb->prep.limits, &sb->prep.limits_why);
         /* A sandbox that died while setting up shows it on its status and error pipes, and its
          * reason on the error pipe.  One that is alive but was not given the program would
          * wait for it for ever: end it, and say so below if it left no reason of its own. */
@@ -555,6 +573,9 @@ int sandbox_exec(struct sandbox *sb, char *const argv[], const char *cwd, struct
         }
         sv.notify_sock = TAKE_FD(sb->sock);
         sandbox_supervise_wait(&sv, res);
+        res->unix_refused = sv.conn.refused;
+        snprintf(res->unix_refused_path, sizeof(res->unix_refused_path), "%s", sv.conn.refused_path);
+        sockconn_free(&sv.conn);
         trace_mark("program exited");
         netproxy_stop(TAKE_PTR(sb->prep.proxy), res->net_log, sizeof(res->net_log));
         closep(&sv.notify_sock);

@@ -47,6 +47,12 @@ struct sandbox_spec {
         const char *work;      /* absolute; same filesystem as upper, empty */
         const char *state_dir; /* hidden inside the sandbox */
         const char *home;      /* secrets beneath it are hidden; may be NULL */
+        /* The home's view (home.c): more paths to hide (absolute; NULL-terminated, may be
+         * NULL), and the private cache root mounted over the tools' cache paths (NULL: no
+         * caches) with those paths, home-relative (NULL: the built-in list). */
+        char *const *hide;
+        const char *cache_root;
+        char *const *cache_paths;
         char *const *argv;
         const char *cwd; /* absolute; where the program starts */
         enum txbox_net_mode net;
@@ -70,8 +76,56 @@ struct sandbox_spec {
         struct txbox_watch *watch;      /* a server's: watched while the program runs; may be NULL */
 };
 
+/* ---- the home's view (home.c) ---- */
+
 /* Paths beneath $HOME that hold credentials: masked (empty) inside the sandbox. */
 extern const char *const sandbox_secret_paths[];
+/* Environment variables that name credential files or directories (hidden too). */
+extern const char *const sandbox_secret_envs[];
+/* Every path a sandbox of workspace hides besides its state dir: the secret paths under
+ * home (and under XDG_CONFIG_HOME and XDG_DATA_HOME where set elsewhere), what the secret
+ * variables of our environment name, and extra (absolute); lexically normal, none that is
+ * the root or holds the workspace, each once.  Appended to out (malloc'd strings). */
+void sandbox_hidden_paths(const char *home, const char *workspace, char *const *extra, struct strvec *out);
+/* Keep only the paths of hidden that exist on the host now (a name below home is looked up
+ * in its directory's listing, read once; the rest with lstat): what init then masks.  A
+ * path missing here holds no secret of the host's; one that appears in the moment before
+ * init masks would be missed, as would any made after. */
+void sandbox_hidden_present(struct strvec *hidden, const char *home);
+/* The built-in cache paths, home-relative: the i-th, or NULL past the last. */
+const char *sandbox_default_cache(size_t i);
+
+/* One cache path of the plan. */
+struct sandbox_cache {
+        char *rel;       /* home-relative */
+        char *target;    /* mounted: where (the host's path, every link followed) */
+        char *source;    /* mounted: ROOT/rel, made by the plan */
+        char *env;       /* redirected: the "VAR=VALUE" the program gets instead, or NULL
+                          * when another path of the same tool sets it */
+        const char *why; /* not mounted: why (a constant string) */
+        bool mounted, redirected;
+};
+struct sandbox_caches {
+        char *root;            /* the private cache root */
+        char *off;             /* no caches at all: why; or NULL */
+        char *xdg;             /* the XDG_CACHE_HOME the program gets instead of ours, or NULL */
+        struct sandbox_cache *v;
+        size_t n;
+};
+/* Plan the writable caches of a sandbox: rels (home-relative or "~/x"; NULL: the built-in
+ * list) under home, each mounted from root/REL unless it overlaps the workspace or the
+ * state dir, lies in a hidden path (hidden: sandbox_hidden_paths), or cannot be had (a
+ * missing path is made when only its last component is missing, ~/.cache included, else
+ * a tool that has a variable for it is sent to ~/.cache/TOOL).  create: make the root and
+ * its directories (a run); false: only look (txbox doctor).  A cache that cannot be had is
+ * left out with its reason, never an error.  Free with sandbox_caches_free. */
+int sandbox_caches_plan(const char *root, char *const *rels, const char *home, const char *workspace,
+                        const char *state_mask, char *const *hidden, bool create, struct sandbox_caches *out);
+void sandbox_caches_free(struct sandbox_caches *c);
+/* The program's environment with the plan's variables (a tool sent to ~/.cache, and
+ * XDG_CACHE_HOME when ours points where the sandbox cannot write); *envp is replaced, its
+ * strings kept (the new ones belong to c). */
+void sandbox_caches_env(struct sandbox_caches *c, const char *home, const char *workspace, char ***envp);
 
 /* Run spec->argv; returns when the program and every process it left are gone. */
 /* Collect the inits of finished sandboxes (their exit overlaps the commit); with wait,

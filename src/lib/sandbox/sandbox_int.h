@@ -12,6 +12,7 @@
 
 #include "sandbox/sandbox.h"
 #include "sandbox/reslimits.h"
+#include "sandbox/sockconn.h"
 
 struct cgroup_tx;
 struct netproxy;
@@ -26,6 +27,7 @@ struct sandbox_meter {
 /* What the supervisor prepares before clone for the children (they share its memory copy). */
 struct sandbox_prep {
         struct txbox_limits limits; /* resolved */
+        struct limit_origins limits_why; /* where each came from (messages) */
         char **envp;                /* filtered environment of the program */
         unsigned guard;             /* seccomp filter variant (GUARD_*) */
         int notify_sock;            /* children's end: the program sends its listener here */
@@ -38,6 +40,8 @@ struct sandbox_prep {
         struct netproxy_rule *rules; /* --net=allow */
         size_t nrules;
         struct netproxy *proxy;      /* the supervisor's: its proxy process, forked before clone */
+        struct strvec hidden;        /* sandbox_hidden_paths: masked by init */
+        struct sandbox_caches caches; /* mounted by init */
 };
 
 /* What init reports when the program ends. */
@@ -115,6 +119,7 @@ struct supervise {
         const struct sandbox_spec *spec;
         struct sandbox_prep *prep;
         struct disk_meter disk;
+        struct sockconn conn; /* the program's connects (GUARD_NOTIFY_CONNECT) */
         int limit;
         char detail[256];
 };

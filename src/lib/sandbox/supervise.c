@@ -215,9 +215,11 @@ static void supervise_end(struct supervise *sv, struct txbox_run_result *res, st
         if (sv->limit == LIMIT_NONE &&
             (res->signal == SIGXFSZ || res->exit_code == TXBOX_EXIT_SIGNAL + SIGXFSZ)) {
                 snprintf(res->limit_hit, sizeof(res->limit_hit), "disk");
+                char lim[32];
+                human_size(sv->prep->limits.disk, lim, sizeof(lim));
                 snprintf(res->limit_detail, sizeof(res->limit_detail),
-                         "a file reached the disk limit of %.1f MiB (--max-disk; RLIMIT_FSIZE sends SIGXFSZ)",
-                         (double)sv->prep->limits.disk / (1 << 20));
+                         "a file reached the disk limit of %s (%s; RLIMIT_FSIZE sends SIGXFSZ)", lim,
+                         sv->prep->limits_why.disk);
         }
 }
 
@@ -231,10 +233,11 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
         bool got = false;
 
         for (;;) {
-                struct pollfd p[5] = {
+                struct pollfd p[6] = {
                         {.fd = sv->statusfd, .events = POLLIN}, {.fd = sv->sigfd, .events = POLLIN},
-                        {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN}};
-                size_t np = 4;
+                        {.fd = sv->notify_sock, .events = POLLIN}, {.fd = sv->listener, .events = POLLIN},
+                        {.fd = sockconn_fd(&sv->conn), .events = POLLIN}};
+                size_t np = 5;
                 struct pollfd *w = watch_pollfd(sv->spec->watch, p, &np);
                 int n = poll(p, np, poll_timeout(deadline, next_check));
                 if (n < 0 && errno == EINTR)
@@ -251,6 +254,9 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                 if (mono_us() >= next_check) {
                         check_limits(sv, false);
                         next_check = mono_us() + LIMIT_POLL_US;
+                        /* unix connects waiting for a backlog, and those given up */
+                        if (sv->listener >= 0 && sv->conn.npend)
+                                sockconn_service(&sv->conn, sv->listener);
                 }
                 if (p[1].revents & POLLIN) {
                         struct signalfd_siginfo si;
@@ -266,8 +272,11 @@ void sandbox_supervise_wait(struct supervise *sv, struct txbox_run_result *res)
                 }
                 if (p[2].revents)
                         receive_listener(sv);
+                if (p[4].revents && sv->listener >= 0)
+                        sockconn_service(&sv->conn, sv->listener); /* inet connects completed */
                 if (p[3].revents & POLLIN) {
-                        if (guard_notify_handle(sv->listener, sv->spec->exec_check, sv->spec->exec_ctx) < 0)
+                        if (guard_notify_handle(sv->listener, sv->spec->exec_check, sv->spec->exec_ctx,
+                                                &sv->conn) < 0)
                                 closep(&sv->listener); /* pending execs then fail (ENOSYS) */
                 } else if (p[3].revents & (POLLHUP | POLLERR | POLLNVAL)) {
                         closep(&sv->listener); /* no process left under the filter */

@@ -36,6 +36,7 @@ static const char schema_sql[] =
         "CREATE TABLE path(tx_seq INTEGER NOT NULL REFERENCES tx(seq), path TEXT NOT NULL,"
         " change TEXT NOT NULL, PRIMARY KEY(tx_seq, path));"
         "CREATE INDEX path_path ON path(path);"
+        SAVEPOINT_TABLE_SQL ";"
         "INSERT INTO meta(key, value) VALUES('schema_version', '1');";
 
 /* Path rows of committed transactions after commit ?1 (the outcome name is txbox_outcome_name's),
@@ -92,6 +93,11 @@ static const char *const st_sql[ST__MAX] = {
         [ST_RECENT_SUBTREE] = RECENT_SQL SUBTREE_SQL,
         [ST_RECENT_EQ] = RECENT_SQL " AND p.path = ?2",
         [ST_RECENT_ALL] = RECENT_SQL,
+        [ST_SAVEPOINTS_OF] = "SELECT sp, argv, exit_code, signal, outcome, started_ms, duration_ms"
+                             " FROM savepoint WHERE tx_seq = ?1 ORDER BY step",
+        [ST_DELETE_SAVEPOINTS] = "DELETE FROM savepoint WHERE tx_seq = ?1",
+        [ST_INSERT_SAVEPOINT] = "INSERT INTO savepoint(tx_seq, step, sp, argv, exit_code, signal, outcome,"
+                                " started_ms, duration_ms) VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
 };
 
 /* Checkpoints.  Every txbox process is a new first connection, which re-reads the whole WAL
@@ -293,6 +299,28 @@ int audit_query_text(struct audit *a, const char *sql, char **out)
         if (rc == SQLITE_ROW)
                 *out = xstrdup_or_null(col_text(st, 0));
         return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+bool audit_has_savepoints(struct audit *a)
+{
+        _cleanup_free_ char *n = NULL;
+
+        if (a->has_savepoints <= 0 &&
+            audit_query_text(a, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'savepoint'",
+                             &n) == SQLITE_OK)
+                a->has_savepoints = n && !strcmp(n, "1");
+        return a->has_savepoints > 0;
+}
+
+int audit_ensure_savepoints(struct audit *a, struct txbox_error *err)
+{
+        if (audit_has_savepoints(a))
+                return 0;
+        int rc = sqlite3_exec(a->db, SAVEPOINT_TABLE_SQL, NULL, NULL, NULL);
+        if (rc != SQLITE_OK)
+                return audit_db_fail(a, rc, err, "add its savepoint table");
+        a->has_savepoints = 1;
+        return 0;
 }
 
 static int parse_positive(const char *s)
@@ -533,6 +561,7 @@ int audit_open(const char *path, struct audit **out, struct txbox_error *err)
         _cleanup_(audit_closep) struct audit *a = xcalloc(1, sizeof(*a));
         int r;
 
+        a->has_savepoints = -1;
         a->path = xstrdup(path);
         if ((r = connect_db(a, err)) < 0)
                 return r;
@@ -548,6 +577,7 @@ int audit_open_deferred(const char *path, struct audit **out, struct txbox_error
         if (r < 0)
                 return r;
         struct audit *a = xcalloc(1, sizeof(*a));
+        a->has_savepoints = -1;
         a->path = xstrdup(path);
         *out = a;
         return 0;

@@ -68,6 +68,10 @@ int audit_list(struct audit *a, int limit, struct txbox_record **out, size_t *n,
 /* Records whose outcome is one of the given (e.g. RUNNING, COMMITTING, UNDOING). */
 int audit_list_outcomes(struct audit *a, const enum txbox_outcome *outcomes, size_t noutcomes,
                         struct txbox_record **out, size_t *n, struct txbox_error *err);
+/* Committed (not undone) records with commit_seq >= from, oldest commit first, at most max,
+ * with their paths (sorted). */
+int audit_commits_from(struct audit *a, int64_t from, int max, struct txbox_record **out, size_t *n,
+                       struct txbox_error *err);
 /* The newest committed (not undone) record that changed something, by commit_seq:
  * -ENOENT when none (a committed no-op is nothing to undo). */
 int audit_newest_committed(struct audit *a, struct txbox_record *out, struct txbox_error *err);

@@ -37,11 +37,25 @@ enum st {
         ST_NEXT_COMMIT_SEQ, ST_LATER_COMMITS,
         /* The three of each plan in this order (find_overlaps, auditread.c). */
         ST_OVERLAP_SUBTREE, ST_OVERLAP_EQ, ST_OVERLAP_ALL, ST_RECENT_SUBTREE, ST_RECENT_EQ, ST_RECENT_ALL,
+        /* A session's savepoints (the table may be missing from a log made before it: see
+         * audit_has_savepoints). */
+        ST_SAVEPOINTS_OF, ST_DELETE_SAVEPOINTS, ST_INSERT_SAVEPOINT,
         ST__MAX,
 };
 
+/* A session's commands, one row each in the order they ran (txbox_savepoint).  Added to
+ * schema 1 without a new version: a log made before it gets the table at its first session
+ * (CREATE ... IF NOT EXISTS, audit_ensure_savepoints), and a txbox that predates it never
+ * reads it. */
+#define SAVEPOINT_TABLE_SQL                                                                          \
+        "CREATE TABLE IF NOT EXISTS savepoint(tx_seq INTEGER NOT NULL REFERENCES tx(seq),"          \
+        " step INTEGER NOT NULL, sp INTEGER NOT NULL, argv TEXT NOT NULL, exit_code INTEGER,"        \
+        " signal INTEGER, outcome TEXT NOT NULL, started_ms INTEGER, duration_ms INTEGER,"           \
+        " PRIMARY KEY(tx_seq, step))"
+
 struct audit {
         sqlite3 *db;
+        int has_savepoints; /* the savepoint table: -1 not known yet, 0 absent, 1 there */
         char *path;
         sqlite3_stmt *st[ST__MAX];
         atomic_int wal_frames; /* in the WAL after our last write (wal_hook) */
@@ -78,6 +92,9 @@ int audit_tx_begin(struct audit *a, bool write, struct txbox_error *err);
 int audit_tx_end(struct audit *a, int r, struct txbox_error *err);
 /* One value of a one-off query as text (NULL when no row or NULL); an SQLite result code. */
 int audit_query_text(struct audit *a, const char *sql, char **out);
+/* Is the savepoint table there (asked once per connection)?  Make it (inside a write). */
+bool audit_has_savepoints(struct audit *a);
+int audit_ensure_savepoints(struct audit *a, struct txbox_error *err);
 
 /* Cached statements go back to the cache reset: a statement left mid-result would hold
  * the read snapshot open. */

@@ -147,6 +147,36 @@ static int load_paths(struct audit *a, struct txbox_record *rec, struct txbox_er
                                  : audit_db_fail(a, rc, err, "read the paths of transaction '%s'", rec->id);
 }
 
+/* A session's savepoint rows (none for other transactions, or in a log made before the
+ * table); on failure what was added stays for clearing. */
+static int load_savepoints(struct audit *a, struct txbox_record *rec, struct txbox_error *err)
+{
+        _cleanup_reset_ sqlite3_stmt *st = NULL;
+        int rc;
+
+        if (!audit_has_savepoints(a))
+                return 0;
+        rc = audit_stmt(a, ST_SAVEPOINTS_OF, &st);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int64(st, 1, rec->seq);
+        while (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+                _cleanup_strv_ char **argv = NULL;
+                int outcome = txbox_sp_outcome_parse(col_text(st, 4));
+                if (text_to_argv(col_text(st, 1), &argv) < 0 || outcome < 0)
+                        return audit_unreadable(a, err, "a savepoint row of session '%s' is bad", rec->id);
+                struct txbox_savepoint *sp = record_add_savepoint(rec, argv);
+                sp->n = sqlite3_column_int(st, 0);
+                sp->exit_code = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2);
+                sp->signal = sqlite3_column_int(st, 3);
+                sp->outcome = (enum txbox_sp_outcome)outcome;
+                sp->started_ms = sqlite3_column_int64(st, 5);
+                sp->duration_ms = sqlite3_column_int64(st, 6);
+                rc = SQLITE_OK;
+        }
+        return rc == SQLITE_DONE ? 0
+                                 : audit_db_fail(a, rc, err, "read the commands of session '%s'", rec->id);
+}
+
 /* Step a TX_COLS query once: 1 and *rec filled (without paths) when a row came, 0 when none. */
 static int read_row(struct audit *a, sqlite3_stmt *st, struct txbox_record *rec,
                     struct txbox_error *err)
@@ -178,7 +208,8 @@ static int read_rows(struct audit *a, sqlite3_stmt *st, struct txbox_record **v,
                 ++*n;
         }
         for (size_t i = 0; r >= 0 && i < *n; i++)
-                r = load_paths(a, &(*v)[i], err);
+                if ((r = load_paths(a, &(*v)[i], err)) >= 0)
+                        r = load_savepoints(a, &(*v)[i], err);
         return r;
 }
 
@@ -301,7 +332,9 @@ static int find_record(struct audit *a, const char *id, struct txbox_record *rec
         }
         if (r == 0)
                 return audit_no_such_tx(err, id);
-        return r < 0 ? r : load_paths(a, rec, err);
+        if (r > 0 && (r = load_paths(a, rec, err)) >= 0)
+                r = load_savepoints(a, rec, err);
+        return r;
 }
 
 int audit_get(struct audit *a, const char *id, struct txbox_record *out, struct txbox_error *err)
@@ -372,6 +405,24 @@ int audit_list_outcomes(struct audit *a, const enum txbox_outcome *outcomes, siz
         return read_records(a, st, out, n, err);
 }
 
+int audit_commits_from(struct audit *a, int64_t from, int max, struct txbox_record **out, size_t *n,
+                       struct txbox_error *err)
+{
+        CONNECT(a, err);
+        _cleanup_finalize_ sqlite3_stmt *st = NULL;
+        int rc = sqlite3_prepare_v2(a->db,
+                                    "SELECT " TX_COLS " FROM tx WHERE outcome = 'committed' AND commit_seq >= ?1"
+                                    " ORDER BY commit_seq LIMIT ?2",
+                                    -1, &st, NULL);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int64(st, 1, from);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int(st, 2, max > 0 ? max : -1);
+        if (rc != SQLITE_OK)
+                return audit_db_fail(a, rc, err, "list its commits");
+        return read_records(a, st, out, n, err);
+}
+
 int audit_newest_committed(struct audit *a, struct txbox_record *out, struct txbox_error *err)
 {
         CONNECT(a, err);
@@ -389,8 +440,8 @@ int audit_newest_committed(struct audit *a, struct txbox_record *out, struct txb
         sqlite3_reset(st);
         if (r == 0)
                 r = tx_err(err, ENOENT, "no committed transaction in this workspace's log");
-        else if (r > 0)
-                r = load_paths(a, &rec, err);
+        else if (r > 0 && (r = load_paths(a, &rec, err)) >= 0)
+                r = load_savepoints(a, &rec, err);
         r = audit_tx_end(a, r, err);
         if (r < 0) {
                 txbox_record_clear(&rec);
@@ -573,7 +624,8 @@ int audit_changes(struct audit *a, int64_t since, int limit, struct txbox_record
                 cs[nv++] = sqlite3_column_int64(st, C_MESSAGE + 1);
         }
         for (size_t i = 0; r >= 0 && i < nv; i++)
-                r = load_paths(a, &v[i], err);
+                if ((r = load_paths(a, &v[i], err)) >= 0)
+                        r = load_savepoints(a, &v[i], err);
         sqlite3_reset(st);
         if ((r = audit_tx_end(a, r, err)) < 0) {
                 txbox_records_free(v, nv);

@@ -105,6 +105,41 @@ static int bind_record(sqlite3_stmt *st, const struct txbox_record *rec, const c
 
 /* ---- writes ---- */
 
+/* A session's savepoint rows, all of them again (a session has at most a few dozen). */
+static int write_savepoints(struct audit *a, int64_t seq, const struct txbox_record *rec,
+                            struct txbox_error *err)
+{
+        _cleanup_reset_ sqlite3_stmt *del = NULL, *ins = NULL;
+        int r = audit_ensure_savepoints(a, err), rc;
+
+        if (r < 0)
+                return r;
+        rc = audit_stmt(a, ST_DELETE_SAVEPOINTS, &del);
+        if (rc == SQLITE_OK)
+                rc = sqlite3_bind_int64(del, 1, seq);
+        if (rc == SQLITE_OK)
+                rc = step_done(del);
+        if (rc == SQLITE_OK)
+                rc = audit_stmt(a, ST_INSERT_SAVEPOINT, &ins);
+        for (size_t i = 0; rc == SQLITE_OK && i < rec->nsavepoints; i++) {
+                const struct txbox_savepoint *sp = &rec->savepoints[i];
+                _cleanup_free_ char *argv_text = argv_to_text(sp->argv);
+                struct binder b = { ins, SQLITE_OK };
+                sqlite3_reset(ins);
+                bind_int(&b, 1, seq, false);
+                bind_int(&b, 2, (int64_t)i + 1, false);
+                bind_int(&b, 3, sp->n, false);
+                bind_text(&b, 4, argv_text);
+                bind_int(&b, 5, sp->exit_code, sp->exit_code < 0);
+                bind_int(&b, 6, sp->signal, sp->signal == 0);
+                bind_text(&b, 7, txbox_sp_outcome_name(sp->outcome));
+                bind_int(&b, 8, sp->started_ms, false);
+                bind_int(&b, 9, sp->duration_ms, false);
+                rc = b.rc == SQLITE_OK ? step_done(ins) : b.rc;
+        }
+        return rc == SQLITE_OK ? 0 : audit_db_fail(a, rc, err, "record the commands of session '%s'", rec->id);
+}
+
 static int write_row(struct audit *a, enum st which, const struct txbox_record *rec,
                      struct txbox_error *err)
 {
@@ -164,6 +199,8 @@ int audit_insert(struct audit *a, struct txbox_record *rec, struct txbox_error *
                 seq = sqlite3_last_insert_rowid(a->db);
                 r = insert_paths(a, seq, rec, err);
         }
+        if (r >= 0 && rec->nsavepoints)
+                r = write_savepoints(a, seq, rec, err);
         r = audit_tx_end(a, r, err);
         if (r < 0)
                 return r;
@@ -221,6 +258,8 @@ static int update(struct audit *a, const struct txbox_record *rec, bool paths, s
                 r = delete_paths(a, seq, err);
         if (r >= 0 && paths)
                 r = insert_paths(a, seq, rec, err);
+        if (r >= 0 && paths && rec->nsavepoints)
+                r = write_savepoints(a, seq, rec, err);
         r = audit_tx_end(a, r, err);
         return r < 0 ? r : 0;
 }

@@ -14,6 +14,13 @@ static const char *const change_names[] = {
         [TXBOX_DELETED] = "deleted",
 };
 
+static const char *const sp_outcome_names[] = {
+        [TXBOX_SP_KEPT] = "kept",
+        [TXBOX_SP_DROPPED] = "dropped",
+        [TXBOX_SP_DENIED] = "denied",
+        [TXBOX_SP_ROLLED_BACK] = "rolled_back",
+};
+
 static int name_index(const char *const *names, size_t n, const char *s)
 {
         if (!s)
@@ -35,6 +42,16 @@ TXBOX_API const char *txbox_change_name(enum txbox_change c)
         return (unsigned)c < ARRAY_SIZE(change_names) ? change_names[c] : "unknown";
 }
 
+TXBOX_API const char *txbox_sp_outcome_name(enum txbox_sp_outcome o)
+{
+        return (unsigned)o < ARRAY_SIZE(sp_outcome_names) ? sp_outcome_names[o] : "unknown";
+}
+
+int txbox_sp_outcome_parse(const char *s)
+{
+        return name_index(sp_outcome_names, ARRAY_SIZE(sp_outcome_names), s);
+}
+
 int txbox_outcome_parse(const char *s)
 {
         return name_index(outcome_names, ARRAY_SIZE(outcome_names), s);
@@ -46,6 +63,23 @@ int txbox_change_parse(const char *s)
 }
 
 /* ---- freeing and copying ---- */
+
+void record_clear_savepoints(struct txbox_record *rec)
+{
+        for (size_t i = 0; i < rec->nsavepoints; i++)
+                strv_free(rec->savepoints[i].argv);
+        free(rec->savepoints);
+        rec->savepoints = NULL;
+        rec->nsavepoints = 0;
+}
+
+struct txbox_savepoint *record_add_savepoint(struct txbox_record *rec, char *const *argv)
+{
+        rec->savepoints = xrealloc(rec->savepoints, (rec->nsavepoints + 1) * sizeof(*rec->savepoints));
+        struct txbox_savepoint *sp = &rec->savepoints[rec->nsavepoints++];
+        *sp = (struct txbox_savepoint){.argv = strv_dup(argv), .exit_code = -1};
+        return sp;
+}
 
 static void free_changes(struct txbox_record *rec)
 {
@@ -76,6 +110,17 @@ void record_set_changes(struct txbox_record *rec, const struct txbox_path *paths
         rec->nviolations = nviolations;
 }
 
+void record_set_paths(struct txbox_record *rec, const struct txbox_path *paths, size_t npaths)
+{
+        for (size_t i = 0; i < rec->npaths; i++)
+                free(rec->paths[i].path);
+        free(rec->paths);
+        rec->paths = xcalloc(npaths + 1, sizeof(*rec->paths));
+        for (size_t i = 0; i < npaths; i++)
+                rec->paths[i] = (struct txbox_path){xstrdup(paths[i].path), paths[i].change};
+        rec->npaths = npaths;
+}
+
 TXBOX_API void txbox_record_clear(struct txbox_record *rec)
 {
         if (!rec)
@@ -89,6 +134,7 @@ TXBOX_API void txbox_record_clear(struct txbox_record *rec)
         free(rec->message);
         free(rec->env_dropped);
         free(rec->net_log);
+        record_clear_savepoints(rec);
         memset(rec, 0, sizeof(*rec));
 }
 
@@ -116,6 +162,11 @@ void record_copy(struct txbox_record *dst, const struct txbox_record *src)
         for (size_t i = 0; i < src->npaths; i++) {
                 dst->paths[i].path = xstrdup_or_null(src->paths[i].path);
                 dst->paths[i].change = src->paths[i].change;
+        }
+        dst->savepoints = src->nsavepoints ? xcalloc(src->nsavepoints, sizeof(*dst->savepoints)) : NULL;
+        for (size_t i = 0; i < src->nsavepoints; i++) {
+                dst->savepoints[i] = src->savepoints[i];
+                dst->savepoints[i].argv = strv_dup(src->savepoints[i].argv);
         }
         dst->violations = src->nviolations ? xcalloc(src->nviolations, sizeof(*dst->violations))
                                            : NULL;
@@ -344,6 +395,27 @@ static json_t *violations_json(const struct txbox_record *rec)
         return arr;
 }
 
+/* A session's commands: what ran and how each ended. */
+static json_t *savepoints_json(const struct txbox_record *rec)
+{
+        json_t *arr = json_nonnull(json_array());
+        for (size_t i = 0; i < rec->nsavepoints; i++) {
+                const struct txbox_savepoint *sp = &rec->savepoints[i];
+                json_t *o = json_nonnull(json_object());
+                /* Keys of their own: a line-oriented reader of the record (grep '"outcome"')
+                 * must not take a command's for the session's. */
+                json_obj_set(o, "n", json_integer(sp->n));
+                json_obj_set(o, "command", argv_json(sp->argv));
+                json_obj_set(o, "result", json_text(txbox_sp_outcome_name(sp->outcome)));
+                json_obj_set(o, "exit", json_int_or_null(sp->exit_code, sp->exit_code < 0));
+                json_obj_set(o, "killed_by", json_int_or_null(sp->signal, sp->signal == 0));
+                json_obj_set(o, "start_ms", json_int_or_null(sp->started_ms, false));
+                json_obj_set(o, "time_ms", json_int_or_null(sp->duration_ms, false));
+                json_arr_add(arr, o);
+        }
+        return arr;
+}
+
 json_t *record_to_json(const struct txbox_record *rec)
 {
         char id[sizeof(rec->id) + 1];
@@ -387,6 +459,8 @@ json_t *record_to_json(const struct txbox_record *rec)
                 json_obj_set(o, "changes_hex", h);
         if (rec->cwd && !utf8_valid(rec->cwd))
                 json_obj_set(o, "cwd_hex", json_hex_if_lossy(rec->cwd));
+        if (rec->nsavepoints)
+                json_obj_set(o, "savepoints", savepoints_json(rec));
         return o;
 }
 

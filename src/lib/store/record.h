@@ -12,6 +12,13 @@
 int txbox_outcome_parse(const char *s);
 /* The enum value for a name from txbox_change_name(); -1 when unknown or NULL. */
 int txbox_change_parse(const char *s);
+/* The enum value for a name from txbox_sp_outcome_name(); -1 when unknown or NULL. */
+int txbox_sp_outcome_parse(const char *s);
+
+/* A session's savepoints: free them all; append one for argv (copied; exit_code -1, the
+ * rest zero), returned to fill in. */
+void record_clear_savepoints(struct txbox_record *rec);
+struct txbox_savepoint *record_add_savepoint(struct txbox_record *rec, char *const *argv);
 
 /* The record as a new JSON object (the docs/CONTRACT.md fields, then cwd, started_ms, message,
  * commit_seq).  Never NULL (aborts on out-of-memory, like xmalloc). */
@@ -21,6 +28,8 @@ json_t *record_to_json(const struct txbox_record *rec);
  * cleared record.  src's argv NULL gives an empty (non-NULL) argv. */
 void record_copy(struct txbox_record *dst, const struct txbox_record *src);
 
+/* Replace rec's paths (only) with deep copies of these. */
+void record_set_paths(struct txbox_record *rec, const struct txbox_path *paths, size_t npaths);
 /* Replace rec's paths and violations with deep copies of these. */
 void record_set_changes(struct txbox_record *rec, const struct txbox_path *paths, size_t npaths,
                         const struct txbox_violation *violations, size_t nviolations);

@@ -384,7 +384,7 @@ int txbox_tx_abort(struct txbox_tx *tx, const char *message, struct txbox_error 
 {
         if (!tx->sp)
                 return txbox_tx_rollback(tx, message, err);
-        int r = tx_session_end_savepoint(tx, false, err);
+        int r = tx_session_end_savepoint(tx, TXBOX_SP_DROPPED, err);
         if (message)
                 set_message(tx, message);
         return r;
@@ -397,7 +397,7 @@ int tx_finish_denied(struct txbox_tx *tx, struct txbox_error *err)
         if (tx->sp) {
                 /* A refused command in a session drops only its (empty) savepoint. */
                 char *msg = xstrdup(tx->rec.message);
-                r = tx_session_end_savepoint(tx, false, err);
+                r = tx_session_end_savepoint(tx, TXBOX_SP_DENIED, err);
                 free(tx->rec.message);
                 tx->rec.message = msg;
                 return r;
@@ -520,7 +520,7 @@ static int decide_savepoint(struct txbox_tx *tx, enum txbox_commit_mode mode,
                                  : res->exit_code;
         if (res->exit_code == 0 && !res->signal && tx->rec.nviolations)
                 *status = TXBOX_EXIT_EFFECT;
-        int r = tx_session_end_savepoint(tx, keep, err);
+        int r = tx_session_end_savepoint(tx, keep ? TXBOX_SP_KEPT : TXBOX_SP_DROPPED, err);
         if (r == 0 && !keep) {
                 char *m = xasprintf(
                         "savepoint %d of session %s dropped: %s; the session keeps its earlier savepoints",

@@ -141,7 +141,7 @@ static int retention_read(int state_fd, struct txbox_retention *out, struct txbo
 {
         _cleanup_free_ char *text = NULL;
         const char *env = getenv("TXBOX_RETENTION");
-        int r = read_file_at(state_fd, RETENTION_FILE, 4096, &text, NULL);
+        int r = state_fd < 0 ? -ENOENT : read_file_at(state_fd, RETENTION_FILE, 4096, &text, NULL);
 
         *out = defaults;
         if (r == -ENOENT)
@@ -511,6 +511,33 @@ static void empty_trash(struct txbox_ws *ws, bool dry, struct txbox_gc_stats *st
         strvec_clear(&names);
 }
 
+/* Captures of agents' edits (edits.c) whose record never came, past their time: removed
+ * with the trash (a hook that ran again would have, but hooks may be gone). */
+static void expire_captures(struct txbox_ws *ws, bool dry, struct txbox_gc_stats *st)
+{
+        _cleanup_close_ int fd = openat(ws->state_fd, "edits", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        DIR *d = fd >= 0 ? dir_stream(fd) : NULL;
+        struct dirent *de;
+        struct strvec names = {0};
+        struct stat s;
+        int64_t now = (int64_t)time(NULL) * 1000;
+
+        while (d && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") &&
+                    fstatat(fd, de->d_name, &s, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    now - (int64_t)s.st_mtime * 1000 > EDITS_TTL_MS)
+                        strvec_push(&names, xstrdup(de->d_name));
+        if (d)
+                closedir(d);
+        for (size_t i = 0; i < names.n; i++) {
+                st->trash++;
+                st->trash_bytes += du_at(fd, names.v[i], 0);
+                if (!dry)
+                        rm_rf_at(fd, names.v[i]);
+        }
+        strvec_clear(&names);
+}
+
 /* One pass under the workspace lock. */
 static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool use_log, size_t max_prune,
                      bool dry, struct txbox_gc_stats *st, struct txbox_error *err)
@@ -579,12 +606,19 @@ TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, uns
                         return e;
                 r = &in_force;
         }
+        if (ws->no_state) { /* no transaction ever ran: nothing to prune */
+                if (stats)
+                        *stats = st;
+                return 0;
+        }
         ws_sweep_wait(ws); /* its trash and its log writes are done */
         if ((e = ws_lock(ws, err)) < 0)
                 return e;
         e = gc_locked(ws, r, true, SIZE_MAX, dry, &st, err);
-        if (e >= 0)
+        if (e >= 0) {
                 empty_trash(ws, dry, &st);
+                expire_captures(ws, dry, &st);
+        }
         ws_unlock(ws);
         if (stats)
                 *stats = st;

@@ -188,7 +188,12 @@ int txbox_session_savepoint(struct txbox_ws *ws, const char *id, char *const arg
         }
         strv_free(tx->sp_argv);
         tx->sp_argv = strv_dup(argv);
-        tx->t0_us = mono_us();
+        /* The command's own clock; tx->t0_us (txbox_tx_load) runs on, so that the session's
+         * time is its commands' time in all. */
+        tx->sp_t0_us = mono_us();
+        tx->sp_started_ms = now_ms();
+        tx->sp_exit = -1;
+        tx->sp_signal = 0;
         *out = tx;
         return 0;
 fail:
@@ -212,13 +217,80 @@ void tx_session_layers(const struct txbox_tx *tx, char **upper, char **work, str
                 strvec_push(lowers, xasprintf("%s/tx/%s/sp/%d/upper", base, tx->rec.id, k));
 }
 
-/* Savepoint tx->sp ends: kept when the command succeeded, dropped otherwise.  Kept, its
- * layer is made durable (the overlay is volatile), then it counts, by one rename; the
- * row's sync (finish_record) makes the rename durable before the command returns.
- * Dropped, it never counted: a crash in its removal leaves a name the next tidy removes. */
-int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error *err)
+/* The session's exit status: 0 once a command of it was kept (a kept command exited 0),
+ * else none; what a single command exited with is in its savepoint entry. */
+static int session_exit(const struct txbox_record *rec)
+{
+        for (size_t i = 0; i < rec->nsavepoints; i++)
+                if (rec->savepoints[i].outcome == TXBOX_SP_KEPT)
+                        return 0;
+        return -1;
+}
+
+/* The session's paths: the net change of its savepoints (tx_session_net).  Left as they
+ * are, with a word in the message, when it cannot be computed. */
+static void set_net_paths(struct txbox_tx *tx)
+{
+        struct changeset net;
+        struct txbox_error e;
+
+        if (tx_session_net(tx, &net, &e) < 0) {
+                char *m = xasprintf("%s (its net change could not be listed: %s)",
+                                    tx->rec.message ? tx->rec.message : "", e.msg);
+                free(tx->rec.message);
+                tx->rec.message = m;
+                return;
+        }
+        record_set_paths(&tx->rec, net.paths, net.npaths);
+        changeset_free(&net);
+}
+
+/* The session's row after command tx->sp ended as how: the command is added to its list,
+ * and the row says what the session holds now (its net change, exit 0 once a command was
+ * kept, its time in all).  The caller's record then says again what the command did (its
+ * status, signal, time and own changes), as txbox run --tx, MCP and the agent report it. */
+static int write_session_row(struct txbox_tx *tx, enum txbox_sp_outcome how, struct txbox_error *err)
+{
+        struct txbox_savepoint *sp = record_add_savepoint(&tx->rec, tx->sp_argv);
+        int64_t cmd_ms = (mono_us() - tx->sp_t0_us) / 1000;
+        struct txbox_path *own = NULL;
+        size_t nown = 0;
+
+        sp->n = tx->sp;
+        sp->outcome = how;
+        sp->exit_code = how == TXBOX_SP_DENIED ? -1 : tx->sp_exit;
+        sp->signal = how == TXBOX_SP_DENIED ? 0 : tx->sp_signal;
+        sp->started_ms = tx->sp_started_ms;
+        sp->duration_ms = cmd_ms;
+        if (tx->evaluated && how != TXBOX_SP_DENIED) {
+                own = tx->cs.paths;
+                nown = tx->cs.npaths;
+        }
+        trace_mark("savepoint ended");
+        set_net_paths(tx);
+        trace_mark("net change listed");
+        tx->rec.exit_code = session_exit(&tx->rec);
+        tx->rec.signal = 0;
+        int r = tx_session_keep(tx, err);
+        trace_mark("session row written");
+        /* the command's own account, for whoever ran it */
+        tx->rec.exit_code = sp->exit_code;
+        tx->rec.signal = sp->signal;
+        tx->rec.duration_ms = cmd_ms;
+        if (own)
+                record_set_paths(&tx->rec, own, nown);
+        return r;
+}
+
+/* Savepoint tx->sp ends: kept when the command succeeded, dropped otherwise (how says
+ * which and why).  Kept, its layer is made durable (the overlay is volatile), then it
+ * counts, by one rename; the row's sync (finish_record) makes the rename durable before
+ * the command returns.  Dropped, it never counted: a crash in its removal leaves a name the
+ * next tidy removes. */
+int tx_session_end_savepoint(struct txbox_tx *tx, enum txbox_sp_outcome how, struct txbox_error *err)
 {
         char dir[32], sub[48], final[32];
+        bool keep = how == TXBOX_SP_KEPT;
         int r;
 
         tx_session_dir(tx, dir, sizeof(dir));
@@ -236,12 +308,12 @@ int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error 
                 tx_err(err, -r, "cannot keep savepoint %d of session %s: %s", tx->sp, tx->rec.id,
                        strerror(-r));
                 rm_rf_at(tx->dir_fd, dir);
-                tx_session_keep(tx, &e2);
+                write_session_row(tx, TXBOX_SP_DROPPED, &e2);
                 return r;
         }
         if (keep)
                 (void)failpoint("savepoint"); /* kept: past the rename only a crash is of interest */
-        return tx_session_keep(tx, err);
+        return write_session_row(tx, how, err);
 }
 
 int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct txbox_error *err)
@@ -274,7 +346,13 @@ int txbox_session_rollback_to(struct txbox_ws *ws, const char *id, int n, struct
                 r = tx_err(err, -r, "cannot drop the savepoints above %d of session %s: %s", n, tx->rec.id,
                            strerror(-r));
         if (r == 0) {
+                /* The commands whose savepoints went: rolled back, and out of the net change. */
+                for (size_t i = 0; i < tx->rec.nsavepoints; i++)
+                        if (tx->rec.savepoints[i].outcome == TXBOX_SP_KEPT && tx->rec.savepoints[i].n > n)
+                                tx->rec.savepoints[i].outcome = TXBOX_SP_ROLLED_BACK;
                 tx->sp = n;
+                set_net_paths(tx);
+                tx->rec.exit_code = session_exit(&tx->rec);
                 r = tx_session_keep(tx, err);
         }
         txbox_tx_free(tx);
@@ -424,6 +502,595 @@ int tx_session_fold(struct txbox_tx *tx, struct txbox_error *err)
                 return tx_err(err, -r, "cannot fold the savepoints of session %s: %s (txbox recover "
                               "finishes it)", tx->rec.id, strerror(-r));
         return 0;
+}
+
+/* ---- the session's net change: what a commit now would fold (review) ----
+ *
+ * After each command the session's row lists the change of all its savepoints together, as
+ * the commit will fold them: sp/1 .. sp/n merged in order (merge_layer's rules) and
+ * compared with the workspace.  The layers are not ours to move while the session stays
+ * open, so they are merged by hard links into sp/.net (a dot name: a crash leaves it to the
+ * next tidy), which changeset_build then reads, and which goes at once. */
+
+/* A copy of dirfd/name at dst/name: hard links for files, links and whiteouts (an empty
+ * file marked as whiteout where a link is refused), directories made anew with their mode
+ * and opaque mark.  The layers are the program's: nothing is followed. */
+static int clone_entry(int sfd, const char *name, int dfd, int depth);
+
+static int clone_dir(int sfd, const char *name, int dfd, const struct stat *st, int depth)
+{
+        char path[64 + NAME_MAX];
+        bool lent = false;
+        int r = 0;
+
+        if (depth > CS_MAX_DEPTH)
+                return -ELOOP;
+        if (mkdirat(dfd, name, 0700) < 0)
+                return -errno;
+        if (is_opaque_at(sfd, name)) {
+                snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
+                if (lsetxattr(path, "user.overlay.opaque", "y", 1, 0) < 0)
+                        return -errno;
+        }
+        _cleanup_close_ int d = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        /* a directory the program closed (000): opened to its owner while read, as the
+         * changeset's walk does */
+        if (s < 0 && errno == EACCES && fchmodat(sfd, name, (st->st_mode | S_IRWXU) & 07777, 0) == 0) {
+                lent = true;
+                s = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        }
+        if (d < 0 || s < 0)
+                r = -errno;
+        DIR *dir = s >= 0 && r == 0 ? dir_stream(s) : NULL;
+        struct dirent *de;
+        if (s >= 0 && r == 0 && !dir)
+                r = -errno;
+        while (dir && r == 0 && (de = readdir(dir)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        r = clone_entry(s, de->d_name, d, depth + 1);
+        if (dir)
+                closedir(dir);
+        if (s >= 0)
+                close(s);
+        if (lent && fchmodat(sfd, name, st->st_mode & 07777, 0) < 0 && r == 0)
+                r = -errno; /* the layer keeps the program's mode */
+        if (r == 0 && d >= 0 && fchmod(d, st->st_mode & 07777) < 0)
+                r = -errno;
+        return r;
+}
+
+static int clone_entry(int sfd, const char *name, int dfd, int depth)
+{
+        struct stat st;
+        char path[64 + NAME_MAX];
+
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        if (S_ISDIR(st.st_mode))
+                return clone_dir(sfd, name, dfd, &st, depth);
+        if (linkat(sfd, name, dfd, name, 0) == 0)
+                return 0;
+        if (errno != EPERM && errno != EMLINK)
+                return -errno;
+        /* A link refused (protected_hardlinks, a file another uid owns): a whiteout is only
+         * its mark, and a file or symlink only its content or target. */
+        if (is_whiteout_at(sfd, name, &st)) {
+                int fd = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (fd < 0)
+                        return -errno;
+                close(fd);
+                snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dfd, name);
+                return lsetxattr(path, "user.overlay.whiteout", "y", 1, 0) < 0 ? -errno : 0;
+        }
+        if (S_ISLNK(st.st_mode)) {
+                char target[PATH_MAX];
+                ssize_t n = readlinkat(sfd, name, target, sizeof(target) - 1);
+                if (n < 0)
+                        return -errno;
+                target[n] = '\0';
+                return symlinkat(target, dfd, name) < 0 ? -errno : 0;
+        }
+        if (!S_ISREG(st.st_mode))
+                return -EPERM;
+        _cleanup_close_ int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        char buf[65536];
+        ssize_t n;
+        if (in < 0 || out < 0)
+                return -errno;
+        while ((n = read(in, buf, sizeof(buf))) > 0)
+                if (write(out, buf, (size_t)n) != n)
+                        return -EIO;
+        if (n < 0)
+                return -errno;
+        return fchmod(out, st.st_mode & 07777) < 0 ? -errno : 0;
+}
+
+/* merge_layer with top read-only: what would move is cloned instead. */
+static int link_merge_layer(int top, int base, int depth);
+
+static int link_merge_entry(int top, int base, const char *name, int depth)
+{
+        struct stat ts, bs;
+
+        if (fstatat(top, name, &ts, AT_SYMLINK_NOFOLLOW) < 0)
+                return -errno;
+        bool base_dir = fstatat(base, name, &bs, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(bs.st_mode);
+        if (S_ISDIR(ts.st_mode) && base_dir && !is_opaque_at(top, name) && !is_whiteout_at(top, name, &ts)) {
+                bool lent = false;
+                int t = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (t < 0 && errno == EACCES && fchmodat(top, name, (ts.st_mode | S_IRWXU) & 07777, 0) == 0) {
+                        lent = true;
+                        t = openat(top, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                }
+                _cleanup_close_ int b = openat(base, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int r = t < 0 || b < 0 ? -errno : link_merge_layer(t, b, depth + 1);
+                if (t >= 0)
+                        close(t);
+                if (lent && fchmodat(top, name, ts.st_mode & 07777, 0) < 0 && r == 0)
+                        r = -errno;
+                return r < 0 ? r : fchmod(b, ts.st_mode & 07777) < 0 ? -errno : 0;
+        }
+        int r = rm_rf_at(base, name);
+        return r < 0 ? r : clone_entry(top, name, base, depth);
+}
+
+static int link_merge_layer(int top, int base, int depth)
+{
+        if (depth > CS_MAX_DEPTH)
+                return -ELOOP;
+        /* base's directories are ours, made 0700 until their last merge: opened to us */
+        struct stat bst;
+        if (fstat(base, &bst) == 0 && (bst.st_mode & S_IRWXU) != S_IRWXU &&
+            fchmod(base, (bst.st_mode | S_IRWXU) & 07777) < 0)
+                return -errno;
+        DIR *d = dir_stream(top);
+        struct dirent *de;
+        struct strvec names = {0};
+        int r = 0;
+
+        if (!d)
+                return -errno;
+        while ((de = readdir(d)))
+                if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+                        strvec_push(&names, xstrdup(de->d_name));
+        closedir(d);
+        for (size_t i = 0; i < names.n && r == 0; i++)
+                r = link_merge_entry(top, base, names.v[i], depth);
+        strvec_clear(&names);
+        return r;
+}
+
+/* ---- the net change read from the layers as they stand (no copy, no link) ----
+ *
+ * Every path any savepoint holds an entry for (a whiteout included) is a candidate; each is
+ * resolved through the savepoints from the newest down, as overlayfs (and the fold) resolve
+ * it, and compared with the workspace.  What a layer hides of the workspace (beneath a
+ * whiteout, a file, or an opaque directory) is listed as deleted. */
+
+/* Where the last lookup's parent directory led in one layer: candidates come sorted, so
+ * most lookups share it and cost one fstatat. */
+struct dircache {
+        char *dir;  /* the parent's path ("" the layer's root), or NULL */
+        int fd;     /* the parent, or -1 */
+        int state;  /* LK_NONE, LK_CUT (then no fd) or LK_FOUND */
+        bool opaque;
+};
+
+struct stack {
+        int n;
+        int layer[SESSION_MAX_SAVEPOINTS]; /* sp/N/upper, newest first */
+        struct dircache cache[SESSION_MAX_SAVEPOINTS];
+        struct dircache wcache; /* the workspace's */
+        int ws;
+};
+
+enum lk { LK_NONE, LK_CUT, LK_GONE, LK_FOUND };
+
+/* The parent directory dir (a path, "" for the root) of a lookup in one layer: LK_FOUND with
+ * *fd, LK_NONE (the layer has no such directory and hides nothing), or LK_CUT (a whiteout, a
+ * file or an opaque directory on the way hides it); *opaque when an opaque directory is on
+ * the way. */
+static int walk_dirs(int layer, const char *dir, int *fd, bool *opaque)
+{
+        _cleanup_free_ char *copy = xstrdup(dir);
+        int cur = fcntl(layer, F_DUPFD_CLOEXEC, 3);
+        char *save = NULL;
+        struct stat st;
+
+        *opaque = false;
+        *fd = -1;
+        if (cur < 0)
+                return -errno;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                int r = fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+                if (r == 0 && S_ISDIR(st.st_mode)) {
+                        *opaque = *opaque || is_opaque_at(cur, c);
+                        int sub = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        r = sub < 0 ? -errno : 0;
+                        close(cur);
+                        cur = sub;
+                        if (r == 0)
+                                continue;
+                } else
+                        close(cur);
+                if (r == -ENOENT)
+                        return *opaque ? LK_CUT : LK_NONE;
+                return r < 0 ? r : LK_CUT; /* a whiteout or a file here */
+        }
+        *fd = cur;
+        return LK_FOUND;
+}
+
+/* rel in one layer: nothing said (LK_NONE), hidden by what lies above it in the layer
+ * (LK_CUT: a whiteout, a file, or an opaque directory without it), a whiteout (LK_GONE), or
+ * an entry (LK_FOUND, with its stat and, for a directory, whether it is opaque). */
+static int layer_lookup(int layer, struct dircache *dc, const char *rel, struct stat *st, bool *opaque)
+{
+        const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+        size_t dl = slash ? (size_t)(slash - rel) : 0;
+
+        if (!dc->dir || strlen(dc->dir) != dl || strncmp(dc->dir, rel, dl)) {
+                free(dc->dir);
+                if (dc->fd >= 0)
+                        close(dc->fd);
+                dc->dir = strndup(rel, dl);
+                dc->state = walk_dirs(layer, dc->dir, &dc->fd, &dc->opaque);
+        }
+        if (dc->state < 0 || dc->state != LK_FOUND)
+                return dc->state;
+        if (fstatat(dc->fd, base, st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? (dc->opaque ? LK_CUT : LK_NONE) : -errno;
+        if (is_whiteout_at(dc->fd, base, st))
+                return LK_GONE;
+        *opaque = S_ISDIR(st->st_mode) && is_opaque_at(dc->fd, base);
+        return LK_FOUND;
+}
+
+static void dircache_clear(struct dircache *dc)
+{
+        free(dc->dir);
+        if (dc->fd >= 0)
+                close(dc->fd);
+        dc->dir = NULL;
+        dc->fd = -1;
+}
+
+static int ws_lstat(struct stack *sk, const char *rel, struct stat *st);
+
+struct resolved {
+        bool present, from_ws; /* from_ws: no savepoint says anything: the workspace's own */
+        int layer;             /* the savepoint holding the entry (index into stack.layer) */
+        bool ws_under;         /* a directory the workspace's entries still show through */
+        struct stat st;
+};
+
+static int resolve(struct stack *sk, const char *rel, struct resolved *out)
+{
+        bool dir = false, op;
+        struct stat st;
+
+        memset(out, 0, sizeof(*out));
+        for (int i = 0; i < sk->n; i++) {
+                int r = layer_lookup(sk->layer[i], &sk->cache[i], rel, &st, &op);
+                if (r < 0)
+                        return r;
+                if (r == LK_NONE)
+                        continue;
+                if (r == LK_FOUND && S_ISDIR(st.st_mode)) {
+                        if (!dir) {
+                                out->present = dir = true;
+                                out->layer = i;
+                                out->st = st;
+                        }
+                        if (op)
+                                return 0; /* nothing beneath shows through */
+                        continue;
+                }
+                if (dir)
+                        return 0; /* a directory above hides what is here and beneath */
+                out->present = r == LK_FOUND;
+                out->layer = i;
+                out->st = st;
+                return 0;
+        }
+        if (dir) {
+                out->ws_under = true;
+                return 0;
+        }
+        out->from_ws = true;
+        out->present = ws_lstat(sk, rel, &out->st) == 0;
+        return 0;
+}
+
+struct plist {
+        struct txbox_path *v;
+        size_t n, cap;
+};
+
+static void plist_add(struct plist *l, const char *path, enum txbox_change c)
+{
+        if (l->n == l->cap) {
+                l->cap = l->cap ? 2 * l->cap : 64;
+                l->v = xrealloc(l->v, l->cap * sizeof(*l->v));
+        }
+        l->v[l->n++] = (struct txbox_path){xstrdup(path), c};
+}
+
+static int cmp_str_ptr(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static int cmp_tpath(const void *a, const void *b)
+{
+        return strcmp(((const struct txbox_path *)a)->path, ((const struct txbox_path *)b)->path);
+}
+
+/* Every path beneath rel (the directory fd) into names, depth first. */
+static int collect_at(int fd, const char *rel, int depth, struct strvec *names)
+{
+        if (depth > CS_MAX_DEPTH || names->n > CS_MAX_ENTRIES)
+                return -E2BIG;
+        DIR *d = dir_stream(fd);
+        struct dirent *de;
+        int r = 0;
+
+        if (!d)
+                return -errno;
+        while (r == 0 && (de = readdir(d))) {
+                if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                        continue;
+                char *path = *rel ? xasprintf("%s/%s", rel, de->d_name) : xstrdup(de->d_name);
+                strvec_push(names, path);
+                struct stat st;
+                if (de->d_type != DT_DIR &&
+                    (de->d_type != DT_UNKNOWN || fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                     !S_ISDIR(st.st_mode)))
+                        continue;
+                int sub = openat(fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = sub < 0 ? -errno : collect_at(sub, path, depth + 1, names);
+                if (sub >= 0)
+                        close(sub);
+        }
+        closedir(d);
+        return r;
+}
+
+/* Every path beneath rel in root (a layer or the workspace; "" the root itself); a
+ * directory closed to us (000, as a program may leave one) fails with -EACCES. */
+static int collect(int root, const char *rel, struct strvec *names)
+{
+        _cleanup_close_ int fd = *rel ? open_beneath(root, rel, O_RDONLY | O_DIRECTORY, 0)
+                                      : openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return *rel && (fd == -ENOTDIR || fd == -ENOENT) ? 0 : *rel ? fd : -errno;
+        return collect_at(fd, rel, 1, names);
+}
+
+/* lstat of rel in the workspace, no symlink on the way (the parent is cached). */
+static int ws_lstat(struct stack *sk, const char *rel, struct stat *st)
+{
+        const char *slash = strrchr(rel, '/'), *base = slash ? slash + 1 : rel;
+        size_t dl = slash ? (size_t)(slash - rel) : 0;
+        struct dircache *dc = &sk->wcache;
+
+        if (!dc->dir || strlen(dc->dir) != dl || strncmp(dc->dir, rel, dl)) {
+                dircache_clear(dc);
+                dc->dir = strndup(rel, dl);
+                dc->state = walk_dirs(sk->ws, dc->dir, &dc->fd, &dc->opaque);
+        }
+        if (dc->state != LK_FOUND)
+                return -ENOENT;
+        return fstatat(dc->fd, base, st, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
+}
+
+static bool same_content(const struct stack *sk, const struct resolved *f, const char *rel, const struct stat *w)
+{
+        const struct stat *u = &f->st;
+        const char *ub, *wb;
+
+        if (u->st_mode != w->st_mode || u->st_uid != w->st_uid || u->st_gid != w->st_gid)
+                return false;
+        if (!S_ISREG(u->st_mode) && !S_ISLNK(u->st_mode))
+                return S_ISDIR(u->st_mode) || u->st_rdev == w->st_rdev;
+        _cleanup_close_ int ud = open_parent_beneath(sk->layer[f->layer], rel, &ub);
+        _cleanup_close_ int wd = open_parent_beneath(sk->ws, rel, &wb);
+        if (ud < 0 || wd < 0)
+                return false;
+        if (S_ISREG(u->st_mode))
+                return files_equal_at(ud, ub, wd, wb) == 1;
+        char a[PATH_MAX], b[PATH_MAX];
+        ssize_t na = readlinkat(ud, ub, a, sizeof(a)), nb = readlinkat(wd, wb, b, sizeof(b));
+        return na >= 0 && na == nb && !memcmp(a, b, (size_t)na);
+}
+
+/* The workspace's entries beneath rel that the session's view no longer has: deleted. */
+static int hidden_beneath(struct stack *sk, const char *rel, struct plist *out)
+{
+        struct strvec w = {0};
+        struct resolved f;
+        int r = collect(sk->ws, rel, &w);
+
+        for (size_t i = 0; i < w.n && r == 0; i++)
+                if ((r = resolve(sk, w.v[i], &f)) == 0 && !f.present)
+                        plist_add(out, w.v[i], TXBOX_DELETED);
+        strvec_clear(&w);
+        return r;
+}
+
+static int net_walk(struct stack *sk, struct changeset *out)
+{
+        struct strvec cand = {0};
+        struct plist l = {0};
+        int r = 0;
+
+        for (int i = 0; i < sk->n && r == 0; i++)
+                r = collect(sk->layer[i], "", &cand);
+        if (r == 0 && cand.n > 1)
+                qsort(cand.v, cand.n, sizeof(*cand.v), cmp_str_ptr);
+        for (size_t i = 0; i < cand.n && r == 0; i++) {
+                const char *p = cand.v[i];
+                struct resolved f;
+                struct stat w;
+                if (i && !strcmp(p, cand.v[i - 1]))
+                        continue;
+                if ((r = resolve(sk, p, &f)) < 0 || f.from_ws)
+                        continue; /* the workspace's own: no change */
+                bool live = ws_lstat(sk, p, &w) == 0;
+                if (!f.present && live) {
+                        plist_add(&l, p, TXBOX_DELETED);
+                        if (S_ISDIR(w.st_mode))
+                                r = hidden_beneath(sk, p, &l);
+                } else if (f.present && !live)
+                        plist_add(&l, p, TXBOX_ADDED);
+                else if (f.present) {
+                        bool fd = S_ISDIR(f.st.st_mode), wd = S_ISDIR(w.st_mode);
+                        if (fd != wd || !same_content(sk, &f, p, &w) ||
+                            (fd && (f.st.st_mode & 07777) != (w.st_mode & 07777)))
+                                plist_add(&l, p, TXBOX_MODIFIED);
+                        if (wd && (!fd || !f.ws_under))
+                                r = hidden_beneath(sk, p, &l);
+                }
+        }
+        strvec_clear(&cand);
+        /* sorted, once each (a path found twice keeps its first change) */
+        if (l.n > 1)
+                qsort(l.v, l.n, sizeof(*l.v), cmp_tpath);
+        size_t k = 0;
+        for (size_t i = 0; i < l.n; i++) {
+                if (k && !strcmp(l.v[k - 1].path, l.v[i].path))
+                        free(l.v[i].path);
+                else
+                        l.v[k++] = l.v[i];
+        }
+        out->paths = l.v;
+        out->npaths = k;
+        out->cap_paths = l.cap;
+        return r;
+}
+
+#define NET_DIR ".net"
+
+int tx_session_net(struct txbox_tx *tx, struct changeset *out, struct txbox_error *err)
+{
+        return tx_session_net_at(tx->ws, tx->dir_fd, tx->rec.id, out, err);
+}
+
+int tx_session_net_at(struct txbox_ws *ws, int dir_fd, const char *id, struct changeset *out,
+                      struct txbox_error *err)
+{
+        int n = count_savepoints(dir_fd), r = 0;
+        char name[32];
+
+        memset(out, 0, sizeof(*out));
+        if (n == 0)
+                return 0;
+        if (n == 1) { /* one layer is its own fold */
+                _cleanup_close_ int up = openat(dir_fd, "sp/1/upper", O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                                                                 O_CLOEXEC);
+                if (up < 0)
+                        return tx_err(err, errno, "cannot open savepoint 1 of session %s: %s", id,
+                                      strerror(errno));
+                return changeset_build(up, ws->ws_fd, out, err);
+        }
+        _cleanup_close_ int sp = openat(dir_fd, "sp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sp < 0)
+                return tx_err(err, errno, "cannot open the savepoints of session %s: %s", id,
+                              strerror(errno));
+        /* Read from the layers as they stand; where that cannot be (a directory closed to
+         * us), merged by hard links as the fold would merge them. */
+        struct stack sk = {.n = n, .ws = ws->ws_fd, .wcache.fd = -1};
+        for (int i = 0; i < n; i++)
+                sk.cache[i].fd = sk.layer[i] = -1;
+        for (int i = 0; i < n && r == 0; i++) {
+                snprintf(name, sizeof(name), "%d/upper", n - i);
+                sk.layer[i] = openat(sp, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = sk.layer[i] < 0 ? -errno : 0;
+        }
+        if (r == 0)
+                r = net_walk(&sk, out);
+        for (int i = 0; i < n; i++) {
+                dircache_clear(&sk.cache[i]);
+                if (sk.layer[i] >= 0)
+                        close(sk.layer[i]);
+        }
+        dircache_clear(&sk.wcache);
+        trace_mark("savepoints read for review");
+        if (r != -EACCES)
+                return r < 0 ? tx_err(err, -r, "cannot read the savepoints of session %s: %s", id, strerror(-r)) : 0;
+        changeset_free(out);
+        r = 0;
+        rm_rf_at(sp, NET_DIR);
+        if (mkdirat(sp, NET_DIR, 0700) < 0)
+                return tx_err(err, errno, "cannot make '%s' in session %s: %s", NET_DIR, id,
+                              strerror(errno));
+        _cleanup_close_ int base = openat(sp, NET_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (base < 0)
+                r = -errno;
+        for (int k = 1; k <= n && r == 0; k++) {
+                snprintf(name, sizeof(name), "%d/upper", k);
+                _cleanup_close_ int top = openat(sp, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                r = top < 0 ? -errno : link_merge_layer(top, base, 0);
+        }
+        trace_mark("layers merged for review");
+        if (r < 0)
+                r = tx_err(err, -r, "cannot merge the savepoints of session %s for review: %s", id,
+                           strerror(-r));
+        else
+                r = changeset_build(base, ws->ws_fd, out, err);
+        trace_mark("merged layers compared");
+        rm_rf_at(sp, NET_DIR);
+        return r;
+}
+
+/* The file rel as the session's savepoints 1..n show it over the workspace, as overlayfs
+ * (and the fold) resolve it: the highest layer that has it, a whiteout or a file on the way
+ * hiding it, an opaque directory on the way hiding the layers beneath.  0: *fd is the file
+ * (or -1: none, or not a regular file); 1: no layer says anything (the workspace's). */
+static int layer_file(int layer, const char *rel, int *fd)
+{
+        _cleanup_free_ char *copy = xstrdup(rel);
+        _cleanup_close_ int cur = fcntl(layer, F_DUPFD_CLOEXEC, 3);
+        bool opaque = false;
+        struct stat st;
+        char *save = NULL, *c = strtok_r(copy, "/", &save);
+
+        *fd = -1;
+        while (c && cur >= 0) {
+                char *next = strtok_r(NULL, "/", &save);
+                if (fstatat(cur, c, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return errno == ENOENT && !opaque ? 1 : 0;
+                if (is_whiteout_at(cur, c, &st))
+                        return 0;
+                if (!next) {
+                        if (S_ISREG(st.st_mode))
+                                *fd = openat(cur, c, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                        return 0;
+                }
+                if (!S_ISDIR(st.st_mode))
+                        return 0; /* a file or link here: nothing beneath it */
+                opaque = opaque || is_opaque_at(cur, c);
+                int sub = openat(cur, c, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                close(cur);
+                cur = sub;
+                c = next;
+        }
+        return cur < 0 ? 0 : 1;
+}
+
+int tx_session_open_file(int dir_fd, int ws_fd, const char *rel)
+{
+        int n = count_savepoints(dir_fd), fd;
+        char name[32];
+
+        for (int k = n; k >= 1; k--) {
+                snprintf(name, sizeof(name), "sp/%d/upper", k);
+                _cleanup_close_ int layer = openat(dir_fd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (layer < 0)
+                        return -1;
+                if (layer_file(layer, rel, &fd) == 0)
+                        return fd;
+        }
+        return open_beneath_regular(ws_fd, rel, NULL);
 }
 
 /* drop-to's savepoint number; garbage drops them all (fail closed: a rollback was asked). */

@@ -86,6 +86,7 @@ void txbox_tx_free(struct txbox_tx *tx)
         free(tx->upper);
         free(tx->work);
         strvec_clear(&tx->lowers);
+        tx_home_clear(&tx->home);
         closep(&tx->dir_fd);
         closep(&tx->lock_fd);
         if (tx->ws && tx->ws->log_rec == tx->log_copy)
@@ -503,6 +504,8 @@ static void fill_spec(struct txbox_tx *tx, const struct txbox_run_opts *opts)
                         tx->work = xasprintf("%s/tx/%s/work", ws->state, tx->rec.id);
                 }
         }
+        tx_home_clear(&tx->home);
+        tx_home_config(ws->path, ws->policy, &tx->home);
         tx->spec = (struct sandbox_spec){
                 .workspace = ws->path,
                 .upper = tx->upper,
@@ -510,6 +513,9 @@ static void fill_spec(struct txbox_tx *tx, const struct txbox_run_opts *opts)
                 .work = tx->work,
                 .state_dir = ws->state_mask,
                 .home = ws_home_dir(),
+                .hide = tx->home.hide.v,
+                .cache_root = tx->home.cache_root,
+                .cache_paths = tx->home.cache_list ? tx->home.caches.v : NULL,
                 .argv = tx->sp ? tx->sp_argv : tx->rec.argv,
                 .cwd = opts->cwd ? opts->cwd : ws->path,
                 .net = opts->net,
@@ -623,6 +629,8 @@ void txbox_tx_set_result(struct txbox_tx *tx, const struct txbox_run_result *res
 {
         tx->rec.exit_code = res->exit_code;
         tx->rec.signal = res->signal;
+        tx->sp_exit = res->exit_code; /* a session's command: its savepoint entry */
+        tx->sp_signal = res->signal;
 }
 /* ---- evaluate ---- */
 

@@ -17,10 +17,22 @@
  * it has an answer finds a sandbox started an answer earlier, whose init is ready. */
 #define WS_PREPARED_MAX 2
 
+/* What the sandbox makes of the home (home.c): from the policy (sandbox:) and txbox's
+ * environment (TXBOX_HIDE, TXBOX_CACHE, XDG_CACHE_HOME). */
+struct tx_home {
+        struct strvec hide;    /* more paths to hide, absolute */
+        char *cache_root;      /* the private cache root, or NULL: no caches */
+        const char *cache_off; /* why there are none (a constant), or NULL */
+        struct strvec caches;  /* cache_list: the policy's cache paths ("~/x") */
+        bool cache_list;       /* false: the built-in list */
+};
+
 struct txbox_ws {
         char *path;       /* canonical workspace path */
         char *state;      /* canonical state dir */
         char *state_mask; /* what the sandbox must not see (the state dir or its parent) */
+        bool no_state;      /* opened TXBOX_OPEN_NOCREATE without a state dir: nothing to read */
+        bool state_created; /* this open made the state dir */
         int ws_fd, state_fd, tx_fd, active_fd, lock_fd;
         int trash_fd;              /* state/trash: finished transactions' layers, to remove */
         int settle_fd;             /* state/settle: commits not yet covered by a filesystem sync */
@@ -69,6 +81,8 @@ struct txbox_tx {
         struct idmap idmap; /* how ids map into the sandbox */
         int sp;             /* >0: this handle runs savepoint sp of a session */
         char **sp_argv;     /* the savepoint's command */
+        int64_t sp_t0_us, sp_started_ms; /* when it began (monotonic, wall clock) */
+        int sp_exit, sp_signal;          /* how it ended (txbox_tx_set_result) */
         int64_t begin_seq;  /* the newest commit_seq when the transaction began */
         int64_t begin_ns;   /* the filesystem's clock when it began (fs_now_ns) */
         struct policy_ctx pctx;      /* what relative paths in commands resolve against */
@@ -84,6 +98,7 @@ struct txbox_tx {
         struct sandbox *sb;          /* prestarted, waiting for the command */
         struct sandbox_spec spec;    /* sb's (and the run's) spec; strings below */
         char *upper, *work;
+        struct tx_home home;
         struct strvec lowers;
         struct txbox_run_opts sb_opts; /* what sb was started with */
 };
@@ -136,11 +151,18 @@ void ws_sweep_db_wait(struct txbox_ws *ws);
  * sandbox's HOME (ws.c). */
 const char *ws_home_dir(void);
 
+void tx_home_config(const char *workspace, const struct policy *pol, struct tx_home *h);
+void tx_home_clear(struct tx_home *h);
+
 /* Retention (gc.c): one automatic pass when a commit happened since the last one (or an
  * hour went by), run by the sweeper beside a program; skipped while the workspace lock is
  * taken.  gc_pruned_through_ms: the newest commit time (ms) whose undo data gc pruned. */
 void gc_auto(struct txbox_ws *ws);
 int64_t gc_pruned_through_ms(struct txbox_ws *ws);
+
+/* Edits made outside a transaction (edits.c): a capture in state/edits waits this long for
+ * its record; txbox gc removes older ones too (with the trash). */
+#define EDITS_TTL_MS (3600ll * 1000)
 
 /* Keep n (at most WS_PREPARED_MAX) transactions prepared (command.c's command_prepare). */
 void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);
@@ -190,8 +212,18 @@ bool tx_is_session(const struct txbox_tx *tx);
 /* The staging directory of savepoint tx->sp while its command runs ("sp/N.new"). */
 void tx_session_dir(const struct txbox_tx *tx, char *buf, size_t size);
 void tx_session_layers(const struct txbox_tx *tx, char **upper, char **work, struct strvec *lowers);
-/* Savepoint tx->sp ends: kept when keep, else dropped; the session stays pending. */
-int tx_session_end_savepoint(struct txbox_tx *tx, bool keep, struct txbox_error *err);
+/* Savepoint tx->sp ends: kept (TXBOX_SP_KEPT), else dropped; the session stays pending, its
+ * row lists the command and the net change of the savepoints kept. */
+int tx_session_end_savepoint(struct txbox_tx *tx, enum txbox_sp_outcome how, struct txbox_error *err);
+/* The net change of the session's savepoints against the workspace, as a commit now would
+ * fold them (review: the session's row, show, log). */
+int tx_session_net(struct txbox_tx *tx, struct changeset *out, struct txbox_error *err);
+/* The same for the session ID whose tx dir is dir_fd (recovery; the caller holds its claim). */
+int tx_session_net_at(struct txbox_ws *ws, int dir_fd, const char *id, struct changeset *out,
+                      struct txbox_error *err);
+/* The regular file rel as a pending session's savepoints show it over the workspace (the
+ * session's tx dir, the workspace root), opened; -1 when absent or not a regular file. */
+int tx_session_open_file(int dir_fd, int ws_fd, const char *rel);
 /* Record the session as pending with a message listing what to do next. */
 int tx_session_keep(struct txbox_tx *tx, struct txbox_error *err);
 /* That message for pending transaction ID in dir_fd (a session, or one whose fold ended). */

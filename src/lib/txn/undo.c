@@ -508,7 +508,17 @@ static int recover_pending(struct txbox_ws *ws, struct txbox_record *rec, int di
         if (!session)
                 return 0;
         _cleanup_free_ char *msg = tx_session_message(rec->id, dir);
-        return rec->message && !strcmp(rec->message, msg) ? 0 : set_outcome(ws, rec, TXBOX_PENDING, msg, err);
+        if (rec->message && !strcmp(rec->message, msg))
+                return 0;
+        /* Its savepoints changed since its row was written (one kept or a rollback --to
+         * finished, and the txbox that did it died): the row's net change too. */
+        struct changeset net;
+        struct txbox_error e2;
+        if (has_file(dir, "session") && tx_session_net_at(ws, dir, rec->id, &net, &e2) == 0) {
+                record_set_paths(rec, net.paths, net.npaths);
+                changeset_free(&net);
+        }
+        return set_outcome(ws, rec, TXBOX_PENDING, msg, err);
 }
 
 /* Bring one abandoned transaction to a whole state.  Returns 1 when the workspace was put
@@ -686,10 +696,17 @@ static int recover(struct txbox_ws *ws, bool rows, struct txbox_recover_stats *s
 
 int txbox_recover(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)
 {
+        if (ws->no_state) { /* no transaction ever ran: nothing to recover */
+                if (stats)
+                        *stats = (struct txbox_recover_stats){0};
+                return 0;
+        }
         return recover(ws, false, stats, err);
 }
 
 int txbox_recover_log(struct txbox_ws *ws, struct txbox_recover_stats *stats, struct txbox_error *err)
 {
+        if (ws->no_state)
+                return txbox_recover(ws, stats, err);
         return recover(ws, true, stats, err);
 }

@@ -17,6 +17,8 @@
  *   tx/ID/revert        the journal of a commit that failed and is being reverted
  *   tx/ID/undo/         originals moved aside by the commit (what undo puts back)
  *   tx/ID/undoing, undone, redo/   the same for an undo
+ *   edits/NAME          an agent's edit captured before it ran, waiting for its record
+ *                       (edits.c): meta, N.keep (hard links), N.copy (contents)
  *   seq                 the newest commit's sequence number (ws_newest_commit_seq)
  *   changed             empty; its ctime is at or after every change txbox made to the
  *                       workspace (tx_stamp_changes)
@@ -172,6 +174,90 @@ int ws_choose_state(const char *ws, const char *state_opt, char **state, struct 
         return r;
 }
 
+/* ---- discovery ---- */
+
+static bool env_true(const char *name)
+{
+        const char *v = getenv(name);
+        return v && (!strcmp(v, "1") || !strcasecmp(v, "true") || !strcasecmp(v, "yes"));
+}
+
+/* Does dir already have a state dir (the default mapping, or state_opt's)? */
+static bool has_state_dir(const char *dir, const char *state_opt)
+{
+        _cleanup_free_ char *state = NULL, *mask = NULL;
+        struct txbox_error e;
+        struct stat st;
+
+        if (state_opt) /* one state dir for whichever workspace: it says nothing of this one */
+                return false;
+        return default_state(dir, &state, &mask, &e) == 0 && stat(state, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int txbox_ws_discover(const char *state_opt, struct txbox_ws_discovery *out, struct txbox_error *err)
+{
+        /* .claude: Claude Code's project settings (txbox prefix runs its commands) */
+        static const char *const marks[] = {".txbox", ".git", ".claude"};
+        char cwd[PATH_MAX], homebuf[PATH_MAX];
+        const char *home = ws_home_dir();
+        bool across = env_true("TXBOX_DISCOVERY_ACROSS_FILESYSTEM");
+
+        memset(out, 0, sizeof(*out));
+        if (!getcwd(cwd, sizeof(cwd)))
+                return tx_err(err, errno, "cannot find the current directory: %s; pass -C DIR", strerror(errno));
+        if (home && realpath(home, homebuf))
+                home = homebuf;
+        _cleanup_free_ char *dir = xstrdup(cwd);
+        for (;;) {
+                struct stat st;
+                if (home && !strcmp(dir, home)) {
+                        out->stopped = "$HOME";
+                        break;
+                }
+                for (size_t i = 0; i < ARRAY_SIZE(marks); i++) {
+                        _cleanup_free_ char *p = xasprintf("%s/%s", strcmp(dir, "/") ? dir : "", marks[i]);
+                        if (lstat(p, &st) == 0) {
+                                out->found = TXBOX_WS_MARK;
+                                snprintf(out->mark, sizeof(out->mark), "%s", marks[i]);
+                                out->path = TAKE_PTR(dir);
+                                return 0;
+                        }
+                }
+                if (has_state_dir(dir, state_opt)) {
+                        out->found = TXBOX_WS_STATE;
+                        out->path = TAKE_PTR(dir);
+                        return 0;
+                }
+                if (!strcmp(dir, "/")) {
+                        out->stopped = "/";
+                        break;
+                }
+                _cleanup_free_ char *parent = xstrdup(dir);
+                char *slash = strrchr(parent, '/');
+                slash[slash == parent ? 1 : 0] = '\0';
+                uint64_t a, b;
+                if (!across && (mount_id(dir, &a) < 0 || mount_id(parent, &b) < 0 || a != b)) {
+                        out->stopped = "mount";
+                        break;
+                }
+                free(dir);
+                dir = TAKE_PTR(parent);
+        }
+        out->found = TXBOX_WS_CWD;
+        out->stop_dir = TAKE_PTR(dir);
+        out->path = xstrdup(cwd);
+        return 0;
+}
+
+void txbox_ws_discovery_free(struct txbox_ws_discovery *d)
+{
+        if (!d)
+                return;
+        free(d->path);
+        free(d->stop_dir);
+        memset(d, 0, sizeof(*d));
+}
+
 /* NAME in DIRFD, made if missing (opened first: it is there but the first time). */
 static int open_subdir(int dirfd, const char *name)
 {
@@ -181,14 +267,19 @@ static int open_subdir(int dirfd, const char *name)
         return fd;
 }
 
-static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *err)
+static int open_state(struct txbox_ws *ws, unsigned flags, struct txbox_error *err)
 {
         int r;
         ws->state_fd = open(ws->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ws->state_fd < 0 && errno == ENOENT && (flags & TXBOX_OPEN_NOCREATE)) {
+                ws->no_state = true; /* read-only use of a workspace without transactions */
+                return 0;
+        }
         if (ws->state_fd < 0 && errno == ENOENT) {
                 if ((r = mkdir_p(ws->state, 0700)) < 0)
                         return tx_err(err, -r, "cannot create state dir '%s': %s", ws->state, strerror(-r));
                 ws->state_fd = open(ws->state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                ws->state_created = ws->state_fd >= 0;
         }
         if (ws->state_fd < 0)
                 return tx_err(err, errno, "cannot open state dir '%s': %s", ws->state, strerror(errno));
@@ -207,7 +298,7 @@ static int open_state(struct txbox_ws *ws, bool defer_log, struct txbox_error *e
         if ((r = audit_open_deferred(db, &ws->audit, err)) < 0)
                 return r;
         audit_set_check(ws->audit, ws_check_log, ws); /* a log that lost rows (logrepair.c) */
-        return defer_log ? 0 : audit_connect(ws->audit, err);
+        return (flags & TXBOX_OPEN_DEFER_LOG) ? 0 : audit_connect(ws->audit, err);
 }
 
 int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
@@ -240,21 +331,28 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
                  * workspace, not even empty. */
                 if ((r = check_state_dir(ws->path, abs, err)) < 0)
                         goto fail;
-                if ((r = mkdir_p(state_dir, 0700)) < 0 || !realpath(state_dir, buf)) {
-                        r = tx_err(err, r < 0 ? -r : errno, "cannot create state dir '%s': %s", state_dir,
-                                   strerror(r < 0 ? -r : errno));
+                /* Read-only use makes nothing: a missing one stays missing (empty log). */
+                if (!(flags & TXBOX_OPEN_NOCREATE) && (r = mkdir_p(state_dir, 0700)) < 0) {
+                        r = tx_err(err, -r, "cannot create state dir '%s': %s", state_dir, strerror(-r));
                         goto fail;
                 }
-                ws->state = xstrdup(buf);
-                ws->state_mask = xstrdup(buf);
+                if (realpath(state_dir, buf))
+                        ws->state = xstrdup(buf);
+                else if (errno == ENOENT && (flags & TXBOX_OPEN_NOCREATE))
+                        ws->state = TAKE_PTR(abs);
+                else {
+                        r = tx_err(err, errno, "cannot open state dir '%s': %s", state_dir, strerror(errno));
+                        goto fail;
+                }
+                ws->state_mask = xstrdup(ws->state);
         } else if ((r = default_state(ws->path, &ws->state, &ws->state_mask, err)) < 0)
                 goto fail;
         trace_mark("state dir found");
         if ((r = check_state_dir(ws->path, ws->state, err)) < 0 ||
-            (r = open_state(ws, flags & TXBOX_OPEN_DEFER_LOG, err)) < 0)
+            (r = open_state(ws, flags, err)) < 0)
                 goto fail;
         trace_mark("state open");
-        if ((flags & TXBOX_OPEN_RECOVER) && (r = txbox_recover(ws, NULL, err)) < 0)
+        if ((flags & TXBOX_OPEN_RECOVER) && !ws->no_state && (r = txbox_recover(ws, NULL, err)) < 0)
                 goto fail;
         *out = ws;
         trace_mark("workspace open");
@@ -311,6 +409,8 @@ void txbox_ws_set_progress(struct txbox_ws *ws, txbox_progress_fn fn, void *ctx)
         ws->progress_ctx = ctx;
 }
 const char *txbox_ws_state_path(const struct txbox_ws *ws) { return ws->state; }
+bool txbox_ws_has_state(const struct txbox_ws *ws) { return !ws->no_state; }
+bool txbox_ws_state_created(const struct txbox_ws *ws) { return ws->state_created; }
 
 int ws_lock(struct txbox_ws *ws, struct txbox_error *err)
 {
