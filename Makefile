@@ -83,7 +83,7 @@ $(BUILD)/%.o: %.c Makefile
 # sanitizer it runs with leak checks off (libfyaml's own leak, see tests/fuzz/fuzz_policy.c).
 $(BUILD)/gen/policygen: scripts/policygen.c $(filter-out $(GEN_OBJ),$(LIB_OBJ))
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
 $(BUILD)/gen/builtin_policy.c: src/lib/policy/default.yml $(BUILD)/gen/policygen
 	ASAN_OPTIONS=detect_leaks=0 $(BUILD)/gen/policygen $< >$@.tmp && mv $@.tmp $@

@@ -118,6 +118,8 @@ static int ws_judge(struct txbox_ws *ws, struct txbox_error *err)
         if (judge_proc_alive(ws->judge))
                 return 0;
         ws_judge_stop(ws);
+        if (!ws->policy) /* (every caller loads it first) */
+                return tx_err(err, ENOENT, "no policy is loaded");
         /* No other thread may hold a lock the judge would inherit held. */
         ws_sweep_wait(ws);
         trace_mark("judge forked");
