@@ -255,16 +255,17 @@ static _Noreturn void judge_main(int sock, pid_t parent, judge_serve_fn *serve, 
         if (judge_setup(sock, parent) < 0)
                 _exit(127);
         struct question q = {.chunk = xmalloc(JUDGE_CHUNK + 1)};
-        char *ans = xmalloc(sizeof(int32_t) + max_answer);
+        void *ans = xmalloc(max_answer); /* malloc's alignment: serve may write any struct there */
         for (;;) {
                 if (read_question(sock, &q) < 0)
                         _exit(0);
-                long n = serve(arg, q.req, q.len, ans + sizeof(int32_t), max_answer);
+                long n = serve(arg, q.req, q.len, ans, max_answer);
                 int32_t status = n < 0 || (size_t)n > max_answer ? -1 : 0;
-                memcpy(ans, &status, sizeof(status));
-                size_t out = sizeof(status) + (status ? 0 : (size_t)n);
+                struct iovec iov[2] = {{&status, sizeof(status)}, {ans, status ? 0 : (size_t)n}};
+                struct msghdr mh = {.msg_iov = iov, .msg_iovlen = 2};
+                size_t out = sizeof(status) + iov[1].iov_len;
                 ssize_t w;
-                while ((w = send(sock, ans, out, MSG_NOSIGNAL)) < 0 && errno == EINTR)
+                while ((w = sendmsg(sock, &mh, MSG_NOSIGNAL)) < 0 && errno == EINTR)
                         ;
                 if (w != (ssize_t)out)
                         _exit(0);
@@ -301,7 +302,7 @@ int judge_proc_start(struct judge_proc **out, judge_serve_fn *serve, void *arg, 
         return 0;
 }
 
-bool judge_proc_alive(const struct judge_proc *jp) { return jp && jp->pid > 0; }
+static bool judge_alive(const struct judge_proc *jp) { return jp && jp->pid > 0; }
 
 /* The judge is gone or must go: reaped (killed first when kill_it is set, or when it has
  * not ended by the deadline), its socket closed; what ended it, in words, into why. */
@@ -422,7 +423,7 @@ int judge_proc_ask(struct judge_proc *jp, const void *req, size_t len, void *ans
         int64_t deadline = mono_us() + (int64_t)timeout_ms * 1000;
 
         *alen = 0;
-        if (!judge_proc_alive(jp))
+        if (!judge_alive(jp))
                 return tx_err(err, EPIPE, "no judge is running");
         if (len > JUDGE_MAX_REQUEST)
                 return tx_err(err, E2BIG, "the question is longer than %u bytes", JUDGE_MAX_REQUEST);

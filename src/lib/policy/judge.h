@@ -50,11 +50,10 @@ int judge_proc_start(struct judge_proc **out, judge_serve_fn *serve, void *arg, 
  * answered nothing usable (it is then killed), -EPIPE when there is no judge (it died
  * before, or had ended by the time the question was sent: it is not this question's
  * doing, start another and ask again), -E2BIG for a question over JUDGE_MAX_REQUEST (the judge stays);
- * err says which.  After any other error the judge is gone (reaped): judge_proc_alive() is
- * false. */
+ * err says which.  After any other error the judge is gone (reaped): every later question
+ * gets -EPIPE, and jp is only for judge_proc_stop. */
 int judge_proc_ask(struct judge_proc *jp, const void *req, size_t len, void *ans, size_t cap, size_t *alen,
                    int timeout_ms, struct txbox_error *err);
-bool judge_proc_alive(const struct judge_proc *jp);
 /* End the judge (asked to exit, killed if it does not at once), reap it, free jp. */
 void judge_proc_stop(struct judge_proc *jp);
 

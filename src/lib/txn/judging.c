@@ -112,12 +112,10 @@ void ws_judge_stop(struct txbox_ws *ws)
         judge_proc_stop(TAKE_PTR(ws->judge));
 }
 
-/* ws's judge, holding ws's policy: the one running, or a new one. */
-static int ws_judge(struct txbox_ws *ws, struct txbox_error *err)
+int ws_judge_ready(struct txbox_ws *ws, struct txbox_error *err)
 {
-        if (judge_proc_alive(ws->judge))
-                return 0;
-        ws_judge_stop(ws);
+        if (ws->judge)
+                return 0; /* (one that failed was stopped at once: ws_decide) */
         if (!ws->policy) /* (every caller loads it first) */
                 return tx_err(err, ENOENT, "no policy is loaded");
         /* No other thread may hold a lock the judge would inherit held. */
@@ -126,12 +124,6 @@ static int ws_judge(struct txbox_ws *ws, struct txbox_error *err)
         return judge_proc_start(&ws->judge, judge_serve, ws->policy, sizeof(struct jq_answer), err);
 }
 
-int ws_judge_ready(struct txbox_ws *ws, struct txbox_error *err)
-{
-        return ws_judge(ws, err);
-}
-
-/* How long an answer may take (an approval program, if any, runs here after it). */
 static int judge_deadline_ms(void)
 {
         return judge_timeout_ms("TXBOX_JUDGE_TIMEOUT_MS", JUDGE_FORK_TIMEOUT_MS);
@@ -214,8 +206,10 @@ void ws_decide(struct txbox_ws *ws, const struct policy_ctx *ctx, const char *sc
         /* Asked again (once) of a new judge when the one asked had ended before it read the
          * question (it was killed while idle): that end was not this question's doing. */
         for (int tries = 0; tries < 2; tries++) {
-                if ((r = ws_judge(ws, &e)) == 0)
+                if ((r = ws_judge_ready(ws, &e)) == 0)
                         r = judge_proc_ask(ws->judge, b.buf, b.len, &a, sizeof(a), &alen, judge_deadline_ms(), &e);
+                if (r < 0 && r != -E2BIG)
+                        ws_judge_stop(ws); /* gone (judge.h): the next question forks a new one */
                 if (r != -EPIPE)
                         break;
         }
