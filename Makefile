@@ -45,7 +45,10 @@ LDLIBS := $(PKG_LIBS)
 LIB_SRC  := $(wildcard src/lib/*/*.c)
 CLI_SRC  := $(wildcard src/cli/*.c)
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
-LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
+# The built-in policy (src/lib/policy/default.yml), read by the policy loader when txbox is
+# built (scripts/policygen.c) and compiled in as C: a start-up parses no YAML.
+GEN_OBJ  := $(BUILD)/gen/builtin_policy.o
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o) $(GEN_OBJ)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/%.o)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 # Test hooks (failpoint(), which can kill, crash or hang txbox from an environment variable,
@@ -76,6 +79,18 @@ $(BUILD)/testing/%.o: %.c Makefile
 
 $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
+
+# The generator links the library's other objects (the loader and what it uses); under a
+# sanitizer it runs with leak checks off (libfyaml's own leak, see tests/fuzz/fuzz_policy.c).
+$(BUILD)/gen/policygen: scripts/policygen.c $(filter-out $(GEN_OBJ),$(LIB_OBJ))
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
+
+$(BUILD)/gen/builtin_policy.c: src/lib/policy/default.yml $(BUILD)/gen/policygen
+	ASAN_OPTIONS=detect_leaks=0 $(BUILD)/gen/policygen $< >$@.tmp && mv $@.tmp $@
+
+$(BUILD)/gen/%.o: $(BUILD)/gen/%.c Makefile
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
 # Two archives of the same objects.  libtxbox.a is the library for programs that embed txbox
@@ -196,5 +211,5 @@ install: $(BUILD)/txbox
 clean:
 	rm -rf build build-san build-fuzz build-clang
 
--include $(wildcard $(BUILD)/src/lib/*/*.o.d $(BUILD)/src/cli/*.o.d $(BUILD)/tests/*.d $(BUILD)/fuzz/*.d \
+-include $(wildcard $(BUILD)/src/lib/*/*.o.d $(BUILD)/src/cli/*.o.d $(BUILD)/tests/*.d $(BUILD)/fuzz/*.d $(BUILD)/gen/*.d \
         $(BUILD)/testing/src/lib/*/*.o.d $(BUILD)/testing/src/cli/*.o.d)

@@ -67,7 +67,7 @@ _txbox()
                 ;;
         doctor) COMPREPLY=($(compgen -W "--json --help" -- "$cur")) ;;
         report) COMPREPLY=($(compgen -W "--html -n --help" -- "$cur")) ;;
-        check) COMPREPLY=($(compgen -W "--json -c --help" -- "$cur")) ;;
+        check) COMPREPLY=($(compgen -W "--json -c --test --help" -- "$cur")) ;;
         trust) COMPREPLY=($(compgen -W "--status --revoke --help" -- "$cur")) ;;
         hook) COMPREPLY=($(compgen -W "claude-code codex gemini --help" -- "$cur")) ;;
         *) COMPREPLY=($(compgen -W "--help" -- "$cur")) ;;

@@ -1,5 +1,6 @@
 /* txbox check [--json] (-c STRING | -- PROGRAM [ARG...]): the policy decision only.  It
  * never runs anything: the string or argv is parsed and matched, nothing more.
+ * txbox check --test: the policy's rules against their own examples (match:, not_match:).
  *
  * Its exit status is what scripts and hooks act on, so it never says 0 by accident: the
  * decision is made in a child process (judge_fork), and a child that crashes, aborts, hangs
@@ -19,16 +20,21 @@
 static void check_usage(FILE *f)
 {
         fprintf(f, "Usage: txbox check [--json] -c STRING\n"
-                   "       txbox check [--json] -- PROGRAM [ARG...]\n\n"
+                   "       txbox check [--json] -- PROGRAM [ARG...]\n"
+                   "       txbox check [--json] --test\n\n"
                    "Say whether the policy allows a shell string or a program, without running it.\n"
                    "The string is parsed like sh -c would (substitutions, wrappers such as sudo, env,\n"
                    "xargs and find -exec, sh -c, eval and interpreter one-liners are looked into).\n\n"
                    "  -c STRING   a shell string\n"
                    "  --json      print {\"decision\", \"rule\", \"reason\", \"command\", \"offset\"}\n"
+                   "  --test      check the policy file's rules against their examples (match: and\n"
+                   "              not_match:; without a policy file, the built-in rules'), judged in\n"
+                   "              the workspace " POLICY_EXAMPLE_WORKSPACE " with the home " POLICY_EXAMPLE_HOME "\n"
                    "  -h, --help  this help\n\n"
-                   "Exit status: 0 allow; 1 deny or ask (no approval channel: ask counts as deny);\n"
-                   "2 bad usage or an unreadable policy.  The policy is --policy FILE, else\n"
-                   ".txbox/policy in the workspace, else the built-in default (docs/POLICY.md).\n");
+                   "Exit status: 0 allow (--test: every example holds); 1 deny or ask (no approval\n"
+                   "channel: ask counts as deny; --test: an example failed); 2 bad usage or an\n"
+                   "unreadable policy.  The policy is --policy FILE, else .txbox/policy in the\n"
+                   "workspace, else the built-in default (docs/POLICY.md).\n");
 }
 
 static void print_json(const struct policy_result *r)
@@ -67,6 +73,7 @@ static void print_human(const struct policy_result *r)
 
 struct check_args {
         bool json;
+        bool test;
         const char *script;
         char **argv;
 };
@@ -74,12 +81,15 @@ struct check_args {
 /* Returns 0, or EXIT_USAGE after printing why; -1 when --help was printed. */
 static int check_parse(int argc, char **argv, struct check_args *a)
 {
-        static const struct option opts[] = {
-                {"json", no_argument, NULL, 'j'}, {"help", no_argument, NULL, 'h'}, {0}};
+        static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
+                                             {"test", no_argument, NULL, 't'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {0}};
         int c;
         while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
                 switch (c) {
                 case 'j': a->json = true; break;
+                case 't': a->test = true; break;
                 case 'c': a->script = optarg; break;
                 case 'h': check_usage(stdout); return -1;
                 default: check_usage(stderr); return EXIT_USAGE;
@@ -87,7 +97,11 @@ static int check_parse(int argc, char **argv, struct check_args *a)
         }
         if (optind < argc)
                 a->argv = argv + optind;
-        if (!!a->script == !!a->argv) {
+        if (a->test && (a->script || a->argv)) {
+                cli_error("check --test takes no command: it runs the policy's own examples");
+                return EXIT_USAGE;
+        }
+        if (!a->test && !!a->script == !!a->argv) {
                 cli_error("check needs exactly one of -c STRING or -- PROGRAM [ARG...]");
                 return EXIT_USAGE;
         }
@@ -98,6 +112,66 @@ struct check_job {
         const struct check_args *a;
         const struct global_opts *g;
 };
+
+/* ---- --test ---- */
+
+struct test_report {
+        bool json;
+        json_t *failures;
+};
+
+static void print_failure(void *arg, const struct policy_example_failure *f)
+{
+        struct test_report *t = arg;
+        const char *got = f->decision == POLICY_ALLOW ? "allows it" : f->decision == POLICY_ASK ? "asks" : "denies it";
+        if (t->json) {
+                json_array_append_new(t->failures,
+                                      json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:o}", "rule", f->rule, "file",
+                                                f->file ? f->file : "", "line", f->line, "example", f->example,
+                                                "expected", f->must_match ? "match" : "not_match", "decision",
+                                                policy_decision_name(f->decision), "decided_by",
+                                                f->decided_by[0] ? json_string(f->decided_by) : json_null()));
+                return;
+        }
+        printf("policy '");
+        cli_human(stdout, f->file ? f->file : "");
+        printf("' line %d: rule ", f->line);
+        cli_human(stdout, f->rule);
+        printf(": '");
+        cli_human(stdout, f->example);
+        if (f->must_match)
+                printf("' should be decided by this rule, but the policy %s", got);
+        else
+                printf("' should not be decided by this rule, but it %s", got);
+        if (f->must_match && f->decided_by[0]) {
+                printf(" (rule ");
+                cli_human(stdout, f->decided_by);
+                putchar(')');
+        }
+        putchar('\n');
+}
+
+/* Exit status: 0 when every example holds, 1 when one does not. */
+static int test_examples(const struct policy *p, bool json)
+{
+        struct test_report t = {.json = json, .failures = json ? json_array() : NULL};
+        size_t n = 0;
+        /* A policy file's own rules; the built-in ones when there is none. */
+        enum policy_examples which = policy_file(p) ? POLICY_EXAMPLES_OWN : POLICY_EXAMPLES_BUILTIN;
+        size_t failed = policy_test_examples(p, which, print_failure, &t, &n);
+        if (json) {
+                json_t *o = json_pack("{s:i, s:i, s:o}", "examples", (json_int_t)n, "failed", (json_int_t)failed,
+                                      "failures", t.failures);
+                char *s = o ? json_dumps(o, JSON_PRESERVE_ORDER) : NULL;
+                printf("%s\n", s ? s : "{\"examples\": 0, \"failed\": 1, \"failures\": []}");
+                free(s);
+                json_decref(o);
+        } else {
+                printf("%zu example%s of the %s rules: %zu failed\n", n, n == 1 ? "" : "s",
+                       which == POLICY_EXAMPLES_OWN ? "policy file's" : "built-in", failed);
+        }
+        return failed || (json && !t.failures) ? EXIT_REFUSED : 0;
+}
 
 static int check_child(void *arg)
 {
@@ -117,6 +191,11 @@ static int check_child(void *arg)
         if (policy_load_for(ws, g->policy, &p, &err) < 0) {
                 cli_error("%s", err.msg);
                 return EXIT_USAGE;
+        }
+        if (a.test) {
+                r = test_examples(p, a.json);
+                policy_free(p);
+                return r;
         }
         if (policy_note(p) && !a.json)
                 cli_error("note: %s", policy_note(p));
@@ -158,7 +237,7 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
          * sanitizer's report also exits 1, with nothing on stdout); usage errors and an
          * unreadable policy (2) are on stderr. */
         bool answered = r == 0 && (status == EXIT_USAGE || (status == EXIT_REFUSED && *out) ||
-                                   (status == 0 && strstr(out, "allow")));
+                                   (status == 0 && strstr(out, a.test ? "\n" : "allow")));
         if (answered) {
                 fputs(out, stdout);
                 free(out);
@@ -171,8 +250,10 @@ int cmd_check(int argc, char **argv, const struct global_opts *g)
         else
                 snprintf(why, sizeof(why), "the policy engine failed: it exited with status %d", status);
         struct policy_result res;
-        policy_result_failed(&res, a.script ? a.script : a.argv[0], why);
         cli_error("%s; refused", why);
+        if (a.test)
+                return EXIT_REFUSED;
+        policy_result_failed(&res, a.script ? a.script : a.argv[0], why);
         if (a.json)
                 print_json(&res);
         else

@@ -114,4 +114,29 @@ else
         ok "git not installed # SKIP" true
 fi
 
+# check --test: the built-in rules' examples hold; a policy file's are checked, and a wrong
+# one is named with its file and line.
+out=$(tx check --test)
+is "$?" 0 "check --test: every example of the built-in rules holds (exit 0)"
+like "$out" "^[0-9]+ examples of the built-in rules: 0 failed$" "check --test: and says how many ran"
+cat >"$T/examples.yml" <<'YAML'
+rules:
+  - id: no-docker-push
+    reason: pushing images publishes them; ask the user
+    program: docker
+    subcommand: push
+    match: ["docker push img", "docker pull img"]
+    not_match: ["docker images"]
+YAML
+out=$("$TXBOX" -C "$WS" --policy "$T/examples.yml" check --test)
+is "$?" 1 "check --test: a policy file whose example fails exits 1"
+like "$out" "line 2: rule no-docker-push: 'docker pull img' should be decided by this rule, but the policy allows it" \
+        "check --test: the failing example, its rule's line and what happened"
+like "$out" "3 examples of the policy file's rules: 1 failed$" "check --test: the count of the file's own examples"
+out=$("$TXBOX" -C "$WS" --policy "$T/examples.yml" check --test --json)
+like "$out" '^\{"examples": 3, "failed": 1, "failures": \[\{"rule": "no-docker-push", "file": "[^"]*examples.yml", "line": 2, "example": "docker pull img", "expected": "match", "decision": "allow", "decided_by": null\}\]\}$' \
+        "check --test --json: one object with each failure"
+"$TXBOX" -C "$WS" check --test -c 'ls' >/dev/null 2>&1
+is "$?" 2 "check --test with a command is bad usage"
+
 done_testing

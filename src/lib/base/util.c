@@ -879,6 +879,15 @@ static int fp_due(const char *name)
         return act;
 }
 
+void failpoint_set_count(const char *name, long count)
+{
+        pthread_once(&fp_once, fp_load);
+        pthread_mutex_lock(&fp_lock);
+        for (size_t i = 0; i < nfp; i++)
+                if (!strcmp(name, fp[i].name))
+                        fp[i].count = count;
+        pthread_mutex_unlock(&fp_lock);
+}
 
 int failpoint(const char *name)
 {

@@ -216,12 +216,19 @@ bool human_plain(const char *s);
  * policy decision, ends in a refusal whatever the action). */
 #ifdef TXBOX_TESTING
 int failpoint(const char *name);
+/* Set how often failpoint NAME counts as reached: a judge process (policy/judge.h), a copy
+ * of its supervisor forked once, continues the supervisor's count of decisions. */
+void failpoint_set_count(const char *name, long count);
 #else
 /* The release build has no failpoint: the environment cannot reach this code. */
 static inline int failpoint(const char *name)
 {
         (void)name;
         return 0;
+}
+static inline void failpoint_set_count(const char *name, long count)
+{
+        (void)name, (void)count;
 }
 #endif
 

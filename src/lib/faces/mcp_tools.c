@@ -323,7 +323,7 @@ static int call_check(struct mcp_server *s, json_t *args, struct tool_out *o)
                 return tool_fail(o, "cannot load the policy: %s", err.msg);
         struct policy_ctx ctx = {.workspace = s->ws->path, .home = getenv("HOME"), .cwd = s->ws->path};
         /* A crash of the engine is this request's refusal, not the server's end. */
-        ws_decide(s->ws, p, &ctx, arg_str(args, "command"), NULL, &res);
+        ws_decide(s->ws, &ctx, arg_str(args, "command"), NULL, &res);
         o->is_error = !strcmp(res.rule, POLICY_RULE_FAILED);
         bool allow = res.decision == POLICY_ALLOW;
         o->structured = jv_nonnull(json_pack(

@@ -1,4 +1,5 @@
-/* Policy files (YAML, read with libfyaml).  See docs/POLICY.md for the format:
+/* Policy files (YAML, read with libfyaml), the built-in one (default.yml, embedded) among
+ * them.  See docs/POLICY.md for the format:
  *
  *   defaults: true            # keep the built-in rules after these (default true)
  *   effects: {mass_delete_count: 200, mass_delete_min: 20, mass_delete_share: 0.5,
@@ -9,6 +10,8 @@
  *       reason: "pushing images publishes them; ask the user"
  *       program: docker
  *       subcommand: push
+ *       match: ["docker push img"]       # examples: decided by this rule ...
+ *       not_match: ["docker pull img"]   # ... and not (policy_test_examples)
  *
  * Every error names the file, the line and what is wrong, because the user has to fix it. */
 #define _GNU_SOURCE
@@ -26,6 +29,8 @@ struct loader {
         /* an untrusted workspace policy: never the defaults (they are judged beside it) */
         bool own_rules_only;
         bool defaults_off;   /* the file said defaults: false */
+        bool builtin;        /* the built-in policy itself: it holds the defaults */
+        const struct policy *defaults; /* the built-in policy, for the others */
 };
 
 static int node_line(struct fy_node *n)
@@ -103,6 +108,23 @@ static int str_list(struct loader *L, struct fy_node *n, bool split, const char 
                 a[k++] = own(L, scalar(c));
         }
         *out = a;
+        return 0;
+}
+
+static const struct {
+        const char *name;
+        unsigned bit;
+} classes[] = {
+        {"root", PC_ROOT},       {"system", PC_SYSTEM},   {"home", PC_HOME},     {"workspace", PC_WORKSPACE},
+        {"secret", PC_SECRET},   {"persist", PC_PERSIST}, {"device", PC_DEVICE}, {"gitdir", PC_GITDIR},
+        {"tmp", PC_TMP},         {"unknown", PC_UNKNOWN}, {"inside", PC_INSIDE}, {"all", PC_ALL},
+};
+
+unsigned path_class_parse(const char *name)
+{
+        for (size_t k = 0; k < ARRAY_SIZE(classes); k++)
+                if (!strcmp(classes[k].name, name))
+                        return classes[k].bit;
         return 0;
 }
 
@@ -208,6 +230,35 @@ static int f_writes(struct loader *L, struct fy_node *v, struct rule *r)
 {
         return paths_field(L, v, &r->writes, &r->write_globs);
 }
+static int f_reads(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return paths_field(L, v, &r->reads, &r->read_globs);
+}
+static int f_truncates(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return paths_field(L, v, &r->clobbers, &r->clobber_globs);
+}
+static int f_description(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        if (!scalar(v))
+                return bad(L, v, "description must be a string", NULL);
+        r->description = own(L, scalar(v));
+        return 0;
+}
+/* Examples are shell strings as an agent would send them; an empty one says nothing. */
+static int examples(struct loader *L, struct fy_node *v, const char *const **out)
+{
+        int r = str_list(L, v, false, out);
+        for (const char *const *e = *out; r == 0 && *e; e++)
+                if (!**e)
+                        return bad(L, v, "an example must not be empty", NULL);
+        return r;
+}
+static int f_match(struct loader *L, struct fy_node *v, struct rule *r) { return examples(L, v, &r->match); }
+static int f_not_match(struct loader *L, struct fy_node *v, struct rule *r)
+{
+        return examples(L, v, &r->not_match);
+}
 static int f_target(struct loader *L, struct fy_node *v, struct rule *r)
 {
         const char *s = scalar(v);
@@ -243,7 +294,8 @@ static const struct {
         {"subcommand", f_sub},  {"flags", f_flags},         {"any_flags", f_any_flags},
         {"not_flags", f_not_flags}, {"args", f_args},       {"last_arg", f_last},
         {"paths", f_paths},     {"path_target", f_target},  {"writes", f_writes},
-        {"scope", f_scope},
+        {"reads", f_reads},     {"truncates", f_truncates}, {"scope", f_scope},
+        {"description", f_description}, {"match", f_match}, {"not_match", f_not_match},
 };
 
 static int load_rule(struct loader *L, struct fy_node *n, struct rule *r)
@@ -252,6 +304,8 @@ static int load_rule(struct loader *L, struct fy_node *n, struct rule *r)
                 return bad(L, n, "each rule must be a mapping", NULL);
         memset(r, 0, sizeof(*r));
         r->decision = POLICY_DENY;
+        r->builtin = L->builtin;
+        r->line = node_line(n);
         void *it = NULL;
         for (struct fy_node_pair *pr; (pr = fy_node_mapping_iterate(n, &it));) {
                 const char *k = scalar(fy_node_pair_key(pr));
@@ -268,8 +322,10 @@ static int load_rule(struct loader *L, struct fy_node *n, struct rule *r)
                 return bad(L, n, "rule without an id", NULL);
         if (!r->reason && r->decision != POLICY_ALLOW)
                 return bad(L, n, "rule needs a reason the agent can act on", r->id);
-        if (!r->programs && !r->paths && !r->path_globs && !r->writes && !r->write_globs && !r->args)
-                return bad(L, n, "rule matches everything; give program, args, paths or writes", r->id);
+        if (!r->programs && !r->paths && !r->path_globs && !r->writes && !r->write_globs && !r->args &&
+            !r->reads && !r->read_globs && !r->clobbers && !r->clobber_globs)
+                return bad(L, n, "rule matches everything; give program, args, paths, writes, reads or truncates",
+                           r->id);
         return 0;
 }
 
@@ -413,7 +469,8 @@ static int load_rules(struct loader *L, struct fy_node *n, bool defaults)
         if (cnt > MAX_RULES)
                 return bad(L, n, "too many rules", NULL);
         struct policy *p = L->p;
-        p->rules = xcalloc(cnt + (defaults ? n_default_rules : 0) + 1, sizeof(*p->rules));
+        const struct policy *d = defaults ? L->defaults : NULL;
+        p->rules = xcalloc(cnt + (d ? d->nrules : 0) + 1, sizeof(*p->rules));
         void *it = NULL;
         for (struct fy_node *c; n && (c = fy_node_sequence_iterate(n, &it));) {
                 int r = load_rule(L, c, &p->rules[p->nrules]);
@@ -421,9 +478,8 @@ static int load_rules(struct loader *L, struct fy_node *n, bool defaults)
                         return r;
                 p->nrules++;
         }
-        if (defaults)
-                for (size_t k = 0; k < n_default_rules; k++)
-                        p->rules[p->nrules++] = default_rules[k];
+        for (size_t k = 0; d && k < d->nrules; k++)
+                p->rules[p->nrules++] = d->rules[k]; /* its strings stay the built-in policy's */
         return 0;
 }
 
@@ -438,7 +494,9 @@ static int load_root(struct loader *L, struct fy_node *root)
                 const char *k = scalar(fy_node_pair_key(pr));
                 struct fy_node *v = fy_node_pair_value(pr);
                 int r = 0;
-                if (k && !strcmp(k, "defaults")) {
+                if (k && !strcmp(k, "defaults") && L->builtin) {
+                        return bad(L, fy_node_pair_key(pr), "the built-in policy is the defaults", k);
+                } else if (k && !strcmp(k, "defaults")) {
                         const char *s = scalar(v);
                         if (!s || (strcmp(s, "true") && strcmp(s, "false")))
                                 return bad(L, v, "defaults must be true or false", s);
@@ -459,7 +517,7 @@ static int load_root(struct loader *L, struct fy_node *root)
                 if (r < 0)
                         return r;
         }
-        return load_rules(L, rules, defaults && !L->own_rules_only);
+        return load_rules(L, rules, defaults && !L->own_rules_only && !L->builtin);
 }
 
 /* YAML features the loader does not model are refused, not read as something else: an
@@ -594,22 +652,70 @@ static int parse_file(struct loader *L, const char *text, size_t len)
         return r;
 }
 
-static struct policy *policy_new(void)
+/* ---- the built-in policy ---- */
+
+/* What the built-in policy must hold for the engine to fail closed (match.c refuses input it
+ * could not read with these rules, whatever a policy file says), and the effect limits every
+ * other policy starts from. */
+static int builtin_complete(struct loader *L)
+{
+        const struct effects_cfg *e = &L->p->eff;
+        static const char *const must[] = {"parse-error", "limit-exceeded"};
+
+        for (size_t k = 0; k < ARRAY_SIZE(must); k++) {
+                size_t i = 0;
+                while (i < L->p->nrules && strcmp(L->p->rules[i].id, must[k]))
+                        i++;
+                if (i == L->p->nrules || L->p->rules[i].decision != POLICY_DENY)
+                        return tx_err(L->err, EINVAL, "policy '%s': no deny rule %s", L->file, must[k]);
+        }
+        if (!e->mass_delete_count || !e->mass_delete_min || !e->mass_delete_share || !e->max_file_size ||
+            !e->lost_work_min)
+                return tx_err(L->err, EINVAL, "policy '%s': every effect limit must be set", L->file);
+        return 0;
+}
+
+int policy_parse_builtin(const char *name, const char *text, size_t len, struct policy **out,
+                         struct txbox_error *err)
 {
         struct policy *p = xcalloc(1, sizeof(*p));
-        p->eff = default_effects;
-        return p;
+        struct loader L = {.p = p, .file = name, .err = err, .builtin = true};
+        int r = len > MAX_POLICY_FILE ? tx_err(err, EFBIG, "policy '%s': larger than 1 MiB", name)
+                                      : parse_file(&L, text, len);
+
+        if (r == 0)
+                r = builtin_complete(&L);
+        if (r < 0) {
+                policy_free(p);
+                return r;
+        }
+        p->file = xstrdup(name);
+        policy_index(p);
+        *out = p;
+        return 0;
+}
+
+const struct rule *policy_builtin_rule(const char *id)
+{
+        const struct policy *b = policy_builtin();
+        for (size_t k = 0; k < b->nrules; k++)
+                if (!strcmp(b->rules[k].id, id))
+                        return &b->rules[k];
+        return NULL;
 }
 
 /* A policy from a file's text; name for messages. */
 static int load_text(const char *name, const char *text, size_t len, bool own_rules_only, struct policy **out,
                      bool *defaults_off, struct txbox_error *err)
 {
+        const struct policy *d = policy_builtin();
+        int r;
         if (len > MAX_POLICY_FILE)
                 return tx_err(err, EFBIG, "policy '%s': larger than 1 MiB", name);
-        struct policy *p = policy_new();
-        struct loader L = {.p = p, .file = name, .err = err, .own_rules_only = own_rules_only};
-        int r = parse_file(&L, text, len);
+        struct policy *p = xcalloc(1, sizeof(*p));
+        p->eff = d->eff;
+        struct loader L = {.p = p, .file = name, .err = err, .own_rules_only = own_rules_only, .defaults = d};
+        r = parse_file(&L, text, len);
 
         if (r < 0) {
                 policy_free(p);
@@ -626,10 +732,12 @@ static int load_text(const char *name, const char *text, size_t len, bool own_ru
 int policy_load(const char *file, struct policy **out, struct txbox_error *err)
 {
         if (!file) {
-                struct policy *p = policy_new();
-                p->rules = xmalloc(n_default_rules * sizeof(*p->rules));
-                memcpy(p->rules, default_rules, n_default_rules * sizeof(*p->rules));
-                p->nrules = n_default_rules;
+                const struct policy *d = policy_builtin();
+                struct policy *p = xcalloc(1, sizeof(*p));
+                p->eff = d->eff;
+                p->rules = xmalloc((d->nrules + 1) * sizeof(*p->rules));
+                memcpy(p->rules, d->rules, d->nrules * sizeof(*p->rules));
+                p->nrules = d->nrules;
                 policy_index(p);
                 *out = p;
                 return 0;
@@ -645,9 +753,9 @@ int policy_load(const char *file, struct policy **out, struct txbox_error *err)
 
 /* An untrusted workspace policy: the built-in one, with the file's own rules judged beside
  * it (never instead) and its effect limits counting only where they are stricter. */
-static bool tightens_only(const struct policy *ws, bool defaults_off)
+static bool tightens_only(const struct policy *ws, bool defaults_off, const struct effects_cfg *d)
 {
-        const struct effects_cfg *e = &ws->eff, *d = &default_effects;
+        const struct effects_cfg *e = &ws->eff;
         for (size_t k = 0; k < ws->nrules; k++)
                 if (ws->rules[k].decision == POLICY_ALLOW)
                         return false;
@@ -680,14 +788,18 @@ static int load_untrusted(const char *name, const char *text, size_t len, const 
 
         if (r < 0)
                 return r;
-        policy_load(NULL, &base, err);
+        if ((r = policy_load(NULL, &base, err)) < 0) {
+                policy_free(ws);
+                return r;
+        }
+        struct effects_cfg builtin_eff = base->eff;
         take_stricter_effects(&base->eff, &ws->eff);
         /* Hiding more and turning the caches off only take away; a list of caches would
          * make more of the home writable. */
         base->sandbox.hide = ws->sandbox.hide;
         if (ws->sandbox.caches == POLICY_CACHES_OFF)
                 base->sandbox.caches = POLICY_CACHES_OFF;
-        if (!tightens_only(ws, off))
+        if (!tightens_only(ws, off, &builtin_eff))
                 base->note =
                         xasprintf("the workspace policy '%s' is not trusted (sha256 %.12s...): it only adds "
                                   "restrictions, its allow rules, defaults: false, higher effect limits and "
@@ -724,6 +836,8 @@ int policy_load_for(const char *workspace, const char *explicit_file, struct pol
 
 const char *policy_note(const struct policy *p) { return p ? p->note : NULL; }
 
+const char *policy_file(const struct policy *p) { return p ? p->file : NULL; }
+
 void policy_sandbox_get(const struct policy *p, struct policy_sandbox *out)
 {
         static const struct policy_sandbox none = {0};
@@ -742,10 +856,7 @@ char *policy_summary(const struct policy *p)
         char ids[200] = "";
 
         for (size_t k = 0; k < p->nrules; k++) {
-                bool builtin = false; /* copies of the built-in rules share their strings */
-                for (size_t d = 0; !builtin && d < n_default_rules; d++)
-                        builtin = p->rules[k].id == default_rules[d].id;
-                if (builtin) {
+                if (p->rules[k].builtin) {
                         defaults++;
                         continue;
                 }

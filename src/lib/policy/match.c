@@ -423,9 +423,9 @@ static bool redirs_match(const struct strvec *targets, unsigned bits, const char
 
 static bool writes_match(const struct rule *r, const struct scmd *c, const struct policy_ctx *ctx)
 {
-        if (r->reads && !redirs_match(&c->reads, r->reads, NULL, ctx))
+        if ((r->reads || r->read_globs) && !redirs_match(&c->reads, r->reads, r->read_globs, ctx))
                 return false;
-        if (r->clobbers && !redirs_match(&c->clobbers, r->clobbers, NULL, ctx))
+        if ((r->clobbers || r->clobber_globs) && !redirs_match(&c->clobbers, r->clobbers, r->clobber_globs, ctx))
                 return false;
         if (!r->writes && !r->write_globs)
                 return true;
@@ -467,12 +467,14 @@ void policy_index(struct policy *p)
         }
 }
 
-static const struct rule *find_default(const char *id)
+/* A rule that fails closed whatever the policy says (parse-error, limit-exceeded): the
+ * policy's copy of the built-in one, or the built-in one itself (defaults: false). */
+static const struct rule *fail_closed(const struct policy *p, const char *id)
 {
-        for (size_t k = 0; k < n_default_rules; k++)
-                if (!strcmp(default_rules[k].id, id))
-                        return &default_rules[k];
-        return NULL;
+        for (size_t k = 0; k < p->nrules; k++)
+                if (p->rules[k].builtin && !strcmp(p->rules[k].id, id))
+                        return &p->rules[k];
+        return policy_builtin_rule(id);
 }
 
 const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
@@ -483,7 +485,7 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         const char *a0 = c->argv.v[0];
         /* Fail closed whatever the rules say: the input could not be read. */
         if (!strcmp(a0, "@parse-error") || !strcmp(a0, "@limit-exceeded"))
-                return find_default(a0 + 1);
+                return fail_closed(p, a0 + 1);
         /* --help or --version: the program prints and exits (findings still count) */
         if (c->help && a0[0] != '@')
                 return NULL;
@@ -503,7 +505,7 @@ const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
         nm->cls = NULL;
         nm->abs = NULL;
         norm_build(nm, c);
-        const struct rule *hit = nm->overflow ? find_default("limit-exceeded") : NULL;
+        const struct rule *hit = nm->overflow ? fail_closed(p, "limit-exceeded") : NULL;
         unsigned char f = (unsigned char)nm->prog[0];
         for (size_t k = 0; k < p->nrules && !hit; k++)
                 if ((!p->first || (p->first[k][f >> 6] >> (f & 63) & 1)) &&
@@ -542,9 +544,10 @@ static const struct scmd *fatal_finding(const struct scan *sc)
 }
 
 static void decide(const struct policy *p, struct scan *sc, const struct policy_ctx *ctx,
-                   struct policy_result *res)
+                   struct policy_result *res, const struct rule **by)
 {
         int worst = -1;
+        *by = NULL;
         /* Matching is bounded by the commands and the bytes a scan may hold; a scan that
          * already failed is a refusal anyway, so it gets a fifth of a scan's time to name
          * a more useful rule than its limit, not more. */
@@ -552,13 +555,15 @@ static void decide(const struct policy *p, struct scan *sc, const struct policy_
         for (size_t k = 0; k < sc->n; k++) {
                 if (sc->failed && mono_us() > stop) {
                         const struct scmd *f = fatal_finding(sc);
-                        fill(res, match_cmd(p, f, ctx), f);
+                        *by = match_cmd(p, f, ctx);
+                        fill(res, *by, f);
                         return;
                 }
                 const struct rule *r = match_cmd(p, &sc->cmds[k], ctx);
                 if (r && severity(r->decision) > worst) {
                         worst = severity(r->decision);
                         fill(res, r, &sc->cmds[k]);
+                        *by = r;
                         if (worst == 2)
                                 break;
                 }
@@ -581,17 +586,22 @@ static void res_init(struct policy_result *res)
 /* The policy's decision, and an untrusted workspace policy's beside it: the stricter wins,
  * so that such a file can only add refusals (load.c). */
 static void decide_all(const struct policy *p, struct scan *sc, const struct policy_ctx *ctx,
-                       struct policy_result *res)
+                       struct policy_result *res, const struct rule **by)
 {
         struct policy_result r2;
+        const struct rule *by2;
 
-        decide(p, sc, ctx, res);
+        decide(p, sc, ctx, res, by);
         if (!p->tighten)
                 return;
         res_init(&r2);
-        decide(p->tighten, sc, ctx, &r2);
-        if (severity(r2.decision) > severity(res->decision))
+        decide(p->tighten, sc, ctx, &r2, &by2);
+        if (severity(r2.decision) > severity(res->decision)) {
                 *res = r2;
+                *by = by2;
+        } else if (!*by && r2.decision == res->decision) {
+                *by = by2; /* an allow that only the workspace's own rules matched */
+        }
 }
 
 /* Tests make the N-th decision of a process crash, abort, hang or fail here
@@ -607,6 +617,14 @@ static int judge_failpoint(struct policy_result *res)
 int policy_check_shell(const struct policy *p, const char *script, const struct policy_ctx *ctx,
                        struct policy_result *res)
 {
+        const struct rule *by;
+        return policy_check_shell_by(p, script, ctx, res, &by);
+}
+
+int policy_check_shell_by(const struct policy *p, const char *script, const struct policy_ctx *ctx,
+                          struct policy_result *res, const struct rule **by)
+{
+        *by = NULL;
         if (!p || !script || !ctx || !res)
                 return -EINVAL;
         res_init(res);
@@ -617,7 +635,7 @@ int policy_check_shell(const struct policy *p, const char *script, const struct 
         scan_init(&sc, ctx);
         size_t n = strnlen(script, POL_MAX_INPUT + 1);
         parse_script(&sc, script, n, (struct srcpos){.base = 0, .direct = true}, 0);
-        decide_all(p, &sc, ctx, res);
+        decide_all(p, &sc, ctx, res, by);
         scan_free(&sc);
         return 0;
 }
@@ -653,7 +671,8 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
                 c->pipe_id = -1;
                 unwrap_argv(&sc, 0, 0);
         }
-        decide_all(p, &sc, ctx, res);
+        const struct rule *by;
+        decide_all(p, &sc, ctx, res, &by);
         scan_free(&sc);
         return 0;
 }

@@ -1,6 +1,6 @@
 /* Private to the policy engine: the simple commands a shell string would run (parse.c),
- * the unwrapping of wrappers and interpreters (unwrap.c, code.c), rules (rules.c) and
- * matching (match.c). */
+ * the unwrapping of wrappers and interpreters (unwrap.c, code.c), rules (default.yml,
+ * compiled by scripts/policygen.c; load.c) and matching (match.c). */
 #ifndef TXBOX_POLICY_POL_H
 #define TXBOX_POLICY_POL_H
 
@@ -196,12 +196,21 @@ struct rule {
         unsigned writes;              /* some redirection target is in these classes */
         const char *const *write_globs;
         unsigned reads;               /* some redirection source (< file) is in these classes */
+        const char *const *read_globs;
         unsigned clobbers;            /* some redirection it truncates (>, not >>) is in these classes */
+        const char *const *clobber_globs;
         enum rule_target target;      /* which path arguments count */
         /* Guards only the workspace and its repository, whose changes the effect rules and
          * undo judge: not applied to a well-known tool's own internal execs
          * (policy_ctx.tool_internal).  A policy file's "scope: workspace". */
         bool workspace_scope;
+        bool builtin;                 /* one of the built-in rules (default.yml) */
+        /* For people and tests, never for matching: what it catches, commands it must
+         * decide and commands it must not (policy_test_examples), its line in its file. */
+        const char *description;
+        const char *const *match;
+        const char *const *not_match;
+        int line;
 };
 
 struct effects_cfg {
@@ -232,10 +241,21 @@ struct policy {
         size_t nowned_arrays;
 };
 
-extern const struct rule default_rules[];
-extern const size_t n_default_rules;
-extern const struct effects_cfg default_effects;
+/* The built-in policy: src/lib/policy/default.yml, in the format users write, read by the
+ * loader users' files go through (policy_parse_builtin) when txbox is built, by
+ * scripts/policygen.c, which writes what it read as C initialisers ($(BUILD)/gen/
+ * builtin_policy.c): a start-up then parses no YAML (which cost 3-4 ms), and
+ * tests/unit/test_policy_rules.c checks the compiled form against the YAML.  Constant, for
+ * the process's life: every policy's copies of its rules point into it. */
+const struct policy *policy_builtin(void);
+/* The built-in rule with this id (the first), or NULL. */
+const struct rule *policy_builtin_rule(const char *id);
+/* A policy file's text read as the built-in policy: no defaults after its rules (it is
+ * them), its effect limits all given, rules parse-error and limit-exceeded that deny. */
+int policy_parse_builtin(const char *name, const char *text, size_t len, struct policy **out,
+                         struct txbox_error *err);
 
+/* A path class by name (root, system, home ...), or 0. */
 unsigned path_class_parse(const char *name);
 
 /* Classify one path argument (UNK allowed) against ctx. */
@@ -249,5 +269,10 @@ void policy_index(struct policy *p);
 /* First rule matching c, or NULL. */
 const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
                              const struct policy_ctx *ctx);
+
+/* policy_check_shell, also saying which rule decided (*by): the refusing rule, or for an
+ * allow the first allow rule that matched a command (NULL: no rule matched). */
+int policy_check_shell_by(const struct policy *p, const char *script, const struct policy_ctx *ctx,
+                          struct policy_result *res, const struct rule **by);
 
 #endif

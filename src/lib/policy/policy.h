@@ -65,6 +65,9 @@ void policy_free(struct policy *p);
 /* What the user should know about how the policy applies (an untrusted workspace policy
  * that would loosen it), or NULL. */
 const char *policy_note(const struct policy *p);
+/* The file a policy was read from (the workspace's, for an untrusted one), or NULL for the
+ * built-in policy. */
+const char *policy_file(const struct policy *p);
 /* A policy file's text as written (name for messages), as policy_load does with a file. */
 int policy_load_text(const char *name, const char *text, size_t len, struct policy **out,
                      struct txbox_error *err);
@@ -113,6 +116,31 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
                       struct policy_result *res);
 
 const char *policy_decision_name(enum policy_decision d);
+
+/* ---- a policy's rules checked against their examples (policy/examples.c) ----
+ * A rule's match: examples must each be decided by that rule, its not_match: examples must
+ * not be, when the whole policy judges them (a shell string each, as an agent sends it),
+ * in this workspace and home, wherever the check runs. */
+#define POLICY_EXAMPLE_WORKSPACE "/work/project"
+#define POLICY_EXAMPLE_HOME "/home/agent"
+enum policy_examples {
+        POLICY_EXAMPLES_OWN,     /* the rules of the policy file (and of an untrusted workspace file) */
+        POLICY_EXAMPLES_BUILTIN, /* the built-in rules (src/lib/policy/default.yml) */
+};
+struct policy_example_failure {
+        const char *rule;    /* the rule whose example failed: its id, */
+        const char *file;    /* its file ("built-in" for the built-in rules) */
+        int line;            /* and line */
+        const char *example;
+        bool must_match;     /* a match: example (else a not_match: one) */
+        enum policy_decision decision; /* what the policy decided */
+        char decided_by[64]; /* the rule that did ("": none, an allow no rule matched) */
+};
+typedef void policy_example_fn(void *arg, const struct policy_example_failure *f);
+/* Run the examples of p's rules of the kind which; report(arg, f) for each that fails
+ * (report may be NULL).  Returns how many failed; *n_examples: how many ran. */
+size_t policy_test_examples(const struct policy *p, enum policy_examples which, policy_example_fn *report,
+                            void *arg, size_t *n_examples);
 
 /* The rule id of a decision that could not be made (the engine crashed, hung or failed):
  * a refusal, like every other failure to judge. */

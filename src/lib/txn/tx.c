@@ -545,6 +545,10 @@ static int start_sandbox(struct txbox_tx *tx, const struct txbox_run_opts *opts,
         /* The sandbox's init is cloned like a fork: no other thread may hold a lock it would
          * inherit (malloc's, SQLite's) at that moment. */
         ws_sweep_wait(tx->ws);
+        /* The judge of the exec checks, forked now if it is not running yet (it is after a
+         * pre-run check): before the sweeper and the sandbox's threads start (judging.c). */
+        if (tx->ws->policy && (r = ws_judge_ready(tx->ws, err)) < 0)
+                return r;
         fill_spec(tx, opts);
         if ((r = sandbox_start(&tx->spec, &tx->sb, err)) < 0)
                 tx->sb = NULL;

@@ -49,6 +49,9 @@ struct txbox_ws {
         pthread_cond_t sweep_cv;
         struct audit *audit;
         struct policy *policy; /* loaded on first use (txbox_ws_set_policy or the default) */
+        /* The process that judges for this workspace (judging.c): forked holding a copy
+         * of policy, asked over a socket, forked again after it failed. */
+        struct judge_proc *judge;
         char *policy_file;     /* --policy FILE, or NULL */
         char *approver;        /* --approve PROGRAM for "ask" decisions, or NULL */
         struct strvec allowed_effects; /* --allow-effect: rules the user lets break (txbox_ws_allow_effects) */
@@ -201,11 +204,18 @@ int tx_log_flush(struct txbox_tx *tx, struct txbox_error *err);
 
 /* Policy (txpolicy.c). */
 int ws_policy(struct txbox_ws *ws, const struct policy **out, struct txbox_error *err);
-/* The decision of p (ws's policy) on a shell string or an argv, made so that it fails
- * closed: an engine that crashes or fails gives a refusal (rule judgement-failed), and ws
- * drops the policy it was reading (txpolicy.c). */
-void ws_decide(struct txbox_ws *ws, const struct policy *p, const struct policy_ctx *ctx, const char *script,
-               char *const *argv, struct policy_result *res);
+/* The decision of ws's policy on a shell string or an argv, made in ws's judge process so
+ * that it fails closed: a judge that crashes, aborts, hangs or fails gives a refusal (rule
+ * judgement-failed), and the next decision is made by a new judge (judging.c). */
+void ws_decide(struct txbox_ws *ws, const struct policy_ctx *ctx, const char *script, char *const *argv,
+               struct policy_result *res);
+/* ws's judge is running (forked now if need be: call where no other thread may hold a
+ * lock); 0, or -errno when it cannot be started. */
+int ws_judge_ready(struct txbox_ws *ws, struct txbox_error *err);
+/* The judge's end (txbox_ws_close, a new policy). */
+void ws_judge_stop(struct txbox_ws *ws);
+/* Called by the supervisor for every execve inside the sandbox (sandbox_spec.exec_check):
+ * each decision is made by ws's judge (txpolicy.c). */
 bool tx_exec_check(void *ctx, const char *path, char *const argv[], struct exec_caller *caller);
 /* Add msg (taken) to the run's warning (txbox_tx_warning). */
 void tx_add_warning(struct txbox_tx *tx, char *msg);

@@ -1,4 +1,5 @@
-/* The policy in a transaction's life: before the run, at every exec, and on the changeset. */
+/* The policy in a transaction's life: before the run, at every exec, and on the changeset.
+ * Every decision on a command is made in the workspace's judge process (judging.c). */
 #define _GNU_SOURCE
 #include "policy/effects.h"
 #include "policy/judge.h"
@@ -10,6 +11,7 @@ void txbox_ws_set_policy(struct txbox_ws *ws, const char *file)
 {
         free(ws->policy_file);
         ws->policy_file = xstrdup_or_null(file);
+        ws_judge_stop(ws); /* it holds the old policy */
         policy_free(ws->policy);
         ws->policy = NULL;
 }
@@ -104,62 +106,6 @@ static void record_denial(struct txbox_tx *tx, const struct policy_result *res)
         tx->rec.reason = xstrdup(res->reason);
 }
 
-/* ---- a decision that fails closed ---- */
-
-/* argv as one line (cut at size), for the record of a decision that failed. */
-static void render_args(char *const *argv, char *buf, size_t size)
-{
-        size_t n = 0;
-        buf[0] = 0;
-        for (char *const *a = argv; *a && n + 1 < size; a++) {
-                int w = snprintf(buf + n, size - n, "%s%s", a == argv ? "" : " ", *a);
-                n += w < 0 ? 0 : (size_t)w;
-        }
-}
-
-struct judging {
-        const struct policy *p;
-        const char *script;  /* a shell string, or */
-        char *const *argv;   /* an argv */
-        const struct policy_ctx *ctx;
-        struct policy_result *res;
-        int r;
-};
-
-static void judge_fn(void *arg)
-{
-        struct judging *j = arg;
-        j->r = j->script ? policy_check_shell(j->p, j->script, j->ctx, j->res)
-                         : policy_check_argv(j->p, j->argv, j->ctx, j->res);
-}
-
-/* The policy's decision, or a refusal (rule judgement-failed) when it could not be made: a
- * crash in the engine ends neither this process (the supervisor of a running program, or
- * an MCP server) nor in an "allow".  After a crash the policy in memory is not trusted
- * again: it is dropped (not freed: its memory may be what broke), so that the rest of this
- * transaction's execs are refused and the next decision loads it afresh. */
-void ws_decide(struct txbox_ws *ws, const struct policy *p, const struct policy_ctx *ctx, const char *script,
-               char *const *argv, struct policy_result *res)
-{
-        struct judging j = {.p = p, .script = script, .argv = argv, .ctx = ctx, .res = res};
-        struct txbox_error e = {0};
-        char why[256], text[512];
-
-        if (judge_call(judge_fn, &j, &e) < 0) {
-                if (ws->policy == p) {
-                        judge_quarantine(ws->policy);
-                        ws->policy = NULL;
-                }
-                snprintf(why, sizeof(why), "the policy engine failed: %.200s", e.msg);
-        } else if (j.r < 0)
-                snprintf(why, sizeof(why), "the policy engine failed: %s", strerror(-j.r));
-        else
-                return;
-        if (!script)
-                render_args(argv, text, sizeof(text));
-        policy_result_failed(res, script ? script : text, why);
-}
-
 int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *cwd, struct txbox_error *err)
 {
         const struct policy *p;
@@ -169,13 +115,13 @@ int txbox_tx_check_policy(struct txbox_tx *tx, const char *script, const char *c
         set_ctx(tx, cwd);
         if ((r = ws_policy(tx->ws, &p, err)) < 0)
                 return r;
-        ws_decide(tx->ws, p, &tx->pctx, script, tx->sp ? tx->sp_argv : tx->rec.argv, &res);
+        (void)p; /* loaded: the judge holds a copy */
+        ws_decide(tx->ws, &tx->pctx, script, tx->sp ? tx->sp_argv : tx->rec.argv, &res);
         if (allowed(tx, &res))
                 return 1;
         /* Headless: "ask" with nobody to ask is refused with its reason. */
         record_denial(tx, &res);
-        /* Not p's note when the engine failed: that policy was dropped and is not read again. */
-        const char *note = tx->ws->policy ? policy_note(tx->ws->policy) : NULL;
+        const char *note = policy_note(tx->ws->policy);
         free(tx->rec.message);
         tx->rec.message = xasprintf("denied by rule %s%s: %s (in: %s); nothing ran%s%s", tx->rec.rule,
                                     res.decision == POLICY_ASK ? " (needs approval)" : "", res.reason,
@@ -204,18 +150,18 @@ static bool exec_refused(struct txbox_tx *tx, const struct policy_result *res)
  * a well-known tool runs this exec as its own step (execorigin.h): such a step is judged by
  * its effects, every other rule still applies (docs/DESIGN.md, "What is judged at exec").
  * The finding is kept in ectx for the exec's other judgement. */
-static bool exec_allowed(struct txbox_tx *tx, const struct policy *p, struct policy_ctx *ectx,
+static bool exec_allowed(struct txbox_tx *tx, struct policy_ctx *ectx,
                          struct exec_caller *caller, const char *program, char *const argv[],
                          struct policy_result *res)
 {
-        ws_decide(tx->ws, p, ectx, NULL, argv, res);
+        ws_decide(tx->ws, ectx, NULL, argv, res);
         if (allowed(tx, res))
                 return true;
         if (ectx->tool_internal || !res->workspace_scope || !caller ||
             !exec_caller_tool(caller, program, &tx->tools))
                 return false;
         ectx->tool_internal = true;
-        ws_decide(tx->ws, p, ectx, NULL, argv, res);
+        ws_decide(tx->ws, ectx, NULL, argv, res);
         return allowed(tx, res);
 }
 
@@ -233,8 +179,8 @@ static bool exec_let_through(struct txbox_tx *tx, struct exec_caller *caller, co
  * choice (exec -a ls /bin/rm -rf ., a link named ls): the program that will actually run
  * (guard.h) is judged as well, by its own name in argv[0]'s place, and either refusal
  * counts; argv[0] itself still counts too (a multi-call binary acts on it).  A program with
- * no name to judge (a memfd, a deleted file) is refused, and so is every exec once the
- * policy is gone (dropped after the engine failed: nothing is judged, so nothing runs). */
+ * no name to judge (a memfd, a deleted file) is refused, and so is an exec whose judgement
+ * failed (the judge crashed, aborted, hung: judging.c); the next exec is judged again. */
 bool tx_exec_check(void *ctx, const char *program, char *const argv[], struct exec_caller *caller)
 {
         trace_mark("exec check");
@@ -256,7 +202,7 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[], struct ex
                 return exec_refused(tx, &res);
         }
         ectx.at_exec = true;
-        if (!exec_allowed(tx, p, &ectx, caller, program, argv, &res))
+        if (!exec_allowed(tx, &ectx, caller, program, argv, &res))
                 return exec_refused(tx, &res);
         if (!argv[0] || !strcmp(last_name(program), last_name(argv[0])))
                 return exec_let_through(tx, caller, program, argv);
@@ -266,7 +212,7 @@ bool tx_exec_check(void *ctx, const char *program, char *const argv[], struct ex
         _cleanup_free_ char **as_run = xcalloc(argc + 1, sizeof(char *));
         memcpy(as_run, argv, argc * sizeof(char *));
         as_run[0] = (char *)program;
-        if (!exec_allowed(tx, p, &ectx, caller, program, as_run, &res))
+        if (!exec_allowed(tx, &ectx, caller, program, as_run, &res))
                 return exec_refused(tx, &res);
         return exec_let_through(tx, caller, program, argv);
 }

@@ -369,6 +369,7 @@ void txbox_ws_close(struct txbox_ws *ws)
         for (int i = 0; i < WS_PREPARED_MAX; i++)
                 tx_discard(TAKE_PTR(ws->prepared[i]));
         ws_sweep_wait(ws);
+        ws_judge_stop(ws);
         sandbox_reap(true);
         sandbox_shared_ns_close(ws->shared_ns);
         policy_free(ws->policy);
