@@ -780,155 +780,181 @@ static bool assign_like(const struct psr *P, size_t start, bool only_lit)
         return k < P->i && (P->s[k] == '=' || (P->s[k] == '+' && k + 1 < P->i && P->s[k + 1] == '='));
 }
 
+struct wst { /* a word being read */
+        uint32_t w;    /* its node, once it has a part */
+        size_t start;  /* where it started */
+        size_t lit;    /* where the literal run being read started (SIZE_MAX: none) */
+        bool only_lit; /* nothing but unquoted characters so far */
+};
+
+static void wnode(struct psr *P, struct wst *W)
+{
+        if (!W->w)
+                W->w = node(P, SH_WORD, W->start);
+}
+
+static bool word_ends(const struct psr *P, unsigned mode)
+{
+        int c = cur(P);
+        if (mode & W_BRACE)
+                return c == '}' || c == -1;
+        if (mode & W_SUBSCRIPT)
+                return c == ']' || c == -1;
+        if (mode & W_REGEX)
+                return c == ' ' || c == '\t' || c == '\n' || c == -1;
+        return is_meta(c);
+}
+
+/* At a character that would end the word: <( ) and >( ), NAME=( ... ) and an extended
+ * glob's @( ) go on with it.  False when the word ends. */
+static bool word_goes_on(struct psr *P, struct wst *W, unsigned mode)
+{
+        int c = cur(P);
+        if ((c == '<' || c == '>') && at(P, 1) == '(' && !(mode & (W_COND | W_PATTERN))) {
+                wnode(P, W);
+                flush_lit(P, W->w, &W->lit);
+                procsub(P, W->w);
+                W->only_lit = false;
+                return true;
+        }
+        if (c == '(' && !(mode & (W_COND | W_PATTERN)) && assign_like(P, W->start, W->only_lit) &&
+            P->s[P->i - 1] == '=') {
+                wnode(P, W);
+                flush_lit(P, W->w, &W->lit);
+                array(P, W->w);
+                W->only_lit = false;
+                return true;
+        }
+        if (c == '(' && P->i > W->start && strchr("@!*+?", P->s[P->i - 1]) && W->lit != SIZE_MAX) {
+                /* an extended glob: its parentheses and bars are the pattern's */
+                int d = 0;
+                do {
+                        int e = cur(P);
+                        if (e == -1 || e == '\n') {
+                                SYNTAX(P, "unterminated pattern");
+                                return false;
+                        }
+                        d += e == '(' ? 1 : e == ')' ? -1 : 0;
+                        P->i++;
+                } while (d > 0);
+                return true;
+        }
+        return false;
+}
+
+static void lit_char(struct psr *P, struct wst *W)
+{
+        if (W->lit == SIZE_MAX)
+                W->lit = P->i;
+        P->i++;
+}
+
+/* \x quotes x; \ newline is nothing; a backslash at the very end is itself. */
+static void backslash(struct psr *P, struct wst *W)
+{
+        flush_lit(P, W->w, &W->lit);
+        if (at(P, 1) == '\n') {
+                P->i += 2;
+                return;
+        }
+        if (at(P, 1) == -1) {
+                W->lit = P->i++;
+                return;
+        }
+        uint32_t e = node(P, SH_ESC, P->i);
+        set_text(P, e, P->s + P->i + 1, 1);
+        P->i += 2;
+        end_at(P, e);
+        kid_add(P, W->w, e);
+        W->only_lit = false;
+}
+
+static bool single_quote(struct psr *P, struct wst *W)
+{
+        flush_lit(P, W->w, &W->lit);
+        const char *e = memchr(P->s + P->i + 1, '\'', P->n - P->i - 1);
+        if (!e) {
+                SYNTAX(P, "unterminated single quote");
+                return false;
+        }
+        uint32_t q = node(P, SH_SQ, P->i);
+        set_text(P, q, P->s + P->i + 1, (size_t)(e - P->s) - P->i - 1);
+        P->i = (size_t)(e - P->s) + 1;
+        end_at(P, q);
+        kid_add(P, W->w, q);
+        W->only_lit = false;
+        return true;
+}
+
+/* ~ where it expands: the word's start, or after = and : in a value (an assignment, or
+ * an argument shaped like one: make PREFIX=~/x). */
+static void tilde_at(struct psr *P, struct wst *W, unsigned mode)
+{
+        bool here = P->i == W->start ||
+                    ((P->s[P->i - 1] == '=' || P->s[P->i - 1] == ':') &&
+                     (((mode & W_ASSIGN) && W->lit != SIZE_MAX) || assign_like(P, W->start, W->only_lit)));
+        if (here && !(mode & (W_SUBSCRIPT | W_REGEX))) {
+                flush_lit(P, W->w, &W->lit);
+                if (tilde(P, W->w, mode)) {
+                        W->only_lit = false;
+                        return;
+                }
+        }
+        lit_char(P, W);
+}
+
+/* The nested [ ] of a subscript are its own characters. */
+static void brackets(struct psr *P, struct wst *W)
+{
+        if (W->lit == SIZE_MAX)
+                W->lit = P->i;
+        int d = 0;
+        while (cur(P) != -1) {
+                d += cur(P) == '[' ? 1 : cur(P) == ']' ? -1 : 0;
+                P->i++;
+                if (!d)
+                        break;
+        }
+}
+
 /* A word: its parts, up to what ends a word in this mode.  0 when there is none. */
 static uint32_t parse_word(struct psr *P, unsigned mode)
 {
-        size_t start = P->i, lit = SIZE_MAX;
-        uint32_t w = 0;
-        bool only_lit = true; /* nothing but unquoted characters so far */
-        for (;;) {
+        struct wst W = {.start = P->i, .lit = SIZE_MAX, .only_lit = true};
+        while (!P->fail) {
+                if (word_ends(P, mode)) {
+                        if (word_goes_on(P, &W, mode))
+                                continue;
+                        break;
+                }
+                wnode(P, &W);
                 int c = cur(P);
-                if (P->fail)
-                        return w;
-                bool end;
-                if (mode & W_BRACE)
-                        end = c == '}' || c == -1;
-                else if (mode & W_SUBSCRIPT)
-                        end = c == ']' || c == -1;
-                else if (mode & W_REGEX)
-                        end = c == ' ' || c == '\t' || c == '\n' || c == -1;
+                if (c == '\\')
+                        backslash(P, &W);
+                else if (c == '\'') {
+                        if (!single_quote(P, &W))
+                                return W.w;
+                } else if (c == '"' || c == '$' || c == '`') {
+                        flush_lit(P, W.w, &W.lit);
+                        if (c == '"')
+                                dquote(P, W.w, false);
+                        else if (c == '$')
+                                dollar(P, W.w, false);
+                        else
+                                backtick(P, W.w, false);
+                        W.only_lit = false;
+                } else if (c == '~')
+                        tilde_at(P, &W, mode);
+                else if (c == '[' && (mode & W_SUBSCRIPT))
+                        brackets(P, &W);
                 else
-                        end = is_meta(c);
-                if (end) {
-                        /* <( ) and >( ) at a word's start; NAME=( ... ); extglob's @( ) */
-                        if ((c == '<' || c == '>') && at(P, 1) == '(' && !(mode & (W_COND | W_PATTERN))) {
-                                if (!w)
-                                        w = node(P, SH_WORD, start);
-                                flush_lit(P, w, &lit);
-                                procsub(P, w);
-                                only_lit = false;
-                                continue;
-                        }
-                        if (c == '(' && !(mode & (W_COND | W_PATTERN)) && assign_like(P, start, only_lit) &&
-                            (P->s[P->i - 1] == '=')) {
-                                if (!w)
-                                        w = node(P, SH_WORD, start);
-                                flush_lit(P, w, &lit);
-                                array(P, w);
-                                only_lit = false;
-                                continue;
-                        }
-                        if (c == '(' && P->i > start && strchr("@!*+?", P->s[P->i - 1]) && lit != SIZE_MAX) {
-                                /* an extended glob: its parentheses and bars are the pattern's */
-                                int d = 0;
-                                do {
-                                        int e = cur(P);
-                                        if (e == -1 || e == '\n') {
-                                                SYNTAX(P, "unterminated pattern");
-                                                return w;
-                                        }
-                                        d += e == '(' ? 1 : e == ')' ? -1 : 0;
-                                        P->i++;
-                                } while (d > 0);
-                                continue;
-                        }
-                        break;
-                }
-                if (!w)
-                        w = node(P, SH_WORD, start);
-                switch (c) {
-                case '\\':
-                        flush_lit(P, w, &lit);
-                        if (at(P, 1) == '\n') {
-                                P->i += 2;
-                                break;
-                        }
-                        if (at(P, 1) == -1) { /* a lone backslash at the end is itself */
-                                lit = P->i++;
-                                break;
-                        }
-                        {
-                                uint32_t e = node(P, SH_ESC, P->i);
-                                set_text(P, e, P->s + P->i + 1, 1);
-                                P->i += 2;
-                                end_at(P, e);
-                                kid_add(P, w, e);
-                        }
-                        only_lit = false;
-                        break;
-                case '\'': {
-                        flush_lit(P, w, &lit);
-                        const char *e = memchr(P->s + P->i + 1, '\'', P->n - P->i - 1);
-                        if (!e) {
-                                SYNTAX(P, "unterminated single quote");
-                                return w;
-                        }
-                        uint32_t q = node(P, SH_SQ, P->i);
-                        set_text(P, q, P->s + P->i + 1, (size_t)(e - P->s) - P->i - 1);
-                        P->i = (size_t)(e - P->s) + 1;
-                        end_at(P, q);
-                        kid_add(P, w, q);
-                        only_lit = false;
-                        break;
-                }
-                case '"':
-                        flush_lit(P, w, &lit);
-                        dquote(P, w, false);
-                        only_lit = false;
-                        break;
-                case '$':
-                        flush_lit(P, w, &lit);
-                        dollar(P, w, false);
-                        only_lit = false;
-                        break;
-                case '`':
-                        flush_lit(P, w, &lit);
-                        backtick(P, w, false);
-                        only_lit = false;
-                        break;
-                case '~': {
-                        bool here = P->i == start ||
-                                    ((P->s[P->i - 1] == '=' || P->s[P->i - 1] == ':') &&
-                                     (((mode & W_ASSIGN) && lit != SIZE_MAX) || assign_like(P, start, only_lit)));
-                        if (here && !(mode & (W_SUBSCRIPT | W_REGEX))) {
-                                size_t save = lit;
-                                flush_lit(P, w, &lit);
-                                if (tilde(P, w, mode)) {
-                                        only_lit = false;
-                                        break;
-                                }
-                                (void)save; /* a plain ~ after all */
-                        }
-                        if (lit == SIZE_MAX)
-                                lit = P->i;
-                        P->i++;
-                        break;
-                }
-                case '[':
-                        if (mode & W_SUBSCRIPT) { /* nested brackets of a subscript */
-                                if (lit == SIZE_MAX)
-                                        lit = P->i;
-                                int d = 0;
-                                while (cur(P) != -1) {
-                                        d += cur(P) == '[' ? 1 : cur(P) == ']' ? -1 : 0;
-                                        P->i++;
-                                        if (!d)
-                                                break;
-                                }
-                                break;
-                        }
-                        /* fall through */
-                default:
-                        if (lit == SIZE_MAX)
-                                lit = P->i;
-                        P->i++;
-                }
+                        lit_char(P, &W);
         }
-        if (w) {
-                flush_lit(P, w, &lit);
-                end_at(P, w);
+        if (W.w && !P->fail) {
+                flush_lit(P, W.w, &W.lit);
+                end_at(P, W.w);
         }
-        return w;
+        return W.w;
 }
 
 /* ---- here-documents ---- */
@@ -1535,119 +1561,143 @@ static uint32_t parse_cond(struct psr *P, size_t off)
         }
 }
 
+/* ( list ) or (( arithmetic )) */
+static uint32_t paren_command(struct psr *P, size_t off)
+{
+        uint32_t c;
+        if (at(P, 1) == '(' && arith_closes(P, P->i + 2)) {
+                c = node(P, SH_ARITH_CMD, off);
+                P->i += 2;
+                kid_add(P, c, arith(P, off, false));
+                return c;
+        }
+        c = node(P, SH_SUBSHELL, off);
+        P->i++;
+        kid_add(P, c, nonempty(P, parse_list(P, T_RPAREN, false), "subshell"));
+        if (!P->fail && cur(P) != ')')
+                SYNTAX(P, "missing ')'");
+        P->i++;
+        return c;
+}
+
+/* function NAME [()] BODY */
+static uint32_t function_keyword(struct psr *P, size_t off)
+{
+        P->i += 8;
+        skip_blanks(P);
+        uint32_t w = parse_word(P, 0);
+        const char *name;
+        size_t nl;
+        if (!word_literal(P, w, &name, &nl)) {
+                if (!P->fail)
+                        SYNTAX(P, "a function's name must be a plain word");
+                return 0;
+        }
+        uint32_t c = node(P, SH_FUNC, off);
+        N(P, c)->flags |= SH_F_KEYWORD;
+        set_text(P, c, name, nl);
+        skip_blanks(P);
+        if (cur(P) == '(') {
+                P->i++;
+                skip_blanks(P);
+                if (cur(P) == ')')
+                        P->i++;
+        }
+        return func_body(P, c);
+}
+
+/* coproc [NAME] COMMAND: a name only before a compound command */
+static uint32_t coproc(struct psr *P, size_t off)
+{
+        uint32_t c = node(P, SH_COPROC, off);
+        P->i += 6;
+        skip_blanks(P);
+        size_t save = P->i, ns = P->i;
+        while (name_char(cur(P)))
+                P->i++;
+        size_t ne = P->i;
+        skip_blanks(P);
+        const char *nx = reserved_at(P);
+        if (ne > ns && is_meta(ne < P->n ? (unsigned char)P->s[ne] : -1) &&
+            (cur(P) == '(' || rw_is(nx, "{") || rw_is(nx, "if") || rw_is(nx, "while") || rw_is(nx, "until") ||
+             rw_is(nx, "for") || rw_is(nx, "case") || rw_is(nx, "[[")))
+                set_text(P, c, P->s + ns, ne - ns);
+        else
+                P->i = save;
+        uint32_t cmd = parse_command(P);
+        if (!cmd && !P->fail)
+                SYNTAX(P, "coproc without a command");
+        kid_add(P, c, cmd);
+        end_at(P, c);
+        return c;
+}
+
+static uint32_t while_until(struct psr *P, size_t off, char kind)
+{
+        uint32_t c = node(P, SH_LOOP, off);
+        N(P, c)->op = (uint8_t)kind;
+        P->i += 5;
+        kid_add(P, c, nonempty(P, parse_list(P, T_DO, false), "loop condition"));
+        expect(P, "do");
+        kid_add(P, c, nonempty(P, parse_list(P, T_DONE, false), "loop body"));
+        expect(P, "done");
+        return c;
+}
+
+/* A compound command opened by reserved word rw (its redirections are read after). */
+static uint32_t compound(struct psr *P, const char *rw, size_t off)
+{
+        if (rw_is(rw, "{")) {
+                uint32_t c = node(P, SH_GROUP, off);
+                P->i++;
+                kid_add(P, c, nonempty(P, parse_list(P, T_RBRACE, false), "group"));
+                expect(P, "}");
+                return c;
+        }
+        if (rw_is(rw, "if"))
+                return parse_if(P, off);
+        if (rw_is(rw, "while") || rw_is(rw, "until"))
+                return while_until(P, off, rw[0] == 'w' ? 'w' : 'u');
+        if (rw_is(rw, "for") || rw_is(rw, "select"))
+                return parse_for(P, off, rw[0] == 's');
+        if (rw_is(rw, "case"))
+                return parse_case(P, off);
+        return parse_cond(P, off); /* [[ */
+}
+
 static uint32_t parse_command(struct psr *P)
 {
         skip_blanks(P);
         size_t off = P->i;
         if (P->fail)
                 return 0;
-        uint32_t c = 0;
-        if (cur(P) == '(') {
-                if (!nest_in(P))
-                        return 0;
-                if (at(P, 1) == '(' && arith_closes(P, P->i + 2)) {
-                        c = node(P, SH_ARITH_CMD, off);
-                        P->i += 2;
-                        kid_add(P, c, arith(P, off, false));
-                } else {
-                        c = node(P, SH_SUBSHELL, off);
-                        P->i++;
-                        kid_add(P, c, nonempty(P, parse_list(P, T_RPAREN, false), "subshell"));
-                        if (!P->fail && cur(P) != ')')
-                                SYNTAX(P, "missing ')'");
-                        P->i++;
-                }
-                P->nest--;
-                compound_redirs(P, c);
-                return c;
-        }
         const char *rw = reserved_at(P);
-        if (rw_is(rw, "in") || rw_is(rw, "]]")) {
-                SYNTAX(P, "unexpected '%s'", rw);
-                return 0;
+        if (cur(P) != '(') {
+                if (rw_is(rw, "in") || rw_is(rw, "]]")) {
+                        SYNTAX(P, "unexpected '%s'", rw);
+                        return 0;
+                }
+                if (!rw || rw_is(rw, "time") || rw_is(rw, "!"))
+                        return parse_simple(P);
+                if (rw_is(rw, "then") || rw_is(rw, "else") || rw_is(rw, "elif") || rw_is(rw, "fi") ||
+                    rw_is(rw, "do") || rw_is(rw, "done") || rw_is(rw, "esac") || rw_is(rw, "}"))
+                        return 0; /* the end of a list: the caller says whether it may end here */
         }
-        if (!rw || rw_is(rw, "time") || rw_is(rw, "!"))
-                return parse_simple(P);
-        if (rw_is(rw, "then") || rw_is(rw, "else") || rw_is(rw, "elif") || rw_is(rw, "fi") ||
-            rw_is(rw, "do") || rw_is(rw, "done") || rw_is(rw, "esac") || rw_is(rw, "}"))
-                return 0; /* the end of a list: the caller says whether it may end here */
         if (!nest_in(P))
                 return 0;
-        if (rw_is(rw, "{")) {
-                c = node(P, SH_GROUP, off);
-                P->i++;
-                kid_add(P, c, nonempty(P, parse_list(P, T_RBRACE, false), "group"));
-                expect(P, "}");
-        } else if (rw_is(rw, "if"))
-                c = parse_if(P, off);
-        else if (rw_is(rw, "while") || rw_is(rw, "until")) {
-                c = node(P, SH_LOOP, off);
-                N(P, c)->op = rw[0] == 'w' ? 'w' : 'u';
-                P->i += 5;
-                kid_add(P, c, nonempty(P, parse_list(P, T_DO, false), "loop condition"));
-                expect(P, "do");
-                kid_add(P, c, nonempty(P, parse_list(P, T_DONE, false), "loop body"));
-                expect(P, "done");
-        } else if (rw_is(rw, "for") || rw_is(rw, "select"))
-                c = parse_for(P, off, rw[0] == 's');
-        else if (rw_is(rw, "case"))
-                c = parse_case(P, off);
-        else if (rw_is(rw, "[["))
-                c = parse_cond(P, off);
-        else if (rw_is(rw, "function")) {
-                P->i += 8;
-                skip_blanks(P);
-                uint32_t w = parse_word(P, 0);
-                const char *name;
-                size_t nl;
-                if (!word_literal(P, w, &name, &nl)) {
-                        if (!P->fail)
-                                SYNTAX(P, "a function's name must be a plain word");
-                        P->nest--;
-                        return 0;
-                }
-                c = node(P, SH_FUNC, off);
-                N(P, c)->flags |= SH_F_KEYWORD;
-                set_text(P, c, name, nl);
-                skip_blanks(P);
-                if (cur(P) == '(' && at(P, 1) == ')')
-                        P->i += 2;
-                else if (cur(P) == '(') {
-                        P->i++;
-                        skip_blanks(P);
-                        if (cur(P) == ')')
-                                P->i++;
-                }
-                func_body(P, c);
-                P->nest--;
-                return c;
-        } else if (rw_is(rw, "coproc")) {
-                c = node(P, SH_COPROC, off);
-                P->i += 6;
-                skip_blanks(P);
-                /* coproc NAME compound: a name only before a compound command */
-                size_t save = P->i, ns = P->i;
-                while (name_char(cur(P)))
-                        P->i++;
-                size_t ne = P->i;
-                skip_blanks(P);
-                const char *nx = reserved_at(P);
-                if (ne > ns && is_meta(P->s[ne] ? (unsigned char)P->s[ne] : -1) &&
-                    (cur(P) == '(' || rw_is(nx, "{") || rw_is(nx, "if") || rw_is(nx, "while") ||
-                     rw_is(nx, "until") || rw_is(nx, "for") || rw_is(nx, "case") || rw_is(nx, "[[")))
-                        set_text(P, c, P->s + ns, ne - ns);
-                else
-                        P->i = save;
-                uint32_t cmd = parse_command(P);
-                if (!cmd && !P->fail)
-                        SYNTAX(P, "coproc without a command");
-                kid_add(P, c, cmd);
-                end_at(P, c);
-                P->nest--;
-                return c;
-        }
+        uint32_t c;
+        bool redirs = true;
+        if (cur(P) == '(')
+                c = paren_command(P, off);
+        else if (rw_is(rw, "function"))
+                c = function_keyword(P, off), redirs = false;
+        else if (rw_is(rw, "coproc"))
+                c = coproc(P, off), redirs = false;
+        else
+                c = compound(P, rw, off);
         P->nest--;
-        compound_redirs(P, c);
+        if (redirs)
+                compound_redirs(P, c);
         return c;
 }
 
