@@ -127,8 +127,11 @@ static void kid_add(struct psr *P, uint32_t parent, uint32_t kid)
 
 static void end_at(struct psr *P, uint32_t k)
 {
+        /* A construct the input ended inside may have stepped past its end (over the
+         * closing character it found missing): the span stops at the input's end. */
+        size_t end = P->i < P->n ? P->i : P->n;
         if (k)
-                N(P, k)->len = (uint32_t)(P->i - N(P, k)->off);
+                N(P, k)->len = end > N(P, k)->off ? (uint32_t)(end - N(P, k)->off) : 0;
 }
 
 /* Text the tree owns (decoded, or joined from pieces of the input). */
@@ -1041,15 +1044,20 @@ static void heredoc_bodies(struct psr *P)
                         k = e ? le + 1 : P->n;
                 }
                 uint32_t hn = d->node;
-                if (d->strip) { /* the body without the tabs that start its lines */
+                /* A body the input ended inside reads, as in bash, as if its last line
+                 * ended with a newline. */
+                bool nl = end == P->n && end > from && P->s[end - 1] != '\n';
+                if (d->strip || nl) { /* without the tabs that start its lines (<<-) */
                         struct strbuf_ b = {0};
                         bool bol = true;
                         for (size_t j = from; j < end; j++) {
-                                if (bol && P->s[j] == '\t')
+                                if (d->strip && bol && P->s[j] == '\t')
                                         continue;
                                 bol = P->s[j] == '\n';
                                 bput(&b, P->s[j]);
                         }
+                        if (nl)
+                                bput(&b, '\n');
                         set_text(P, hn, store(P, b.s ? b.s : "", b.n), b.n);
                         free(b.s);
                 } else
@@ -1506,6 +1514,104 @@ static uint32_t parse_case(struct psr *P, size_t off)
         }
 }
 
+/* ---- [[ ]]'s grammar, checked as bash checks it ---- */
+
+/* Word w of a [[ ]] is the unquoted token t (an operator is one literal part). */
+static bool cond_tok(const struct psr *P, uint32_t w, const char *t)
+{
+        const struct sh_node *x = &P->a->nodes[w];
+        if (!w || !x->kid || x->kid != x->last || P->a->nodes[x->kid].kind != SH_LIT)
+                return false;
+        const struct sh_node *l = &P->a->nodes[x->kid];
+        return l->tlen == strlen(t) && !memcmp(l->text, t, l->tlen);
+}
+
+static bool cond_in(const struct psr *P, uint32_t w, const char *const *set)
+{
+        for (; *set; set++)
+                if (cond_tok(P, w, *set))
+                        return true;
+        return false;
+}
+
+static const char *const cond_unary[] = {"-a", "-b", "-c", "-d", "-e", "-f", "-g", "-h", "-k", "-p",
+                                         "-r", "-s", "-t", "-u", "-w", "-x", "-G", "-L", "-N", "-O",
+                                         "-S", "-z", "-n", "-o", "-v", "-R", NULL};
+static const char *const cond_binary[] = {"=",   "==",  "!=",  "<",   ">",   "=~",  "-eq", "-ne",
+                                          "-lt", "-le", "-gt", "-ge", "-ef", "-nt", "-ot", NULL};
+/* What cannot be an operand: [[ ]]'s own operators (! can: [[ -n ! ]]). */
+static const char *const cond_ops[] = {"&&", "||", "(", ")", "<", ">", NULL};
+
+static bool cond_or(const struct psr *P, uint32_t *w, int depth);
+
+/* An operand, a unary or binary test, ( expression ) or ! term; *w moves past it. */
+static bool cond_term(const struct psr *P, uint32_t *w, int depth)
+{
+        uint32_t x = *w;
+        if (!x || depth > SH_MAX_NEST)
+                return false;
+        uint32_t nx = P->a->nodes[x].next;
+        if (cond_tok(P, x, "!")) {
+                *w = nx;
+                return cond_term(P, w, depth + 1);
+        }
+        if (cond_tok(P, x, "(")) {
+                *w = nx;
+                if (!cond_or(P, w, depth + 1) || !cond_tok(P, *w, ")"))
+                        return false;
+                *w = P->a->nodes[*w].next;
+                return true;
+        }
+        if (cond_in(P, x, cond_ops))
+                return false;
+        if (cond_in(P, x, cond_unary)) { /* its operand, whatever follows */
+                if (!nx || cond_in(P, nx, cond_ops))
+                        return false;
+                *w = P->a->nodes[nx].next;
+                return true;
+        }
+        if (nx && cond_in(P, nx, cond_binary)) {
+                uint32_t r = P->a->nodes[nx].next;
+                if (!r || cond_in(P, r, cond_ops))
+                        return false;
+                *w = P->a->nodes[r].next;
+                return true;
+        }
+        *w = nx; /* a lone word: -n WORD */
+        return true;
+}
+
+static bool cond_and(const struct psr *P, uint32_t *w, int depth)
+{
+        if (!cond_term(P, w, depth))
+                return false;
+        while (cond_tok(P, *w, "&&")) {
+                *w = P->a->nodes[*w].next;
+                if (!cond_term(P, w, depth))
+                        return false;
+        }
+        return true;
+}
+
+static bool cond_or(const struct psr *P, uint32_t *w, int depth)
+{
+        if (!cond_and(P, w, depth))
+                return false;
+        while (cond_tok(P, *w, "||")) {
+                *w = P->a->nodes[*w].next;
+                if (!cond_and(P, w, depth))
+                        return false;
+        }
+        return true;
+}
+
+/* The words of [[ ]] node k form one expression (bash refuses the command otherwise). */
+static bool cond_valid(const struct psr *P, uint32_t k)
+{
+        uint32_t w = P->a->nodes[k].kid;
+        return cond_or(P, &w, 0) && !w;
+}
+
 /* [[ ... ]]: words, with ( ) < > && || ! as operators of its own. */
 static uint32_t parse_cond(struct psr *P, size_t off)
 {
@@ -1521,6 +1627,10 @@ static uint32_t parse_cond(struct psr *P, size_t off)
                 if (P->fail)
                         return k;
                 if (rw_is(reserved_at(P), "]]")) {
+                        if (!cond_valid(P, k)) {
+                                SYNTAX(P, "syntax error in conditional expression");
+                                return k;
+                        }
                         P->i += 2;
                         return k;
                 }
@@ -1576,7 +1686,8 @@ static uint32_t paren_command(struct psr *P, size_t off)
         kid_add(P, c, nonempty(P, parse_list(P, T_RPAREN, false), "subshell"));
         if (!P->fail && cur(P) != ')')
                 SYNTAX(P, "missing ')'");
-        P->i++;
+        if (!P->fail)
+                P->i++;
         return c;
 }
 
