@@ -73,15 +73,40 @@ static char *body_of(const char *p, size_t *n)
         return strndup(p + sizeof(head) - 1, *n);
 }
 
-/* bash's form is ambiguous in two places, where bash itself prints what it reads back
- * otherwise: `<< -x` prints as `<<-x` (<<- with the delimiter x), and `coproc cmd` as
- * `coproc COPROC cmd` (a simple command takes no name: it reads as the command COPROC).
- * Trees with either cannot round-trip. */
+/* bash's form is ambiguous in three places, where bash itself prints what it reads back
+ * otherwise: `<< -x` prints as `<<-x` (<<- with the delimiter x); `coproc cmd` as
+ * `coproc COPROC cmd` (a simple command takes no name: it reads as the command COPROC);
+ * and a command that starts with a redirection keeps the reserved word after it a word
+ * (`<f then`), which printed first (`then < f`) is reserved again.  Trees with any of them
+ * cannot round-trip. */
+static bool reserved_after_redir(const struct sh_ast *a, const struct sh_node *x)
+{
+        static const char *const rw[] = {"if", "then", "else", "elif", "fi", "do", "done", "case", "esac",
+                                         "while", "until", "for", "select", "function", "time", "coproc",
+                                         "in", "{", "}", "!", "[[", "]]", NULL};
+        if (!x->kid || a->nodes[x->kid].kind != SH_REDIR)
+                return false;
+        uint32_t w = x->kid;
+        while (w && a->nodes[w].kind != SH_WORD)
+                w = a->nodes[w].next;
+        if (!w)
+                return false;
+        const struct sh_node *l = &a->nodes[a->nodes[w].kid];
+        if (!a->nodes[w].kid || l->kind != SH_LIT)
+                return false;
+        for (const char *const *r = rw; *r; r++)
+                if (l->tlen == strlen(*r) && !memcmp(l->text, *r, l->tlen))
+                        return true;
+        return false;
+}
+
 static bool bash_ambiguous(const struct sh_ast *a)
 {
         for (uint32_t k = 1; k < a->nn; k++) {
                 const struct sh_node *x = &a->nodes[k];
                 if (x->kind == SH_COPROC && x->kid && a->nodes[x->kid].kind == SH_SIMPLE)
+                        return true;
+                if (x->kind == SH_SIMPLE && reserved_after_redir(a, x))
                         return true;
                 if (x->kind != SH_REDIR || x->op != SH_R_HEREDOC || !x->kid)
                         continue;
