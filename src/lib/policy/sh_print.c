@@ -779,7 +779,8 @@ static void items(struct pr *p, uint32_t k, uint32_t upto)
         items(p, k, prev);
         connector(p, NODE(p, before)->op, true);
         andor(p, prev, 0);
-        heredocs(p);
+        if (NODE(p, prev)->op != '&') /* else after the & (a body cannot come before it) */
+                heredocs(p);
         if (bg_end)
                 connector(p, '&', false);
 }
