@@ -823,6 +823,7 @@ void unwrap_argv(struct scan *sc, size_t idx, int depth)
         else if (!runner)
                 tool_generic(sc, idx, depth);
         tool_outputs(sc, idx, depth);
+        tool_env_leak(sc, idx);
         c = &sc->cmds[idx];
         /* --help or --version: the program prints and exits.  Wrappers, shells and
          * interpreters read their own options above (after them come the command's). */
