@@ -6,7 +6,7 @@
  * take a command anyway, judged as wrappers.  git is in toolgit.c; editors, sed and gdb,
  * which read commands in a language of their own, in tooledit.c; package runners and
  * scripts (npx, poetry run, bundle exec ...) and docker volumes in toolrun.c; kill, pkill
- * and killall in toolproc.c. */
+ * and killall in toolproc.c; mv out of the workspace in toolwipe.c. */
 #define _GNU_SOURCE
 #include "policy/tools.h"
 
@@ -282,10 +282,10 @@ static const struct tool tools[] = {
         {"run-parts", h_run_parts}, {"man", h_man}, {NULL, NULL},
 };
 
-/* The tables of toolgit.c, tooledit.c, this file, toolrun.c and toolproc.c: no program is
- * named in two of them, so the order of the look-up decides nothing. */
+/* The tables of toolgit.c, tooledit.c, this file, toolrun.c, toolproc.c and toolwipe.c: no
+ * program is named in two of them, so the order of the look-up decides nothing. */
 static const struct tool *const models[] = {tool_git_models, tool_edit_models, tools, tool_run_models,
-                                            tool_proc_models};
+                                            tool_proc_models, tool_wipe_models};
 
 handler_fn *tool_handler(const char *prog)
 {

@@ -1,6 +1,7 @@
 /* What the models of programs with their own ways to run commands or write files share:
  * tools.c (the dispatch, output options, unknown programs and the smaller models),
- * toolgit.c, tooledit.c, toolrun.c and toolproc.c.  Private to those five files. */
+ * toolgit.c, tooledit.c, toolrun.c, toolproc.c and toolwipe.c.  Private to those six
+ * files. */
 #ifndef TXBOX_POLICY_TOOLS_H
 #define TXBOX_POLICY_TOOLS_H
 
@@ -33,5 +34,6 @@ extern const struct tool tool_git_models[];  /* toolgit.c */
 extern const struct tool tool_edit_models[]; /* tooledit.c */
 extern const struct tool tool_run_models[];  /* toolrun.c */
 extern const struct tool tool_proc_models[]; /* toolproc.c */
+extern const struct tool tool_wipe_models[]; /* toolwipe.c */
 
 #endif

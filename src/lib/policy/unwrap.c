@@ -719,6 +719,7 @@ static void h_db(struct scan *sc, size_t idx, int depth)
 /* rsync -e CMD / --rsh=CMD: the remote shell command runs here. */
 static void h_rsync(struct scan *sc, size_t idx, int depth)
 {
+        tool_rsync_wipe(sc, idx, depth);
         char **a = sc->cmds[idx].argv.v;
         size_t n = sc->cmds[idx].argv.n;
         for (size_t k = 1; k < n; k++) {
