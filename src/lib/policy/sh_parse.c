@@ -1025,10 +1025,13 @@ static void heredoc_parts(struct psr *P, uint32_t k, size_t from, size_t to)
 /* At P->i (after a newline): the bodies of the pending here-documents, in order. */
 static void heredoc_bodies(struct psr *P)
 {
+        /* A list of its own: reading a body's expansions may queue here-documents anew */
+        struct hdpend list[SH_MAX_HEREDOCS];
         size_t n = P->nhd;
+        memcpy(list, P->hd, n * sizeof(*list));
         P->nhd = 0;
         for (size_t h = 0; h < n; h++) {
-                struct hdpend *d = &P->hd[h];
+                struct hdpend *d = &list[h];
                 size_t k = P->i, from = k, end = P->n, next = P->n, dl = strlen(d->delim);
                 while (k < P->n) {
                         const char *e = memchr(P->s + k, '\n', P->n - k);
@@ -1069,7 +1072,7 @@ static void heredoc_bodies(struct psr *P)
                 d->delim = NULL;
                 if (P->fail) {
                         for (size_t j = h + 1; j < n; j++)
-                                free(P->hd[j].delim);
+                                free(list[j].delim);
                         return;
                 }
         }
