@@ -60,6 +60,12 @@ static const struct {
         {"mv -t ~/trash/ *", "rm-root"},
         {"mv .[!.]* * ~/x/", "rm-root"},
         {"mv -f -- * /home/agent/elsewhere/", "rm-root"},
+        /* field splitting used to hide a command (the engine splits known values at IFS) */
+        {"IFS=_; c=rm_-rf_.; $c", "rm-root"},
+        {"x=rm,-rf,.; IFS=,; $x", "rm-root"},
+        {"OLDIFS=$IFS; IFS=.; c=rm.-rf./; $c; IFS=$OLDIFS", "rm-root"},
+        {"IFS=:; set -- rm:-rf:.; $*", "unknown-command"},
+        {"IFS=,; arr=(rm,-rf,.); ${arr[@]}", "unknown-command"},
 };
 
 static const char *const allowed[] = {
@@ -112,6 +118,13 @@ static const char *const allowed[] = {
         "mv a.txt b.txt",
         "mv -t dist/ *.whl",
         "cd src && mv * ../lib/",
+        /* IFS in everyday reading and looping; splitting that yields no command */
+        "IFS=, read -r a b <<< \"x,y\"",
+        "IFS=: read -ra parts <<< \"$PATH\"",
+        "while IFS= read -r line; do echo \"$line\"; done < f.txt",
+        "IFS=$'\\n'; for f in $(ls); do echo \"$f\"; done",
+        "IFS=/; p=rm/-rf/~; $p",
+        "IFS=x; eval \"rmx-rfx/\"",
 };
 
 static void one_line(char *out, size_t n, const char *s)
