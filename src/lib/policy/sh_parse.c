@@ -970,12 +970,18 @@ static char *heredoc_delim(const struct psr *P, uint32_t w, bool *quoted)
         const char *s = P->s + n->off;
         struct strbuf_ b = {0};
         *quoted = false;
+        char q = 0; /* inside '...': every byte is itself; inside "...": \ quotes $ ` " \ newline */
         for (size_t k = 0; k < n->len; k++) {
-                if (s[k] == '\'' || s[k] == '"') {
-                        *quoted = true;
+                if (q == '\'' && s[k] != '\'') {
+                        bput(&b, s[k]);
                         continue;
                 }
-                if (s[k] == '\\' && k + 1 < n->len) {
+                if ((!q || q == s[k]) && (s[k] == '\'' || s[k] == '"')) {
+                        *quoted = true;
+                        q = q ? 0 : s[k];
+                        continue;
+                }
+                if (s[k] == '\\' && k + 1 < n->len && (!q || strchr("$`\"\\\n", s[k + 1]))) {
                         *quoted = true;
                         k++;
                 }

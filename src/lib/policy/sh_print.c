@@ -179,6 +179,27 @@ static void assign(struct pr *p, uint32_t k)
                 span(p, n->kid);
 }
 
+/* A here-document's delimiter as written (s, n bytes) with its quotes removed: inside
+ * '...' every byte is itself, inside "..." a backslash quotes only $ ` " \ and newline,
+ * elsewhere it quotes any byte. */
+static void delimiter(struct pr *p, const char *s, size_t n)
+{
+        char q = 0;
+        for (size_t j = 0; j < n; j++) {
+                if (q == '\'' && s[j] != '\'') {
+                        put(p, s + j, 1);
+                        continue;
+                }
+                if ((!q || q == s[j]) && (s[j] == '\'' || s[j] == '"')) {
+                        q = q ? 0 : s[j];
+                        continue;
+                }
+                if (s[j] == '\\' && j + 1 < n && (!q || strchr("$`\"\\\n", s[j + 1])))
+                        j++;
+                put(p, s + j, 1);
+        }
+}
+
 static void redir(struct pr *p, uint32_t k)
 {
         const struct sh_node *n = NODE(p, k);
@@ -210,15 +231,8 @@ static void redir(struct pr *p, uint32_t k)
                 puts_(p, dflt_in ? "" : fd);
                 puts_(p, n->op == SH_R_HEREDOC ? "<<" : "<<-");
                 /* the delimiter: quoted ones as 'DELIM' */
-                const char *s = p->a->src + t->off;
                 struct pr d = {0};
-                for (size_t j = 0; j < t->len; j++) {
-                        if (s[j] == '\'' || s[j] == '"')
-                                continue;
-                        if (s[j] == '\\' && j + 1 < t->len)
-                                j++;
-                        put(&d, s + j, 1);
-                }
+                delimiter(&d, p->a->src + t->off, t->len);
                 if (t->flags & SH_F_QUOTED)
                         puts_(p, "'");
                 if (d.s)
@@ -243,14 +257,7 @@ static void heredocs(struct pr *p)
         for (size_t h = 0; h < p->nhd; h++) {
                 const struct sh_node *r = NODE(p, p->hd[h]), *t = NODE(p, r->kid);
                 put(p, t->text, t->tlen);
-                const char *s = p->a->src + t->off;
-                for (size_t j = 0; j < t->len; j++) {
-                        if (s[j] == '\'' || s[j] == '"')
-                                continue;
-                        if (s[j] == '\\' && j + 1 < t->len)
-                                j++;
-                        put(p, s + j, 1);
-                }
+                delimiter(p, p->a->src + t->off, t->len);
                 puts_(p, "\n");
         }
         p->nhd = 0;
