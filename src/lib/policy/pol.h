@@ -154,8 +154,6 @@ void tool_outputs(struct scan *sc, size_t idx, int depth);
 /* toolleak.c: the environment's variables printed into a program that sends them over
  * the network (env | curl -d @- URL, curl -d "$(env)" URL): @env-leak. */
 void tool_env_leak(struct scan *sc, size_t idx);
-/* toolwipe.c: rsync --delete and --remove-source-files, as the rm -rf they amount to. */
-void tool_rsync_wipe(struct scan *sc, size_t idx, int depth);
 
 /* feeds.c: files written earlier in the input and run later */
 void uw_script_file(struct scan *sc, size_t idx, const char *path, const char *lang, int depth);

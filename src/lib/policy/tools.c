@@ -5,8 +5,8 @@
  * then programs' own output options (sort -o, find -fprint ...) and unknown programs that
  * take a command anyway, judged as wrappers.  git is in toolgit.c; editors, sed and gdb,
  * which read commands in a language of their own, in tooledit.c; package runners and
- * scripts (npx, poetry run, bundle exec ...) and docker volumes in toolrun.c; kill, pkill
- * and killall in toolproc.c; mv out of the workspace in toolwipe.c. */
+ * scripts (npx, poetry run, bundle exec ...) and docker volumes in toolrun.c; kill, pkill,
+ * killall, mv and rsync, which can kill or wipe everything at once, in toolmass.c. */
 #define _GNU_SOURCE
 #include "policy/tools.h"
 
@@ -282,10 +282,10 @@ static const struct tool tools[] = {
         {"run-parts", h_run_parts}, {"man", h_man}, {NULL, NULL},
 };
 
-/* The tables of toolgit.c, tooledit.c, this file, toolrun.c, toolproc.c and toolwipe.c: no
- * program is named in two of them, so the order of the look-up decides nothing. */
+/* The tables of toolgit.c, tooledit.c, this file, toolrun.c and toolmass.c: no program is
+ * named in two of them, so the order of the look-up decides nothing. */
 static const struct tool *const models[] = {tool_git_models, tool_edit_models, tools, tool_run_models,
-                                            tool_proc_models, tool_wipe_models};
+                                            tool_mass_models};
 
 handler_fn *tool_handler(const char *prog)
 {

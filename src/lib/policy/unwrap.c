@@ -717,28 +717,6 @@ static void h_db(struct scan *sc, size_t idx, int depth)
 }
 
 /* rsync -e CMD / --rsh=CMD: the remote shell command runs here. */
-static void h_rsync(struct scan *sc, size_t idx, int depth)
-{
-        tool_rsync_wipe(sc, idx, depth);
-        char **a = sc->cmds[idx].argv.v;
-        size_t n = sc->cmds[idx].argv.n;
-        for (size_t k = 1; k < n; k++) {
-                a = sc->cmds[idx].argv.v;
-                const char *v = NULL;
-                if ((!strcmp(a[k], "-e") || !strcmp(a[k], "--rsh")) && k + 1 < n)
-                        v = a[k + 1];
-                else if (!strncmp(a[k], "--rsh=", 6))
-                        v = a[k] + 6;
-                if (v && uw_all_unk(v))
-                        uw_unknown(sc, idx, "rsync runs a remote shell that cannot be known");
-                else if (v) {
-                        char *s = xstrdup(v);
-                        uw_text(sc, idx, s, depth);
-                        free(s);
-                }
-        }
-}
-
 static void h_ssh_like(struct scan *sc, size_t idx, int depth)
 {
         (void)sc, (void)idx, (void)depth; /* runs elsewhere: out of this workspace's reach */
@@ -756,7 +734,7 @@ static const struct handler handlers[] = {
         {"xonsh", h_shell}, {"wish", h_shell}, {"csh", h_shell}, {"tcsh", h_shell}, {"sash", h_shell},
         {"rc", h_shell},    {"es", h_shell},     {"oksh", h_shell},     {"loksh", h_shell}, {"nu", h_shell},
         {"bash5", h_shell}, {"ksh93", h_shell},  {"pdksh", h_shell},    {"scsh", h_shell},
-        {"su", h_su},     {"sg", h_sg},     {"rsync", h_rsync},   {"eval", h_eval},
+        {"su", h_su},     {"sg", h_sg},     {"eval", h_eval},
         {"source", h_source}, {".", h_source},   {"env", h_env},        {"xargs", h_xargs},
         {"parallel", h_parallel}, {"find", h_find}, {"make", h_make},
         {"gmake", h_make},  {"awk", h_awk},      {"gawk", h_awk},       {"mawk", h_awk},
