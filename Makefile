@@ -65,7 +65,7 @@ TEST_CLI_OBJ := $(filter-out $(TEST_LIB_OBJ),$(TEST_OBJ))
 DEPFLAGS  = -MMD -MP -MF $@.d
 # Fuzz targets (tests/fuzz/fuzz_NAME.c): each builds twice, as a libFuzzer binary with clang
 # (make fuzz) and with a plain main() that replays its corpus (make check, any compiler).
-FUZZ_TARGETS := shell argv policy hook mcp gitobj gitconfig
+FUZZ_TARGETS := shell argv policy hook mcp gitobj gitconfig ast
 REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/hook_edit.o $(BUILD)/src/cli/common.o

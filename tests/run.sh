@@ -53,6 +53,12 @@ if [ "$what" = all ] || [ "$what" = unit ]; then
         done
 fi
 
+if [ "$what" = all ] || [ "$what" = unit ]; then
+        # The policy's shell parser against bash's own reading (tests/corpus/shparse.txt).
+        echo "shell parser against bash (tests/corpus/shparse.sh)"
+        run_one "unit/shparse" env BUILD="$BUILD" tests/corpus/shparse.sh
+fi
+
 if [ "$what" = all ] || [ "$what" = unit ] || [ "$what" = lint ]; then
         # The layers of the code (scripts/layers.sh) on the sources and the built objects, and
         # that the check refuses an edge planted in a copy.
@@ -97,6 +103,7 @@ if [ "$what" = all ] || [ "$what" = corpus ]; then
         # Optional: the public corpora in ../shared/corpus; the suite skips when they are absent.
         echo "policy corpus suite (optional)"
         run_one "corpus/run.sh" env BUILD="$BUILD" tests/corpus/run.sh
+        run_one "corpus/shparse.sh" env BUILD="$BUILD" tests/corpus/shparse.sh --corpus
 fi
 
 echo

@@ -18,7 +18,7 @@ set -u
 cd "$(dirname "$0")/../.."
 FUZZ_BUILD=${FUZZ_BUILD:-build-fuzz}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
-ALL="shell argv policy hook mcp gitobj gitconfig"
+ALL="shell argv policy hook mcp gitobj gitconfig ast"
 
 merge=0
 if [ "${1:-}" = --merge ]; then
@@ -27,7 +27,12 @@ if [ "${1:-}" = --merge ]; then
 fi
 targets=${*:-$ALL}
 
-dict() { [ -f "tests/fuzz/$1.dict" ] && echo "-dict=tests/fuzz/$1.dict"; }
+# The parser alone (ast) shares the shell target's dictionary of shell syntax.
+dict() {
+        d=$1
+        [ "$d" = ast ] && d=shell
+        [ -f "tests/fuzz/$d.dict" ] && echo "-dict=tests/fuzz/$d.dict"
+}
 
 # ASan's allocator hands freed memory back to the kernel every few seconds; on a loaded
 # machine one such madvise stalled a 2 ms input past 10 s.  Keep it, and a smaller

@@ -151,6 +151,9 @@ void tool_generic(struct scan *sc, size_t idx, int depth);
 void tool_lib_load(struct scan *sc, size_t idx, const char *lib);
 /* Files a command writes by its own options (sort -o, find -fprint ...): judged as tee. */
 void tool_outputs(struct scan *sc, size_t idx, int depth);
+/* toolleak.c: the environment's variables printed into a program that sends them over
+ * the network (env | curl -d @- URL, curl -d "$(env)" URL): @env-leak. */
+void tool_env_leak(struct scan *sc, size_t idx);
 
 /* feeds.c: files written earlier in the input and run later */
 void uw_script_file(struct scan *sc, size_t idx, const char *path, const char *lang, int depth);

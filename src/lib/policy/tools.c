@@ -1,11 +1,12 @@
 /* Programs with their own ways to run commands or write files, and what their models share.
  * This file holds the look-up of a program's model (tool_handler) over the tables of the
  * others, the helpers they judge with, and the models that stand alone: tmux, screen and
- * script, library loads, processes killed by a daemon's name, run-parts, man's pager;
+ * script, library loads, run-parts, man's pager;
  * then programs' own output options (sort -o, find -fprint ...) and unknown programs that
  * take a command anyway, judged as wrappers.  git is in toolgit.c; editors, sed and gdb,
  * which read commands in a language of their own, in tooledit.c; package runners and
- * scripts (npx, poetry run, bundle exec ...) and docker volumes in toolrun.c. */
+ * scripts (npx, poetry run, bundle exec ...) and docker volumes in toolrun.c; kill, pkill,
+ * killall, mv and rsync, which can kill or wipe everything at once, in toolmass.c. */
 #define _GNU_SOURCE
 #include "policy/tools.h"
 
@@ -247,62 +248,6 @@ static void h_libs(struct scan *sc, size_t idx, int depth)
 
 /* ---- killing processes picked from the machine's process list by a daemon's name ---- */
 
-static const char *const daemons[] = {
-        "sshd", "init", "systemd", "dockerd", "containerd", "containerd-shim", "docker-proxy",
-        "docker-containerd-shim", "runc", "kubelet", "kube-apiserver", "kube-proxy", "etcd", "NetworkManager",
-        "wpa_supplicant", "cron", "crond", "rsyslogd", "syslogd", "systemd-journald", "journald",
-        "dbus-daemon", "dbus-broker", "Xorg", "Xwayland", "sssd", "gdm", "gdm3", "lightdm", "sddm", "cupsd",
-        "bluetoothd", "avahi-daemon", "ntpd", "chronyd", "firewalld", "polkitd", "udevd", "systemd-udevd",
-        "snapd", "agetty", "auditd", "atd", "nginx", "apache2", "httpd", "mysqld", "mariadbd", "postgres",
-        "postmaster", "redis-server", "mongod", "memcached", "ModemManager", "accounts-daemon", "gnome-shell",
-        "plasmashell", "sshd:", "systemd-logind", "systemd-networkd", "systemd-resolved", "named", "dnsmasq",
-        "haproxy", "php-fpm", "supervisord", "rabbitmq-server", "elasticsearch", "zookeeper", "kafka", NULL};
-
-static bool names_daemon(const char *w)
-{
-        char tok[64];
-        for (const char *s = w; *s;) {
-                size_t l = 0;
-                while (s[l] && (isalnum((unsigned char)s[l]) || s[l] == '-' || s[l] == '_'))
-                        l++;
-                if (l && l < sizeof(tok)) {
-                        memcpy(tok, s, l);
-                        tok[l] = 0;
-                        if (uw_in(tok, daemons))
-                                return true;
-                }
-                s += l ? l : 1;
-        }
-        return false;
-}
-
-/* kill $pid where the PIDs come from a look at every process (ps -e, pgrep, pidof) and a
- * daemon's name is what picks them: as pkill of the daemon. */
-static void h_kill(struct scan *sc, size_t idx, int depth)
-{
-        (void)depth;
-        char **a = argv_of(sc, idx);
-        size_t n = argc_of(sc, idx);
-        bool unknown = false;
-        for (size_t k = 1; k < n; k++)
-                unknown |= has_unk(a[k]);
-        if (!unknown)
-                return;
-        bool lookup = false, daemon = false;
-        for (size_t k = 0; k < sc->n && !(lookup && daemon); k++) {
-                const struct scmd *c = &sc->cmds[k];
-                if (!c->argv.n || c->argv.v[0][0] == '@')
-                        continue;
-                const char *p = base_name(c->argv.v[0]);
-                lookup |= !strcmp(p, "ps") || !strcmp(p, "pgrep") || !strcmp(p, "pidof") ||
-                          !strcmp(p, "pstree") || !strcmp(p, "lsof") || !strcmp(p, "top");
-                for (size_t j = 1; j < c->argv.n && !daemon; j++)
-                        daemon |= names_daemon(c->argv.v[j]);
-        }
-        if (lookup && daemon)
-                uw_finding(sc, idx, "@kill-daemon", "kills processes found by a system daemon's name");
-}
-
 static void h_run_parts(struct scan *sc, size_t idx, int depth)
 {
         (void)depth;
@@ -333,13 +278,14 @@ static void h_man(struct scan *sc, size_t idx, int depth)
 
 static const struct tool tools[] = {
         {"tmux", h_tmux}, {"screen", h_screen}, {"script", h_script}, {"curl", h_libs}, {"openssl", h_libs},
-        {"ssh-keygen", h_libs}, {"enable", h_libs}, {"ffmpeg", h_libs}, {"kill", h_kill}, {"pkill", h_kill},
-        {"killall", h_kill}, {"run-parts", h_run_parts}, {"man", h_man}, {NULL, NULL},
+        {"ssh-keygen", h_libs}, {"enable", h_libs}, {"ffmpeg", h_libs},
+        {"run-parts", h_run_parts}, {"man", h_man}, {NULL, NULL},
 };
 
-/* The tables of toolgit.c, tooledit.c, this file and toolrun.c: no program is named in
- * two of them, so the order of the look-up decides nothing. */
-static const struct tool *const models[] = {tool_git_models, tool_edit_models, tools, tool_run_models};
+/* The tables of toolgit.c, tooledit.c, this file, toolrun.c and toolmass.c: no program is
+ * named in two of them, so the order of the look-up decides nothing. */
+static const struct tool *const models[] = {tool_git_models, tool_edit_models, tools, tool_run_models,
+                                            tool_mass_models};
 
 handler_fn *tool_handler(const char *prog)
 {

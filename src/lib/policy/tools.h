@@ -1,6 +1,6 @@
 /* What the models of programs with their own ways to run commands or write files share:
  * tools.c (the dispatch, output options, unknown programs and the smaller models),
- * toolgit.c, tooledit.c and toolrun.c.  Private to those four files. */
+ * toolgit.c, tooledit.c, toolrun.c and toolmass.c.  Private to those five files. */
 #ifndef TXBOX_POLICY_TOOLS_H
 #define TXBOX_POLICY_TOOLS_H
 
@@ -32,5 +32,6 @@ struct tool {
 extern const struct tool tool_git_models[];  /* toolgit.c */
 extern const struct tool tool_edit_models[]; /* tooledit.c */
 extern const struct tool tool_run_models[];  /* toolrun.c */
+extern const struct tool tool_mass_models[]; /* toolmass.c */
 
 #endif

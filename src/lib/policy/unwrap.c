@@ -168,15 +168,51 @@ static void h_trap(struct scan *sc, size_t idx, int depth)
         free(s);
 }
 
+/* A wrapper as data: which of its options take a value (and how many: bwrap --bind SRC
+ * DST), how many operands come before the command (timeout's duration), which options mean
+ * it runs nothing (command -v, ld.so --list), which take a shell string (flock -c) or a
+ * list of libraries (ld.so --preload), whether its command is PREFIX and the words after
+ * -- (capsh), one shell string (watch) or a descriptor (flock FD), and whether with no
+ * command it starts a shell.  One model, h_wrapper, reads every row. */
+struct arity {
+        const char *opt; /* a long option ... */
+        int n;           /* ... and how many words its value takes */
+};
+
 struct wrapper {
         const char *name;
         struct opts o;
         int skip;         /* operands before the command (timeout's duration ...) */
         const char *stop; /* options after which nothing is run (command -v) */
         bool shell;       /* with no command it starts an interactive shell */
+        const struct arity *arity;      /* options by arity (replaces o): bwrap */
+        const char *const *stop_long;   /* long options after which nothing runs */
+        const char *const *string_opts; /* options whose value is a shell string */
+        const char *const *lib_opts;    /* options whose value lists libraries (: or space) */
+        const char *prefix;             /* the command is PREFIX and the words after -- */
+        bool text;                      /* its command is its words as one shell string */
+        bool fd;                        /* an operand of digits is a descriptor: nothing runs */
 };
 
 #define LW(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+/* bwrap's options take one, two or three values; the command follows them. */
+static const struct arity bwrap_arity[] = {
+        {"--bind", 2}, {"--ro-bind", 2}, {"--dev-bind", 2}, {"--bind-try", 2}, {"--ro-bind-try", 2},
+        {"--dev-bind-try", 2}, {"--setenv", 2}, {"--symlink", 2}, {"--file", 2}, {"--bind-data", 2},
+        {"--ro-bind-data", 2}, {"--chmod", 2}, {"--bind-fd", 2}, {"--ro-bind-fd", 2}, {"--overlay", 3},
+        {"--args", 1}, {"--unsetenv", 1}, {"--lock-file", 1}, {"--sync-fd", 1}, {"--userns", 1},
+        {"--userns2", 1}, {"--pidns", 1}, {"--uid", 1}, {"--gid", 1}, {"--hostname", 1}, {"--chdir", 1},
+        {"--dev", 1}, {"--proc", 1}, {"--tmpfs", 1}, {"--mqueue", 1}, {"--dir", 1}, {"--remount-ro", 1},
+        {"--exec-label", 1}, {"--file-label", 1}, {"--seccomp", 1}, {"--add-seccomp-fd", 1},
+        {"--info-fd", 1}, {"--json-status-fd", 1}, {"--block-fd", 1}, {"--userns-block-fd", 1},
+        {"--cap-add", 1}, {"--cap-drop", 1}, {"--perms", 1}, {"--size", 1}, {"--overlay-src", 1},
+        {"--tmp-overlay", 1}, {"--ro-overlay", 1}, {"--argv0", 1}, {NULL, 0},
+};
+
+/* The dynamic loader run as a program: --list and --verify run nothing; --preload and
+ * --audit load libraries into the program. */
+#define LD_SO .stop_long = LW("--list", "--verify"), .lib_opts = LW("--preload", "--audit")
 
 static const struct wrapper wrappers[] = {
         {"sudo", {"ugpCDhrtUTR", LW("user", "group", "prompt", "close-from", "chdir", "host", "role", "type",
@@ -204,7 +240,7 @@ static const struct wrapper wrappers[] = {
         /* -r[DIR] and -w[DIR] take a value only when it is attached */
         {"nsenter", {"tSG", LW("target", "setuid", "setgid")}, 0, NULL, true},
         {"newgrp", {"", NULL}, 1, NULL, true},
-        {"capsh", {"", NULL}, 0, NULL, true},
+        {"capsh", {"", NULL}, 0, NULL, true, .prefix = "bash"},
         {"systemd-run", {"pEuMH", LW("unit", "property", "uid", "gid", "working-directory", "description",
                                      "slice", "nice",
                                      "setenv", "service-type", "machine", "host", "on-active", "on-boot",
@@ -212,14 +248,15 @@ static const struct wrapper wrappers[] = {
                                      "timer-property")}, 0, NULL, true},
         {"systemd-inhibit", {"", LW("what", "who", "why", "mode")}, 0, NULL},
         /* -n is --nonblock, no value: flock -n LOCK CMD */
-        {"flock", {"wE", LW("timeout", "conflict-exit-code")}, 1, NULL},
+        {"flock", {"wE", LW("timeout", "conflict-exit-code")}, 1, NULL, .string_opts = LW("-c", "--command"),
+         .fd = true},
         {"strace", {"oepsEaIbPuXU", LW("output", "expr", "attach", "user", "string-limit", "env")}, 0, NULL},
         {"ltrace", {"oepsEaIbPuXUn", LW("output", "library")}, 0, NULL},
         {"unbuffer", {"", NULL}, 0, NULL},
         {"chronic", {"", NULL}, 0, NULL},
         {"ifne", {"", NULL}, 0, NULL},
         {"firejail", {"", NULL}, 0, NULL, true},
-        {"runuser", {"ugl", LW("user", "group")}, 0, NULL},
+        {"runuser", {"ugl", LW("user", "group")}, 0, NULL, .string_opts = LW("-c", "--command")},
         {"catchsegv", {"", NULL}, 0, NULL},
         {"dbus-launch", {"", LW("config-file")}, 0, NULL},
         {"dbus-run-session", {"", LW("config-file", "dbus-daemon")}, 0, NULL},
@@ -230,7 +267,7 @@ static const struct wrapper wrappers[] = {
         {"tsocks", {"", NULL}, 0, NULL},
         {"trickle", {"udwtlns", NULL}, 0, NULL},
         /* -d[=permanent] takes a value only when it is attached */
-        {"watch", {"nq", LW("interval", "equexit")}, 0, NULL},
+        {"watch", {"nq", LW("interval", "equexit")}, 0, NULL, .text = true},
         {"busybox", {"", NULL}, 0, NULL},
         {"toybox", {"", NULL}, 0, NULL},
         {"rlwrap", {"bfHlPpqSstwz", LW("break-chars", "file", "history-filename", "logfile", "pre-given",
@@ -269,14 +306,15 @@ static const struct wrapper wrappers[] = {
         {"cpulimit", {"lpeLm", LW("limit", "pid", "exe", "path")}, 0, "pe"},
         {"runcon", {"utrl", LW("user", "role", "type", "range")}, 0, NULL},
         {"proot", {"rbmwgqk", LW("rootfs", "bind", "mount", "cwd", "qemu", "kernel-release")}, 0, NULL, true},
-        {"bwrap", {"", NULL}, 0, NULL},
+        {"bwrap", {"", NULL}, 0, NULL, .arity = bwrap_arity},
         {"ld.so", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath",
-                          "glibc-hwcaps-prepend", "glibc-hwcaps-mask")}, 0, NULL},
-        {"ld-linux.so.2", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0, NULL},
+                          "glibc-hwcaps-prepend", "glibc-hwcaps-mask")}, 0, NULL, LD_SO},
+        {"ld-linux.so.2", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0, NULL,
+         LD_SO},
         {"ld-linux-x86-64.so.2", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0,
-         NULL},
+         NULL, LD_SO},
         {"ld-linux-aarch64.so.1", {"", LW("library-path", "preload", "audit", "argv0", "inhibit-rpath")}, 0,
-         NULL},
+         NULL, LD_SO},
         {"qemu-x86_64", {"LUEgrBRscdDp", NULL}, 0, NULL},
         {"qemu-aarch64", {"LUEgrBRscdDp", NULL}, 0, NULL},
         {"daemonize", {"acelopuE", NULL}, 0, NULL},
@@ -289,36 +327,91 @@ static const struct wrapper wrappers[] = {
         {"pkexec", {"", LW("user")}, 0, NULL, true},
 };
 
-/* bwrap's options take one, two or three values; the command follows them. */
-static size_t bwrap_skip(char **a, size_t n)
+/* Index of the first word of the command after the wrapper's options. */
+static size_t wrap_skip(char **a, size_t n, const struct wrapper *w)
 {
-        static const char *const two[] = {"--bind", "--ro-bind", "--dev-bind", "--bind-try", "--ro-bind-try",
-                                          "--dev-bind-try", "--setenv", "--symlink", "--file", "--bind-data",
-                                          "--ro-bind-data", "--chmod", "--bind-fd", "--ro-bind-fd", NULL};
-        static const char *const one[] = {"--args", "--unsetenv", "--lock-file", "--sync-fd", "--userns",
-                                          "--userns2",
-                                          "--pidns", "--uid", "--gid", "--hostname", "--chdir", "--dev",
-                                          "--proc", "--tmpfs", "--mqueue", "--dir", "--remount-ro",
-                                          "--exec-label", "--file-label", "--seccomp", "--add-seccomp-fd",
-                                          "--info-fd", "--json-status-fd", "--block-fd", "--userns-block-fd",
-                                          "--cap-add", "--cap-drop", "--perms", "--size", "--overlay-src",
-                                          "--tmp-overlay", "--ro-overlay", "--argv0", NULL};
+        if (!w->arity)
+                return uw_skip_opts(a, n, 1, &w->o);
         size_t k = 1;
         while (k < n) {
                 if (!strcmp(a[k], "--"))
                         return k + 1;
                 if (a[k][0] != '-')
                         return k;
-                if (uw_in(a[k], two))
-                        k += 3;
-                else if (!strcmp(a[k], "--overlay"))
-                        k += 4;
-                else if (uw_in(a[k], one))
-                        k += 2;
-                else
-                        k++;
+                int more = 0;
+                for (const struct arity *r = w->arity; r->opt && !more; r++)
+                        if (!strcmp(a[k], r->opt))
+                                more = r->n;
+                k += 1 + (size_t)more;
         }
         return n;
+}
+
+/* The value of one of opts in a[1..n): "-c STRING", "--command STRING", "--command=STRING". */
+static const char *opt_value(char **a, size_t n, const char *const *opts)
+{
+        for (size_t j = 1; j < n; j++)
+                for (const char *const *o = opts; *o; o++) {
+                        size_t l = strlen(*o);
+                        if (!strcmp(a[j], *o) && j + 1 < n)
+                                return a[j + 1];
+                        if ((*o)[1] == '-' && !strncmp(a[j], *o, l) && a[j][l] == '=')
+                                return a[j] + l + 1;
+                }
+        return NULL;
+}
+
+/* Options before the command (a[1..k)) that mean it runs nothing. */
+static bool runs_nothing(char **a, size_t k, const struct wrapper *w)
+{
+        if (uw_help(a, 1, k))
+                return true; /* the wrapper prints its help or version */
+        for (const char *s = w->stop; s && *s; s++)
+                if (uw_has_short(a, 1, k, *s))
+                        return true;
+        for (size_t j = 1; w->stop_long && j < k; j++)
+                if (uw_in(a[j], w->stop_long))
+                        return true;
+        return false;
+}
+
+static void libraries(struct scan *sc, size_t idx, size_t k, const struct wrapper *w)
+{
+        for (size_t j = 1; w->lib_opts && j + 1 < k; j++) {
+                char **a = sc->cmds[idx].argv.v;
+                if (!uw_in(a[j], w->lib_opts))
+                        continue;
+                char *libs = xstrdup(a[j + 1]), *save = NULL;
+                for (char *l = strtok_r(libs, ": ", &save); l; l = strtok_r(NULL, ": ", &save))
+                        tool_lib_load(sc, idx, l);
+                free(libs);
+        }
+}
+
+/* capsh ... -- ARGS: PREFIX ARGS */
+static void prefixed(struct scan *sc, size_t idx, char **a, size_t n, const char *prefix, int depth)
+{
+        size_t j = 1;
+        while (j < n && strcmp(a[j], "--"))
+                j++;
+        if (j >= n)
+                return;
+        struct strvec v = {0};
+        strvec_push(&v, xstrdup(prefix));
+        for (j++; j < n; j++)
+                strvec_push(&v, xstrdup(a[j]));
+        uw_run(sc, idx, v.v, v.n, depth);
+        strv_free(v.v);
+}
+
+/* A shell string the wrapper runs (one that cannot be known is a finding saying what). */
+static void run_text(struct scan *sc, size_t idx, const char *s, int depth, const char *what)
+{
+        if (uw_all_unk(s))
+                return uw_unknown(sc, idx, what);
+        char *copy = xstrdup(s);
+        uw_text(sc, idx, copy, depth);
+        free(copy);
 }
 
 static void h_wrapper(struct scan *sc, size_t idx, int depth)
@@ -330,60 +423,17 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
         for (size_t k = 0; k < ARRAY_SIZE(wrappers) && !w; k++)
                 if (!strcmp(p, wrappers[k].name))
                         w = &wrappers[k];
-        size_t k = !strcmp(p, "bwrap") ? bwrap_skip(a, n) : uw_skip_opts(a, n, 1, &w->o);
-        if (uw_help(a, 1, k))
-                return; /* the wrapper prints its help or version and runs nothing */
-        if (w->stop)
-                for (const char *s = w->stop; *s; s++)
-                        if (uw_has_short(a, 1, k, *s))
-                                return;
-        if (!strcmp(p, "ld.so") || !strncmp(p, "ld-linux", 8)) {
-                for (size_t j = 1; j < k; j++) {
-                        a = sc->cmds[idx].argv.v;
-                        if (!strcmp(a[j], "--list") || !strcmp(a[j], "--verify"))
-                                return;
-                        if ((!strcmp(a[j], "--preload") || !strcmp(a[j], "--audit")) && j + 1 < k) {
-                                char *libs = xstrdup(a[j + 1]), *save = NULL;
-                                for (char *l = strtok_r(libs, ": ", &save); l;
-                                     l = strtok_r(NULL, ": ", &save))
-                                        tool_lib_load(sc, idx, l);
-                                free(libs);
-                        }
-                }
-                a = sc->cmds[idx].argv.v;
-        }
-        /* -c STRING (flock, runuser, su-like) runs a shell string */
-        if (!strcmp(p, "flock") || !strcmp(p, "runuser")) {
-                for (size_t j = 1; j < n; j++) {
-                        const char *cmd = !strncmp(a[j], "--command=", 10) ? a[j] + 10
-                                          : (!strcmp(a[j], "-c") || !strcmp(a[j], "--command")) && j + 1 < n
-                                                  ? a[j + 1]
-                                                  : NULL;
-                        if (!cmd)
-                                continue;
-                        if (uw_all_unk(cmd))
-                                return uw_unknown(sc, idx, "shell string that cannot be known");
-                        char *s = xstrdup(cmd);
-                        uw_text(sc, idx, s, depth);
-                        free(s);
-                        return;
-                }
-        }
-        /* capsh ... -- ARGS runs bash with ARGS */
-        if (!strcmp(p, "capsh")) {
-                size_t j = 1;
-                while (j < n && strcmp(a[j], "--"))
-                        j++;
-                if (j >= n)
-                        return;
-                struct strvec v = {0};
-                strvec_push(&v, xstrdup("bash"));
-                for (j++; j < n; j++)
-                        strvec_push(&v, xstrdup(a[j]));
-                uw_run(sc, idx, v.v, v.n, depth);
-                return strv_free(v.v);
-        }
-        if (!strcmp(p, "flock") && k < n && !strchr(a[k], '/') && strspn(a[k], "0123456789") == strlen(a[k]))
+        size_t k = wrap_skip(a, n, w);
+        if (runs_nothing(a, k, w))
+                return;
+        libraries(sc, idx, k, w);
+        a = sc->cmds[idx].argv.v;
+        const char *s = w->string_opts ? opt_value(a, n, w->string_opts) : NULL;
+        if (s)
+                return run_text(sc, idx, s, depth, "shell string that cannot be known");
+        if (w->prefix)
+                return prefixed(sc, idx, a, n, w->prefix, depth);
+        if (w->fd && k < n && *a[k] && strspn(a[k], "0123456789") == strlen(a[k]))
                 return; /* flock FD: locks a descriptor, runs nothing */
         k += (size_t)w->skip;
         if (k >= n) {
@@ -391,14 +441,10 @@ static void h_wrapper(struct scan *sc, size_t idx, int depth)
                         uw_finding(sc, idx, "@interactive-shell", "starts a shell with no command");
                 return;
         }
-        if (!strcmp(p, "watch")) {
-                char *s = render_argv(a + k, SIZE_MAX);
-                if (uw_all_unk(s))
-                        uw_unknown(sc, idx, "watch of a command that cannot be known");
-                else
-                        uw_text(sc, idx, s, depth);
-                free(s);
-                return;
+        if (w->text) {
+                char *t = render_argv(a + k, SIZE_MAX);
+                run_text(sc, idx, t, depth, "watch of a command that cannot be known");
+                return free(t);
         }
         uw_run(sc, idx, a + k, n - k, depth);
 }
@@ -671,27 +717,6 @@ static void h_db(struct scan *sc, size_t idx, int depth)
 }
 
 /* rsync -e CMD / --rsh=CMD: the remote shell command runs here. */
-static void h_rsync(struct scan *sc, size_t idx, int depth)
-{
-        char **a = sc->cmds[idx].argv.v;
-        size_t n = sc->cmds[idx].argv.n;
-        for (size_t k = 1; k < n; k++) {
-                a = sc->cmds[idx].argv.v;
-                const char *v = NULL;
-                if ((!strcmp(a[k], "-e") || !strcmp(a[k], "--rsh")) && k + 1 < n)
-                        v = a[k + 1];
-                else if (!strncmp(a[k], "--rsh=", 6))
-                        v = a[k] + 6;
-                if (v && uw_all_unk(v))
-                        uw_unknown(sc, idx, "rsync runs a remote shell that cannot be known");
-                else if (v) {
-                        char *s = xstrdup(v);
-                        uw_text(sc, idx, s, depth);
-                        free(s);
-                }
-        }
-}
-
 static void h_ssh_like(struct scan *sc, size_t idx, int depth)
 {
         (void)sc, (void)idx, (void)depth; /* runs elsewhere: out of this workspace's reach */
@@ -709,7 +734,7 @@ static const struct handler handlers[] = {
         {"xonsh", h_shell}, {"wish", h_shell}, {"csh", h_shell}, {"tcsh", h_shell}, {"sash", h_shell},
         {"rc", h_shell},    {"es", h_shell},     {"oksh", h_shell},     {"loksh", h_shell}, {"nu", h_shell},
         {"bash5", h_shell}, {"ksh93", h_shell},  {"pdksh", h_shell},    {"scsh", h_shell},
-        {"su", h_su},     {"sg", h_sg},     {"rsync", h_rsync},   {"eval", h_eval},
+        {"su", h_su},     {"sg", h_sg},     {"eval", h_eval},
         {"source", h_source}, {".", h_source},   {"env", h_env},        {"xargs", h_xargs},
         {"parallel", h_parallel}, {"find", h_find}, {"make", h_make},
         {"gmake", h_make},  {"awk", h_awk},      {"gawk", h_awk},       {"mawk", h_awk},
@@ -777,6 +802,7 @@ void unwrap_argv(struct scan *sc, size_t idx, int depth)
         else if (!runner)
                 tool_generic(sc, idx, depth);
         tool_outputs(sc, idx, depth);
+        tool_env_leak(sc, idx);
         c = &sc->cmds[idx];
         /* --help or --version: the program prints and exits.  Wrappers, shells and
          * interpreters read their own options above (after them come the command's). */
