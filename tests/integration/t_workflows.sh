@@ -10,10 +10,9 @@
 # must come out the same, and txbox must exit as the plain run did.  git's dates and
 # author are fixed, so that commits made in both runs are the same objects.
 #
-# A workflow that fails here for a cause another change is fixing is skipped with that
-# cause, and only when the refusal names it (the exec check of git's own internal commands
-# and pip's build, the symlinks of a venv, directory renames on the overlay); it passes for
-# real once that lands.  The attacks on the same rules are in t_policy.sh and
+# Every workflow must commit for real (the causes that once skipped some, the exec check of
+# git's internal commands, a venv's links and directory renames on the overlay, are fixed).
+# The attacks on the same rules are in t_policy.sh and
 # tests/unit/test_loss.c.
 . "$(dirname "$0")/lib.sh"
 
@@ -152,14 +151,10 @@ make_fixture "$T/fix5" 5 && make_fixture "$T/fix300" 300 || {
 }
 small
 
-# The known causes, each another change's: a venv's links judged as leaving the workspace
-# (issue 29's symlink half), a directory renamed on the overlay.  (The exec check refusing
-# git's own internal commands and pip's build step, issue 30, has landed: git stash, gc,
-# rebase and pip install commit for real, and a refusal of them now fails.  EXEC stays for
-# a workflow that meets a cause of that kind again.)
+# Every known cause has landed (issue 30's exec check and directory renames, issue 29's
+# symlink judging): each workflow below must commit as plainly, and a refusal fails.  EXEC
+# stays for a workflow that meets a cause of that kind again.
 EXEC='exec refused|rule (git-[a-z-]+|unknown-command|exec-[a-z-]+)'
-LINKS='effect-symlink-escape'
-DIRMV='[Cc]ross-device|renaming .* failed|Invalid cross-device'
 
 # Builds and cleans
 if have make && have cc; then
@@ -191,8 +186,7 @@ wf "rm -rf node_modules" "" "rm -rf node_modules"
 # on a loaded machine); pip comes from the system's site-packages.
 if have python3 && python3 -c 'import setuptools, venv, pip' 2>/dev/null; then
         VENV='python3 -m venv --without-pip --system-site-packages .venv'
-        wf "python3 -m venv" "" "$VENV" "$LINKS" \
-                "a venv's links to the system python are judged by the symlink rule (issue 29, the other half)"
+        wf "python3 -m venv" "" "$VENV"
         wf "rm -rf .venv" "$VENV && mkdir -p .venv/lib/x && for i in \$(seq 20); do echo \$i >.venv/lib/x/m\$i.py; done" \
                 "rm -rf .venv"
         wf "pip install --no-index of a local package" "$VENV" \
@@ -228,11 +222,11 @@ wf "git stash pop" "for i in 1 2 3; do echo wip >>src/f\$i.c; done && git stash 
 wf "git stash -u (8 untracked notes)" "" "git stash -q -u"
 wf "git gc (loose objects and a pack)" "" "git gc -q"
 wf "git repack -a -d" "" "git repack -q -a -d"
-wf "git mv of a directory" "" "git mv tools tooling" "$DIRMV" "directory renames on the overlay (issue 30)"
+wf "git mv of a directory" "" "git mv tools tooling"
 
 # files
 wf "tar x with symbolic and hard links" "" "tar xf links.tar"
-wf "notes moved into docs/" "" "mkdir docs && mv notes docs/" "$DIRMV" "directory renames on the overlay (issue 30)"
+wf "notes moved into docs/" "" "mkdir docs && mv notes docs/"
 wf "notes moved file by file" "" "mkdir -p docs/notes && for f in notes/*.md; do mv \"\$f\" docs/notes/; done"
 
 done_testing
