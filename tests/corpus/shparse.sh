@@ -21,7 +21,7 @@ mode=cases
 skip() { echo "1..0 # SKIP $*"; exit 0; }
 command -v python3 >/dev/null || skip "python3 needed"
 bash --pretty-print /dev/null >/dev/null 2>&1 || skip "this bash has no --pretty-print (bash 5.2+ needed)"
-[ -f "$BUILD/libtxbox.a" ] || skip "$BUILD/libtxbox.a missing; run make first"
+[ -f "$BUILD/libtxbox-int.a" ] || skip "$BUILD/libtxbox-int.a missing; run make first"
 CORPUS=""
 if [ $mode = corpus ]; then
         top=$(git rev-parse --show-toplevel 2>/dev/null || pwd)
@@ -37,9 +37,9 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/txbox-shparse.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 san=""
-nm "$BUILD/libtxbox.a" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined"
+nm "$BUILD/libtxbox-int.a" 2>/dev/null | grep -q __asan_ && san="-fsanitize=address,undefined"
 # shellcheck disable=SC2086
-cc -O2 $san -Iinclude -Isrc/lib -o "$work/shprint" tests/corpus/shprint.c "$BUILD/libtxbox.a" ||
+cc -O2 $san -Iinclude -Isrc/lib -o "$work/shprint" tests/corpus/shprint.c "$BUILD/libtxbox-int.a" ||
         { echo "Bail out! driver build failed"; exit 1; }
 
 MODE=$mode CORPUS="$CORPUS" WORK="$work" python3 tests/corpus/shparse.py

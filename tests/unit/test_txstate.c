@@ -288,6 +288,33 @@ static void test_session(struct txbox_ws *ws)
         txbox_record_clear(&rec);
 }
 
+/* A claimer killed between creating its hidden claim and renaming it into place leaves a
+ * .claim-ID-PID: recovery removes it once that process is gone and nobody holds its lock;
+ * one whose process lives (a claim being made) stays. */
+static void test_hidden_claims(struct txbox_ws *ws)
+{
+        struct txbox_recover_stats st = {0};
+        struct txbox_error err = {0};
+        char dead[600], live[600];
+        pid_t pid = fork();
+
+        if (pid == 0)
+                _exit(0);
+        waitpid(pid, NULL, 0);
+        snprintf(dead, sizeof(dead), "%s/active/.claim-0123456789-%d", ws->state, (int)pid);
+        snprintf(live, sizeof(live), "%s/active/.claim-abcdef0123-%d", ws->state, (int)getpid());
+        int a = open(dead, O_CREAT | O_WRONLY | O_CLOEXEC, 0600), b = open(live, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+        ok(a >= 0 && b >= 0, "two hidden claims made");
+        if (a >= 0)
+                close(a);
+        if (b >= 0)
+                close(b);
+        ok(txbox_recover(ws, &st, &err) == 0, "recover: %s", err.msg);
+        ok(access(dead, F_OK) < 0, "the dead claimer's hidden claim is gone");
+        ok(access(live, F_OK) == 0, "a live claimer's stays");
+        unlink(live);
+}
+
 int main(void)
 {
         struct txbox_ws *ws = NULL;
@@ -306,6 +333,7 @@ int main(void)
         test_denied(ws);
         test_conflict(ws);
         test_session(ws);
+        test_hidden_claims(ws);
         txbox_ws_close(ws);
         tap_rmtree(dir);
         return tap_done();

@@ -860,13 +860,12 @@ static void backslash(struct psr *P, struct wst *W)
                 P->i += 2;
                 return;
         }
-        if (at(P, 1) == -1) {
-                W->lit = P->i++;
-                return;
-        }
+        /* At the end of the input a backslash stands for itself: an escaped backslash, so
+         * that a print of the word followed by more text still means it. */
+        bool last = at(P, 1) == -1;
         uint32_t e = node(P, SH_ESC, P->i);
-        set_text(P, e, P->s + P->i + 1, 1);
-        P->i += 2;
+        set_text(P, e, last ? "\\" : P->s + P->i + 1, 1);
+        P->i += last ? 1 : 2;
         end_at(P, e);
         kid_add(P, W->w, e);
         W->only_lit = false;
@@ -1153,6 +1152,13 @@ static uint32_t parse_redir(struct psr *P)
                 }
                 bool quoted;
                 char *delim = heredoc_delim(P, w, &quoted);
+                if (strchr(delim, '\n')) {
+                        /* No line can end such a body (bash reads to the end of the input):
+                         * what it swallows is left to the printer's guess.  Refused. */
+                        free(delim);
+                        SYNTAX(P, "a here-document delimiter with a newline in it");
+                        return r;
+                }
                 uint32_t h = node(P, SH_HEREDOC, N(P, w)->off);
                 if (quoted)
                         N(P, h)->flags |= SH_F_QUOTED;

@@ -99,10 +99,16 @@ static void span(struct pr *p, uint32_t k)
                                 put(p, n->text + j, 1);
                 puts_(p, "'");
                 return;
+        case SH_ESC:
+                if (n->len == 1) { /* a backslash that ended the input: itself, escaped */
+                        puts_(p, "\\\\");
+                        return;
+                }
+                src(p, n->off, n->off + n->len);
+                return;
         case SH_BACKTICK:
         case SH_ARITH:
         case SH_LIT:
-        case SH_ESC:
         case SH_TILDE:
                 src(p, n->off, n->off + n->len);
                 return;

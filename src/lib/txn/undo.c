@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <limits.h>
+#include <signal.h>
 #include <sys/file.h>
 
 #include "store/journal.h"
@@ -628,6 +629,25 @@ static int recover_settle(struct txbox_ws *ws, struct txbox_recover_stats *st, s
         return r;
 }
 
+/* A hidden claim (.claim-ID-PID, tx_claim) is a claim before its rename into place: one left
+ * behind is a process killed between the two.  It is removed when nobody holds its lock and
+ * its process is gone (a live claimer may not have locked it yet); nothing else refers to
+ * it: the transaction, if it began, is recovered by its row (recover_rows). */
+static void drop_stale_hidden_claim(struct txbox_ws *ws, const char *name)
+{
+        const char *dash = strrchr(name, '-');
+        char *end = NULL;
+        long pid = dash ? strtol(dash + 1, &end, 10) : 0;
+
+        if (strncmp(name, ".claim-", 7) || pid <= 0 || !end || *end)
+                return;
+        if (kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+                return; /* its process lives (or may: EPERM) */
+        _cleanup_close_ int fd = openat(ws->active_fd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+                unlinkat(ws->active_fd, name, 0);
+}
+
 static int recover_locked(struct txbox_ws *ws, struct txbox_recover_stats *st, struct txbox_error *err)
 {
         DIR *d = dir_stream(ws->active_fd);
@@ -637,8 +657,10 @@ static int recover_locked(struct txbox_ws *ws, struct txbox_recover_stats *st, s
         if (!d)
                 return tx_err(err, errno, "cannot read '%s/active': %s", ws->state, strerror(errno));
         while ((de = readdir(d))) {
-                if (de->d_name[0] == '.')
+                if (de->d_name[0] == '.') {
+                        drop_stale_hidden_claim(ws, de->d_name);
                         continue;
+                }
                 int fd = openat(ws->active_fd, de->d_name, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
                 if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) < 0) {
                         closep(&fd); /* alive: its owner holds the lock */
