@@ -239,11 +239,12 @@ static void redir(struct pr *p, uint32_t k)
                 /* the delimiter: quoted ones as 'DELIM' */
                 struct pr d = {0};
                 delimiter(&d, p->a->src + t->off, t->len);
-                if (t->flags & SH_F_QUOTED)
+                bool q = t->flags & SH_F_QUOTED;
+                if (q)
                         puts_(p, "'");
-                if (d.s)
-                        puts_(p, d.s);
-                if (t->flags & SH_F_QUOTED)
+                for (const char *c = d.s; c && *c; c++) /* a quote inside: '\'' */
+                        puts_(p, q && *c == '\'' ? "'\\''" : (char[]){*c, 0});
+                if (q)
                         puts_(p, "'");
                 if (p->nhd < ARRAY_SIZE(p->hd))
                         p->hd[p->nhd++] = k;
