@@ -120,16 +120,27 @@ $(BUILD)/txbox: $(CLI_OBJ) $(BUILD)/libtxbox-int.a
 $(BUILD)/testing/txbox: $(TEST_CLI_OBJ) $(BUILD)/testing/libtxbox.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Unit tests link the test variant: some drive failpoints through the library.
-$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/testing/libtxbox.a
+# Unit tests link the test variant: some drive failpoints through the library.  Compiled and
+# linked in two steps, as are the replay binaries below: a change in the library relinks
+# every test, and compiles none of them again.
+$(BUILD)/tests/obj/%.o: tests/unit/%.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -DTXBOX_TESTING $(DEPFLAGS) $(LDFLAGS) -o $@ $< $(BUILD)/testing/libtxbox.a $(LDLIBS)
+	$(CC) $(CFLAGS) -DTXBOX_TESTING $(DEPFLAGS) -c -o $@ $<
+
+$(BUILD)/tests/%: $(BUILD)/tests/obj/%.o $(BUILD)/testing/libtxbox.a
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
+
+$(BUILD)/fuzz/obj/%.o: tests/fuzz/%.c Makefile
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(DEPFLAGS) -Itests/fuzz -Isrc/cli -c -o $@ $<
+
+# The objects above are intermediate to make: kept, or every build would compile them again.
+.SECONDARY: $(UNIT_BIN:$(BUILD)/tests/%=$(BUILD)/tests/obj/%.o) \
+            $(FUZZ_TARGETS:%=$(BUILD)/fuzz/obj/fuzz_%.o) $(BUILD)/fuzz/obj/replay.o
 
 .SECONDEXPANSION:
-$(BUILD)/fuzz/replay_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox-int.a
-	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(DEPFLAGS) -Itests/fuzz -Isrc/cli $(LDFLAGS) -o $@ tests/fuzz/fuzz_$*.c tests/fuzz/replay.c \
-		$(FUZZ_EXTRA_$*) $(BUILD)/libtxbox-int.a $(LDLIBS)
+$(BUILD)/fuzz/replay_%: $(BUILD)/fuzz/obj/fuzz_%.o $(BUILD)/fuzz/obj/replay.o $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox-int.a
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
 $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox-int.a
 	@mkdir -p $(dir $@)
@@ -211,5 +222,5 @@ install: $(BUILD)/txbox
 clean:
 	rm -rf build build-san build-fuzz build-clang
 
--include $(wildcard $(BUILD)/src/lib/*/*.o.d $(BUILD)/src/cli/*.o.d $(BUILD)/tests/*.d $(BUILD)/fuzz/*.d $(BUILD)/gen/*.d \
-        $(BUILD)/testing/src/lib/*/*.o.d $(BUILD)/testing/src/cli/*.o.d)
+-include $(wildcard $(BUILD)/src/lib/*/*.o.d $(BUILD)/src/cli/*.o.d $(BUILD)/tests/obj/*.d $(BUILD)/fuzz/*.d \
+        $(BUILD)/fuzz/obj/*.d $(BUILD)/gen/*.d $(BUILD)/testing/src/lib/*/*.o.d $(BUILD)/testing/src/cli/*.o.d)
