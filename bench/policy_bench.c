@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/clock.h"
 #include "policy/judge.h"
 #include "policy/policy.h"
 

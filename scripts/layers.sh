@@ -9,14 +9,14 @@
 #   policy   the policy engine, effect rules, approvals, fail-closed judgement
 #   store    changesets, the journal, the audit log, records        } side by side: neither
 #   sandbox  the sandbox, its guards, limits, cgroup, network proxy } uses the other
-#   base     util, raw system calls, sha256, the public txbox.h (declarations only)
+#   base     helpers (one job to a file), raw system calls, sha256, the public txbox.h (declarations only)
 #
 # Two checks, each against TABLE below (every source file must be in it):
 #   - includes: a file's #include "..." must name a header of its own layer or of a lower
 #     one, and a header private to a directory (PRIVATE) is included only from inside it;
 #   - symbols (--objects BUILD, after a build): an object may only refer to functions and
 #     data defined in objects of its own or a lower layer.  This catches what includes cannot:
-#     txbox.h declares every public function, and every file sees it through util.h.
+#     txbox.h declares every public function, and most files include it.
 # Any edge that breaks a rule fails the check unless ALLOW lists it with the reason; two
 # layers that use each other fail it even then.  Exit 0 when clean, 1 with one line per
 # broken rule.  make layers runs it; make check runs it too (tests/lint/t_layers.sh).
@@ -43,7 +43,6 @@ RANKS="base:0 store:1 sandbox:1 policy:2 txn:3 faces:4 cli:5"
 # its layer.  Each lib file's directory (src/lib/LAYER/, since the split of issue 24) is its layer.
 TABLE='
 include/txbox               base     the public API: types and declarations, no code
-src/lib/base/util           base
 src/lib/base/syscalls       base
 src/lib/base/sha256         base
 src/lib/base/*              base

@@ -9,9 +9,13 @@
  * Built by the Makefile from the library's objects; the one symbol it provides in their
  * place is policy_builtin() (the generated file's), which nothing it runs calls. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "base/fileio.h"
+#include "base/mem.h"
 #include "policy/pol.h"
 
 const struct policy *policy_builtin(void)

@@ -50,7 +50,7 @@ struct txbox_ws *cli_open(const struct global_opts *g, unsigned flags); /* TXBOX
 /* "no transactions in workspace ... yet" on stderr, for a read-only verb (says how the
  * workspace was found when it was). */
 void cli_no_transactions(const struct global_opts *g, struct txbox_ws *ws);
-/* Print "txbox: MSG" to stderr, MSG escaped for the terminal (util.h: text for humans). */
+/* Print "txbox: MSG" to stderr, MSG escaped for the terminal (base/human.h: text for humans). */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write s (may be NULL) to f as one line of text for humans: escaped. */
 void cli_human(FILE *f, const char *s);

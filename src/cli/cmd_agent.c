@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cleanup.h"
+#include "base/human.h"
 #include "faces/agent.h"
 #include "cli.h"
 #include "store/record.h"

@@ -6,6 +6,7 @@
  * decision is made in a child process (judge_fork), and a child that crashes, aborts, hangs
  * or ends without a decision is reported as a refusal (1). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <limits.h>

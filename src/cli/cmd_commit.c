@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/mem.h"
+#include "base/str.h"
 
 static void commit_usage(FILE *f)
 {

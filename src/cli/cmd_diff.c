@@ -8,7 +8,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/human.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 static void diff_usage(FILE *f)
 {
@@ -275,7 +278,7 @@ int cmd_diff(int argc, char **argv, const struct global_opts *g)
                         print_stat(out);
                 else if (cli_color(stdout))
                         print_colored(out);
-                else /* the files' own bytes: lines pass, controls do not (util.h) */
+                else /* the files' own bytes: lines pass, controls do not (base/human.h) */
                         human_write(stdout, out, strlen(out), HUMAN_KEEP_LINES);
                 for (char *line = notes, *nl; line && *line; line = nl ? nl + 1 : NULL) {
                         nl = strchr(line, '\n');

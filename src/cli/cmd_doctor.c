@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "base/util.h"
+#include "base/beneath.h"
 
 /* dir/rel as text (beneath dir, no symlinks, at most 1 MiB), or NULL. */
 static char *read_config(const char *dir, const char *rel)

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "base/util.h"
+#include "base/human.h"
 
 static void gc_usage(FILE *f)
 {

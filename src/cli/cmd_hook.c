@@ -23,7 +23,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/util.h"
+#include "base/beneath.h"
+#include "base/cleanup.h"
 #include "hook.h"
 #include "policy/judge.h"
 

@@ -27,7 +27,8 @@
 
 #include "cli.h"
 #include "run.h"
-#include "base/util.h"
+#include "base/macros.h"
+#include "base/mem.h"
 
 #define PASS_ENV "TXBOX_PREFIX_PASS"
 #define MAX_WORDS 32

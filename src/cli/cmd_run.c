@@ -9,7 +9,8 @@
 
 #include "cli.h"
 #include "run.h"
-#include "base/util.h"
+#include "base/mem.h"
+#include "base/str.h"
 
 static void run_usage(FILE *f)
 {

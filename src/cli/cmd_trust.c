@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/cleanup.h"
 #include "cli.h"
 #include "policy/policy.h"
 

@@ -8,10 +8,10 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "base/util.h"
+#include "base/human.h"
 
 /* Every "txbox:" line carries names and text from the program or the model: escaped
- * (util.h, text for humans), so that one line stays one line and moves nothing. */
+ * (base/human.h, text for humans), so that one line stays one line and moves nothing. */
 void cli_error(const char *fmt, ...)
 {
         va_list ap;

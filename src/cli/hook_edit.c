@@ -19,6 +19,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/rmtree.h"
 #include "faces/summary.h"
 #include "hook.h"
 #include "policy/effects.h"

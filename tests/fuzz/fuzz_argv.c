@@ -1,6 +1,7 @@
 /* Fuzz target: an argv through the policy, as the exec check sees each execve in the
  * sandbox.  The input is the arguments separated by NUL bytes. */
 #define _GNU_SOURCE
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 

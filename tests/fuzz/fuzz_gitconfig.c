@@ -2,6 +2,7 @@
  * the table of keys that run programs.  What the parser accepts must hold: names of a
  * section and a key (lowercase, from git's key characters), values without a NUL. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 

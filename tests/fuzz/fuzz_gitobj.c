@@ -18,6 +18,7 @@
 
 #include "fuzz.h"
 #include "policy/gitobj.h"
+#include "txbox.h"
 
 #define LOOSE "objects/ab/cd00000000000000000000000000000000000000"
 #define NAMES_MAX 128

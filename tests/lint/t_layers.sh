@@ -34,9 +34,9 @@ planted() { # description, expected text, then a command run in the copy
 planted "the sandbox including tx.h (upward)" \
         "src/lib/sandbox/sandbox.c (sandbox) includes src/lib/txn/tx.h (txn): upward" \
         "echo '#include \"txn/tx.h\"' >>src/lib/sandbox/sandbox.c"
-planted "util.h including policy.h (upward, from a header)" \
-        "src/lib/base/util.h (base) includes src/lib/policy/policy.h" \
-        "sed -i 's|^#include \"txbox.h\"|&\n#include \"policy/policy.h\"|' src/lib/base/util.h"
+planted "cleanup.h including policy.h (upward, from a header)" \
+        "src/lib/base/cleanup.h (base) includes src/lib/policy/policy.h" \
+        "sed -i 's|^#include <errno.h>|&\n#include \"policy/policy.h\"|' src/lib/base/cleanup.h"
 planted "the journal including sandbox.h (sideways)" \
         "src/lib/store/journal.c (store) includes src/lib/sandbox/sandbox.h (sandbox): sideways" \
         "echo '#include \"sandbox/sandbox.h\"' >>src/lib/store/journal.c"
@@ -53,8 +53,8 @@ rm -rf "$T/src" && mkdir "$T/src" && cp -r include src scripts "$T/src/" &&
 out=$("$T/src/scripts/layers.sh" --root "$T/src" 2>&1) && ok "an edge ALLOW lists passes" ||
         nok "an edge ALLOW lists: $out"
 planted "two layers including each other" "layers base and faces use each other" \
-        "sed -i 's|^ALLOW=.|&\nsrc/lib/base/util.h src/lib/faces/mcp.h test|' scripts/layers.sh;
-         echo '#include \"faces/mcp.h\"' >>src/lib/base/util.h"
+        "sed -i 's|^ALLOW=.|&\nsrc/lib/base/mem.h src/lib/faces/mcp.h test|' scripts/layers.sh;
+         echo '#include \"faces/mcp.h\"' >>src/lib/base/mem.h"
 
 # A planted reference in an object: a base object calling into a transaction.
 if [ -d "$BUILD/src/lib" ] && command -v "${CC:-cc}" >/dev/null; then

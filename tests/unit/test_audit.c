@@ -9,9 +9,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "base/cleanup.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "store/audit.h"
 #include "store/record.h"
 #include "tap.h"
+#include "txbox.h"
 
 static char tmpdir[200];
 

@@ -10,6 +10,7 @@
 #include "store/changeset.h"
 #include "store/journal.h"
 #include "tap.h"
+#include "txbox.h"
 
 /* ---- the live workspace every scenario starts from ---- */
 

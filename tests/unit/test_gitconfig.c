@@ -5,17 +5,22 @@
  * the workspace.  Every tree is a throwaway directory under TMPDIR; tests/run.sh runs it as
  * root and as-user (uid 54321). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/util.h"
+#include "base/beneath.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "policy/gitconfig.h"
 #include "policy/runlater.h"
 #include "policy/view.h"
 #include "store/changeset.h"
 #include "tap.h"
+#include "txbox.h"
 
 static char dir[512], ws[600], up[600];
 static int lfd = -1, ufd = -1;

@@ -5,6 +5,7 @@
  * rule itself never runs git.  tests/run.sh runs this as root and as an unprivileged user
  * (as-user). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -18,7 +19,8 @@
 #include "policy/gitwork.h"
 #include "policy/policy.h"
 #include "tap.h"
-#include "base/util.h"
+#include "base/mem.h"
+#include "txbox.h"
 
 static char ws[512];
 static int lfd = -1, ufd = -1;

@@ -2,6 +2,7 @@
  * notification.  Runs only harmless programs (true, sh).  tests/run.sh runs this as root and
  * as an unprivileged user (as-user). */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -12,7 +13,7 @@
 #include "sandbox/reslimits.h"
 #include "sandbox/sandbox.h"
 #include "tap.h"
-#include "base/util.h"
+#include "base/macros.h"
 
 struct seen {
         char paths[64][64];

@@ -11,7 +11,11 @@
 
 #include "sandbox/sandbox.h"
 #include "tap.h"
-#include "base/util.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/rmtree.h"
+#include "base/str.h"
+#include "base/strv.h"
 
 static bool has(const struct strvec *v, const char *p)
 {

@@ -11,14 +11,19 @@
  * modes really stop renames, so the order of journal_apply's mode rounds is tested too. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/mem.h"
 #include "store/journal.h"
 #include "tap.h"
 

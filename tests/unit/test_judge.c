@@ -2,6 +2,7 @@
  * judge process, and comes back as an error to the caller, who survives to refuse and to
  * ask again; the judge's memory is its own; judge_fork's child likewise. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -10,7 +11,9 @@
 
 #include "policy/judge.h"
 #include "tap.h"
-#include "base/util.h"
+#include "base/clock.h"
+#include "base/macros.h"
+#include "base/mem.h"
 
 static int depth(volatile char *prev, int n)
 {

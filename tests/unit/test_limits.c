@@ -12,7 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/util.h"
+#include "base/human.h"
 #include "sandbox/reslimits.h"
 #include "tap.h"
 

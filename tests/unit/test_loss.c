@@ -15,12 +15,14 @@
 #include <dirent.h>
 #include <stdarg.h>
 
-#include "base/util.h"
+#include "base/macros.h"
+#include "base/rmtree.h"
 #include "policy/effects.h"
 #include "policy/gitwork.h"
 #include "policy/policy.h"
 #include "store/changeset.h"
 #include "tap.h"
+#include "txbox.h"
 
 static char tmpl[PATH_MAX + 8]; /* the template repository, copied for each case */
 static struct policy *pol;

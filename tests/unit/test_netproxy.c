@@ -3,8 +3,10 @@
  * network, no resolver beyond numeric parsing. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 
+#include "base/macros.h"
 #include "sandbox/netproxy.h"
 #include "tap.h"
 

@@ -3,15 +3,19 @@
  * Nothing here executes a command: the engine only reads strings.  tests/run.sh runs it as
  * root and as-user (uid 54321): where a symlink may lead depends on who can write there. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "store/changeset.h"
 #include "policy/effects.h"
 #include "policy/policy.h"
 #include "tap.h"
+#include "txbox.h"
 
 #define POL_MAX_CMDS_TEST 5000
 

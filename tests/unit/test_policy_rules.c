@@ -8,10 +8,15 @@
  *   test_policy_rules            TAP (run from the source tree's root, as tests/run.sh does)
  *   test_policy_rules --table    print the generated table (scripts/policy-table.sh) */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/mem.h"
 #include "policy/pol.h"
 #include "tap.h"
+#include "txbox.h"
 
 #define YAML_PATH "src/lib/policy/default.yml"
 #define DOC_PATH "docs/POLICY.md"

@@ -6,6 +6,7 @@
  * this test.  Needs no privilege: tests/run.sh runs it as root and as-user (uid 54321). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/macros.h"
+#include "base/mem.h"
 #include "sandbox/netproxy.h"
 #include "tap.h"
 

@@ -13,7 +13,7 @@
 #include <sys/xattr.h>
 
 #include "ovl_helper.h"
-#include "base/util.h"
+#include "base/macros.h"
 #include "sandbox/renametree.h"
 #include "tap.h"
 

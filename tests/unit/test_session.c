@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/fileio.h"
 #include "tap.h"
 #include "txbox.h"
 #include "txn/tx.h"

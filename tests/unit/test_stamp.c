@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/rmtree.h"
 #include "tap.h"
 #include "txn/tx.h"
 

@@ -4,9 +4,11 @@
 #define _GNU_SOURCE
 #include <jansson.h>
 
+#include "base/mem.h"
 #include "faces/summary.h"
 #include "store/record.h"
 #include "tap.h"
+#include "txbox.h"
 
 /* Paths PREFIX0 SUFFIX, PREFIX1 SUFFIX, ... */
 static struct txbox_record make_rec(size_t n, const char *prefix, const char *suffix)

@@ -1,10 +1,11 @@
-/* rm_rf_at / rm_children (util.c): what the trash sweeper and every rollback use to remove
+/* rm_rf_at / rm_children (base/rmtree.c): what the trash sweeper and every rollback use to remove
  * a transaction's layers, which a program shaped as it liked: wide, deep past the levels
  * whose descriptors are kept, unreadable, read-only, and with symlinks out of the tree.
  * Everything happens in a fresh directory under $TMPDIR; the symlinks point at a sibling
  * "victim" directory inside it, so a removal that followed one harms only this test. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -13,7 +14,13 @@
 
 #include "base/sha256.h"
 #include "tap.h"
-#include "base/util.h"
+#include "base/beneath.h"
+#include "base/human.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/process.h"
+#include "base/rmtree.h"
+#include "base/str.h"
 
 static int count_entries(int dirfd)
 {

@@ -5,11 +5,15 @@
  * Every tool call is a transaction (txbox_command_run), its outcome back to the model as the
  * tool result; the loop bounds steps, calls per turn and refused turns. */
 #define _GNU_SOURCE
+#include <string.h>
 #include <sys/wait.h>
 
 #include "faces/agent_int.h"
 #include "store/record.h"
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/mem.h"
 
 static const char default_system_prompt[] =
         "You are a coding agent working in a workspace directory (your current directory). "

@@ -7,12 +7,16 @@
  * defensively, and requests time out. */
 #define _GNU_SOURCE
 #include <math.h>
+#include <string.h>
 #include <strings.h>
 #include <time.h>
 
 #include "faces/agent_int.h"
 #include "store/record.h"
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/mem.h"
 
 #define MAX_RESPONSE (16 * 1024 * 1024) /* bytes of one HTTP response kept */
 

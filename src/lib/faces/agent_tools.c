@@ -7,10 +7,15 @@
  * model can read. */
 #define _GNU_SOURCE
 
+#include <string.h>
+
 #include "faces/agent_int.h"
 #include "faces/summary.h"
 #include "store/record.h"
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 #define CONTENT_CHUNK (64 * 1024)      /* one argv string stays below MAX_ARG_STRLEN (128 KiB) */
 #define DEFAULT_OUTPUT_CAP (16 * 1024)

@@ -3,10 +3,19 @@
  * captured; txbox run and sh (src/cli/transact.c) with the terminal's stdio, printing what
  * its step callback tells. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdint.h>
+#include <string.h>
 
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/process.h"
 #include "store/record.h"
+#include "txbox.h"
 #include "txn/tx.h"
 
 #define DEFAULT_OUTPUT_CAP (64 * 1024)

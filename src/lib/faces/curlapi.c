@@ -1,7 +1,12 @@
 /* Loading libcurl at run time (see curlapi.h). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
 
+#include "base/error.h"
+#include "base/macros.h"
 #include "faces/curlapi.h"
 
 struct curl_api curl_api;

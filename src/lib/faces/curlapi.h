@@ -8,8 +8,6 @@
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 
-#include "base/util.h"
-
 struct curl_api {
         CURLcode (*global_init)(long flags);
         void (*global_cleanup)(void);

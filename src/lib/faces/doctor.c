@@ -3,15 +3,26 @@
  * a container around txbox does to them: its seccomp profile, its security label, its user
  * namespace, its masks on /proc (docs/KUBERNETES.md). */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "base/strv.h"
 #include "policy/policy.h"
 #include "sandbox/sandbox.h"
+#include "txbox.h"
 #include "txn/tx.h"
 
 #define DOCTOR_MAX 32

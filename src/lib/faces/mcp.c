@@ -5,7 +5,10 @@
 #define _GNU_SOURCE
 #include <jansson.h>
 #include <stddef.h>
+#include <string.h>
 
+#include "base/macros.h"
+#include "base/mem.h"
 #include "faces/mcp_int.h"
 #include "store/record.h"
 

@@ -3,10 +3,14 @@
  * command runs, the watch that answers pings, takes cancellations and notices a client gone.
  * Apart from the protocol (mcp.c) because none of it is needed to handle one message. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <jansson.h>
 #include <poll.h>
 #include <stddef.h>
+#include <string.h>
+#include <unistd.h>
 
+#include "base/mem.h"
 #include "faces/mcp_int.h"
 #include "store/record.h"
 #include "txn/tx.h"

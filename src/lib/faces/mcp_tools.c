@@ -6,7 +6,11 @@
 #include <jansson.h>
 #include <math.h>
 #include <stddef.h>
+#include <string.h>
 
+#include "base/cleanup.h"
+#include "base/macros.h"
+#include "base/mem.h"
 #include "faces/mcp_int.h"
 #include "faces/summary.h"
 #include "policy/policy.h"

@@ -6,8 +6,15 @@
  * size is bounded per transaction (path lines, diff bytes) and for the page (diff bytes),
  * so that a venv of thousands of files or a long session stays a page, not megabytes. */
 #define _GNU_SOURCE
+#include <string.h>
 #include <time.h>
 
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/human.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "txbox.h"
 #include "txn/tx.h"
 
 #define REPORT_DIFF_MAX (16 * 1024)       /* per transaction, as written (escaped, marked up) */
@@ -17,7 +24,7 @@
 #define REPORT_GROUP_DEPTH 4              /* directory lines nest this deep, then just count */
 #define REPORT_SUMMARY_CMD 160            /* bytes of a command shown in an entry's first line */
 
-/* Text for humans, then for HTML: control bytes become visible escapes first (util.h),
+/* Text for humans, then for HTML: control bytes become visible escapes first (base/human.h),
  * newlines and tabs pass (a diff's lines, a long message). */
 static void html_escape(FILE *f, const char *text)
 {

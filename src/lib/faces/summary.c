@@ -1,7 +1,14 @@
 /* Compact results for models (faces/summary.h): what happened in one line, the changed paths
  * summarised, and a tool result's JSON fitted into a byte budget. */
 #define _GNU_SOURCE
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/human.h"
+#include "base/macros.h"
+#include "base/mem.h"
 #include "faces/summary.h"
+#include "txbox.h"
 
 #include "store/record.h"
 

@@ -9,7 +9,7 @@
 #include <jansson.h>
 #include <stdio.h>
 
-#include "base/util.h"
+#include "txbox.h"
 
 /* Default bytes of a tool result, beyond the command's own output (stdout and stderr have
  * their cap, --output-cap): MCP, txbox agent and the hooks. */

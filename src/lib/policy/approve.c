@@ -1,11 +1,15 @@
 /* The approval channel for "ask" decisions: a program the user configured decides. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <jansson.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <string.h>
 #include <sys/wait.h>
 
+#include "base/cleanup.h"
+#include "base/clock.h"
 #include "policy/policy.h"
 
 extern char **environ;

@@ -7,7 +7,11 @@
 #include "pol.h"
 
 #include <ctype.h>
+#include <string.h>
 #include <strings.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
 
 #define MAX_TOKENS 20000
 

@@ -4,13 +4,22 @@
 #define _GNU_SOURCE
 #include "policy/effects.h"
 
+#include <fcntl.h>
 #include <fnmatch.h>
+#include <limits.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/human.h"
+#include "base/macros.h"
+#include "base/str.h"
 #include "policy/gitwork.h"
 #include "policy/linkout.h"
 #include "policy/runlater.h"
 #include "policy/loss.h"
 #include "pol.h"
+#include "txbox.h"
 
 #define MAX_VIOLATIONS 1000 /* one per path is enough to act on; more only floods the record */
 

@@ -5,6 +5,9 @@
  * first is a failure too.  make check runs the built-in rules' examples
  * (tests/unit/test_policy_rules.c); txbox check --test runs a policy file's. */
 #define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
 #include "pol.h"
 
 /* Examples mean the same wherever they are checked: this workspace and home. */

@@ -8,6 +8,12 @@
 #include "policy/feeds.h"
 
 #include <ctype.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 /* ---- text a command prints (echo, printf) ---- */
 

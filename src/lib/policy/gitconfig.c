@@ -5,9 +5,14 @@
 #define _GNU_SOURCE
 #include "policy/gitconfig.h"
 
+#include <string.h>
 #include <strings.h>
 
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "base/strv.h"
 
 /* ---- the syntax ---- */
 

@@ -15,11 +15,16 @@
 
 #include <dirent.h>
 #include <endian.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <zlib.h>
 
-#include "base/util.h"
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "txbox.h"
 
 #define OBJ_MAX (64u << 20)       /* an object (or a delta base) read for its content */
 #define VERIFY_MAX (256ull << 20) /* a loose object hashed only to tell it is genuine */

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "store/changeset.h"
+#include "txbox.h"
 
 #define GIT_OID_RAW 20
 #define GIT_OID_HEX 40

@@ -9,12 +9,18 @@
 #include "policy/gitwork.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <fnmatch.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-#include "base/util.h"
+#include "base/beneath.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "txbox.h"
 
 #define INDEX_MAX (128u << 20) /* bytes of .git/index read */
 #define IGNORE_MAX (1u << 20)  /* bytes of one ignore file */

@@ -2,15 +2,22 @@
 #define _GNU_SOURCE
 #include "policy/judge.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/process.h"
 #include "base/syscalls.h"
-#include "base/util.h"
 
 static const int crash_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
 

@@ -4,8 +4,14 @@
 #define _GNU_SOURCE
 #include "policy/linkout.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "base/macros.h"
+#include "base/str.h"
 #include "policy/pathclass.h"
 
 /* Language toolchains keep their interpreters and packages here, and venvs, version

@@ -10,6 +10,13 @@
 #include "pol.h"
 
 #include <fnmatch.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 /* ---- find's expression ---- */
 

@@ -17,7 +17,15 @@
 #define _GNU_SOURCE
 #include "pol.h"
 
+#include <fcntl.h>
 #include <libfyaml.h>
+
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 #define MAX_POLICY_FILE POL_MAX_FILE
 #define MAX_RULES 4096

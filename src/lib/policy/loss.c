@@ -23,11 +23,19 @@
 #define _GNU_SOURCE
 #include "policy/loss.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/str.h"
 #include "policy/gitwork.h"
 #include "pol.h"
+#include "txbox.h"
 
 #define LOST_NAMED 20 /* paths named one by one; the rest are counted */
 #define LOST_SHOWN 3  /* paths listed in a violation's detail */

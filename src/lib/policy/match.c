@@ -6,7 +6,16 @@
 #include "policy/pathclass.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <fnmatch.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/failpoint.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 /* ---- normalised commands ---- */
 

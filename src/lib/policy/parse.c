@@ -12,6 +12,11 @@
  * real shell may read it differently.  The parser is split by job into this file and the
  * parse_*.c beside it; parse_int.h lists them and what they share. */
 #define _GNU_SOURCE
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "policy/parse_int.h"
 
 

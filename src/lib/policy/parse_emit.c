@@ -4,6 +4,12 @@
  * its redirections and working directory.  Apart from parse_simple.c because this is the
  * parser's output, not its reading. */
 #define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "policy/parse_int.h"
 
 static void var_set1(struct psh *P, const char *name, size_t nlen, const char *val)

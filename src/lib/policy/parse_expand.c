@@ -4,6 +4,12 @@
  * characters, because this is what a value means to the policy: known, one of several, or
  * unknown (UNK). */
 #define _GNU_SOURCE
+#include <stdint.h>
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "policy/parse_int.h"
 
 /* ---- variables ---- */

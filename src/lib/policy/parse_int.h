@@ -11,6 +11,9 @@
 
 #include <ctype.h>
 
+#include "base/mem.h"
+#include "base/strv.h"
+
 /* ---- growable byte buffer ---- */
 
 struct sb {

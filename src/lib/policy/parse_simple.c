@@ -4,6 +4,13 @@
  * from parse.c, which reads the compound commands and lists around simple commands, and
  * from parse_emit.c, which decides what the command read here runs. */
 #define _GNU_SOURCE
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "policy/parse_int.h"
 
 /* ---- blanks, comments, here-documents ---- */

@@ -3,6 +3,11 @@
  * Apart from parse_expand.c because this is the lexer's job, character by character; what
  * an expansion's value is comes from there. */
 #define _GNU_SOURCE
+#include <stdio.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/strv.h"
 #include "policy/parse_int.h"
 
 /* A value that is one of several: a marker the command is expanded at, once per value. */

@@ -8,6 +8,11 @@
 #include "policy/pathclass.h"
 
 #include <fnmatch.h>
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/str.h"
 
 /* ---- paths ---- */
 

@@ -4,7 +4,9 @@
 #ifndef TXBOX_POLICY_POL_H
 #define TXBOX_POLICY_POL_H
 
+#include "base/strv.h"
 #include "policy/policy.h"
+#include "txbox.h"
 
 /* Marks text whose value cannot be known before the command runs ($x, $(...) output ...).
  * It never occurs in a real argument: NUL cannot, and \001 is refused by the lexer. */

@@ -8,7 +8,9 @@
 #ifndef TXBOX_POLICY_H
 #define TXBOX_POLICY_H
 
-#include "base/util.h"
+#include <stddef.h>
+
+#include "txbox.h"
 
 enum policy_decision {
         POLICY_ALLOW = 0,

@@ -9,10 +9,19 @@
 #include "policy/runlater.h"
 
 #include <jansson.h>
+#include <string.h>
+#include <strings.h>
 
+#include "base/cleanup.h"
+#include "base/human.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "base/strv.h"
 #include "policy/gitconfig.h"
 #include "policy/pol.h"
 #include "policy/view.h"
+#include "txbox.h"
 
 #define MAX_REPOS 256   /* repositories judged in one transaction */
 #define SHOWN_MAX 160   /* bytes of a value shown in a message */

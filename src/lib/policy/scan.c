@@ -5,6 +5,11 @@
  * from unwrap.c because parse.c, listing.c, tools.c and code.c use it as much as unwrap.c
  * does; nothing here knows any program. */
 #define _GNU_SOURCE
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "pol.h"
 
 /* ---- the list of commands ---- */

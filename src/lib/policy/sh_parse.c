@@ -23,7 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/util.h"
+#include "base/macros.h"
+#include "base/mem.h"
 
 #define MAX_WORDS 4096 /* words and redirections of one simple command */
 

@@ -12,7 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/util.h"
+#include "base/macros.h"
+#include "base/mem.h"
 
 struct pr {
         const struct sh_ast *a;

@@ -7,6 +7,13 @@
 #include "policy/tools.h"
 
 #include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 /* ---- editors: ex commands (vim -c, +cmd), emacs --eval, ed scripts ---- */
 

@@ -7,7 +7,12 @@
 #include "policy/tools.h"
 
 #include <ctype.h>
+#include <string.h>
 #include <strings.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 /* ---- git ---- */
 

@@ -6,6 +6,8 @@
  * "$(env)" URL).  Printing them to the terminal, a file or a filter (env | grep PATH)
  * stays allowed; a redirection to /dev/tcp is a reverse-shell already. */
 #define _GNU_SOURCE
+#include <string.h>
+
 #include "policy/pol.h"
 
 static bool is_sender(const char *p)

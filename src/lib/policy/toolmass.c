@@ -25,6 +25,10 @@
 #include "policy/tools.h"
 
 #include <ctype.h>
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/strv.h"
 
 /* ---- the daemons ---- */
 

@@ -5,6 +5,11 @@
  * rimraf and del-cli (rm -rf), and the host paths docker and podman mount.  Their table
  * is looked up by tool_handler (tools.c). */
 #define _GNU_SOURCE
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "policy/tools.h"
 
 /* ---- package runners and scripts ---- */

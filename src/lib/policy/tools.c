@@ -11,7 +11,13 @@
 #include "policy/tools.h"
 
 #include <ctype.h>
+#include <string.h>
 #include <strings.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "base/strv.h"
 
 void tool_text_at(struct scan *sc, size_t idx, const char *s, int depth, const char *what)
 {

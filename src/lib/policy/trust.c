@@ -9,9 +9,17 @@
 #define _GNU_SOURCE
 #include "pol.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <string.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/fileio.h"
+#include "base/mem.h"
 #include "base/sha256.h"
+#include "base/str.h"
 
 #define TRUST_MAX (4 << 20)
 #define TRUST_NAME "trusted-policies"

@@ -11,6 +11,12 @@
 
 #include <ctype.h>
 #include <fnmatch.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 
 /* ---- handlers ---- */
 

@@ -4,6 +4,10 @@
  * subshell's assignment is undone, a branch's is joined with the value before it, and a
  * loop's body is read again with what later iterations could see (vars.h). */
 #define _GNU_SOURCE
+#include <string.h>
+
+#include "base/mem.h"
+#include "base/strv.h"
 #include "vars.h"
 
 /* ---- values ---- */

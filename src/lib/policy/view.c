@@ -3,9 +3,15 @@
 #include "policy/view.h"
 
 #include <limits.h>
+#include <string.h>
 #include <sys/sysmacros.h>
 
-#include "base/util.h"
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "base/strv.h"
+#include "txbox.h"
 
 #define VIEW_FOLLOW_MAX 40 /* links on one path, as the kernel's own limit */
 

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
+#include "base/strv.h"
 #include "store/changeset.h"
 
 struct view {

@@ -2,11 +2,24 @@
 #define _GNU_SOURCE
 #include "sandbox/cgroup.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
+
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/random.h"
+#include "txbox.h"
 
 #define STALE_AGE_S 60
 

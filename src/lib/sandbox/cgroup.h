@@ -11,9 +11,11 @@
 #ifndef TXBOX_CGROUP_H
 #define TXBOX_CGROUP_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
-#include "base/util.h"
+#include "txbox.h"
 
 enum cgroup_mode { CGROUP_NONE = 0, CGROUP_V2, CGROUP_V1 };
 

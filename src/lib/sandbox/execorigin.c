@@ -16,7 +16,8 @@
 #include <unistd.h>
 
 #include "sandbox/exectarget.h"
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/macros.h"
 
 /* Shells between make and the exec: a recipe's, and the shell scripts it runs. */
 #define WALK_MAX 16

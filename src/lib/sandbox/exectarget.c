@@ -5,10 +5,15 @@
 #define _GNU_SOURCE
 #include "sandbox/exectarget.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/vfs.h>
 #include <linux/magic.h>
 
+#include "base/cleanup.h"
 #include "base/syscalls.h"
 
 #define FOLLOW_MAX 40

@@ -2,9 +2,8 @@
 #ifndef TXBOX_EXECTARGET_H
 #define TXBOX_EXECTARGET_H
 
+#include <stdbool.h>
 #include <sys/types.h>
-
-#include "base/util.h"
 
 /* The file has no name to judge it by (a memfd, a deleted or anonymous file), or it could
  * not be resolved: judge it as unknown. */

@@ -30,7 +30,10 @@
 #include "sandbox/execorigin.h"
 #include "sandbox/exectarget.h"
 #include "sandbox/sockconn.h"
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/macros.h"
+#include "base/mem.h"
 
 /* ---- the filter ---- */
 

@@ -14,8 +14,17 @@
 #include "sandbox/sandbox.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <string.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "base/strv.h"
 #include "sandbox/sandbox_int.h"
 
 /* Beneath $HOME: credentials of tools, clouds, agents, browsers, password stores, and the

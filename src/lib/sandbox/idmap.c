@@ -7,9 +7,13 @@
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
 
+#include <fcntl.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 
+#include "base/cleanup.h"
+#include "base/error.h"
 #include "sandbox/sandbox_int.h"
 
 static bool have_setid_caps(void)

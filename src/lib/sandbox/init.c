@@ -10,16 +10,23 @@
 #include "sandbox/sandbox.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sys/ioctl.h>
 
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/trace.h"
 #include "sandbox/netproxy.h"
 #include "sandbox/reslimits.h"
 #include "sandbox/sandbox_int.h"

@@ -31,13 +31,20 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 #include <sys/sysinfo.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/human.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/process.h"
+#include "base/str.h"
 
 #define MiB (1024ULL * 1024)
 #define GiB (1024ULL * 1024 * 1024)

@@ -10,10 +10,17 @@
 
 #include <limits.h>
 #include <linux/magic.h>
+#include <string.h>
 #include <sys/mount.h>
 #include <sys/statfs.h>
 #include <sys/statvfs.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/str.h"
+#include "base/trace.h"
 #include "sandbox/sandbox_int.h"
 #include "base/syscalls.h"
 

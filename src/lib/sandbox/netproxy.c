@@ -4,16 +4,25 @@
 
 #include <arpa/inet.h>
 #include <ctype.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <string.h>
 #include <strings.h>
 #include <sys/prctl.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/process.h"
+#include "base/str.h"
 #include "sandbox/guard.h"
 #include "base/syscalls.h"
 

@@ -19,7 +19,7 @@
 
 #include <sys/socket.h>
 
-#include "base/util.h"
+#include "txbox.h"
 
 #define NETPROXY_PORT 3128
 #define NETPROXY_MAX_CONNS 64

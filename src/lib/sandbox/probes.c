@@ -11,9 +11,14 @@
 
 #include <limits.h>
 #include <sched.h>
+#include <stdarg.h>
+#include <string.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "base/cleanup.h"
+#include "base/macros.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/guard.h"
 #include "sandbox/reslimits.h"

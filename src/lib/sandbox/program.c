@@ -8,16 +8,22 @@
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
 
+#include "base/cleanup.h"
+#include "base/mem.h"
+#include "base/trace.h"
 #include "sandbox/guard.h"
 #include "sandbox/reslimits.h"
 #include "sandbox/sandbox_int.h"

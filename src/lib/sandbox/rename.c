@@ -25,16 +25,25 @@
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
 
+#include <fcntl.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <linux/audit.h>
 
+#include "base/cleanup.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/process.h"
+#include "base/trace.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/guard.h"
 #include "sandbox/renametree.h"

@@ -8,13 +8,20 @@
 #include "sandbox/renametree.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/xattr.h>
 #include <linux/limits.h>
 
-#include "base/util.h"
+#include "base/cleanup.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/random.h"
+#include "base/rmtree.h"
+#include "base/str.h"
 
 #ifndef OVERLAYFS_SUPER_MAGIC
 #define OVERLAYFS_SUPER_MAGIC 0x794c7630

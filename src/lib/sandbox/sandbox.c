@@ -15,14 +15,24 @@
 #define _GNU_SOURCE
 #include "sandbox/sandbox.h"
 
+#include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/socket.h>
 
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/process.h"
+#include "base/strv.h"
+#include "base/trace.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/guard.h"
 #include "sandbox/reslimits.h"

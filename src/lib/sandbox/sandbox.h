@@ -5,7 +5,8 @@
 
 #include <sys/types.h>
 
-#include "base/util.h"
+#include "base/strv.h"
+#include "txbox.h"
 
 #define IDMAP_MAX 32
 

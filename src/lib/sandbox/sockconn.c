@@ -46,7 +46,7 @@
 #include <seccomp.h>
 
 #include "sandbox/exectarget.h"
-#include "base/util.h"
+#include "base/cleanup.h"
 
 #ifndef SYS_pidfd_getfd
 #define SYS_pidfd_getfd 438

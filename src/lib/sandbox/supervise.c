@@ -11,10 +11,15 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/human.h"
+#include "base/macros.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/guard.h"
 #include "sandbox/netproxy.h"

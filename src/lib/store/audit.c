@@ -11,7 +11,17 @@
  * from one snapshot while other txbox processes write. */
 #include "store/audit_int.h"
 
+#include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "txbox.h"
 
 #define SCHEMA_VERSION 1
 #define BUSY_TIMEOUT_MS 10000

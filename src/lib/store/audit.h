@@ -13,7 +13,8 @@
 #ifndef TXBOX_AUDIT_H
 #define TXBOX_AUDIT_H
 
-#include "base/util.h"
+#include "base/strv.h"
+#include "txbox.h"
 
 struct audit;
 

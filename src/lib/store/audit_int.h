@@ -9,7 +9,9 @@
 #include <sqlite3.h>
 #include <stdatomic.h>
 
+#include "base/cleanup.h"
 #include "store/audit.h"
+#include "txbox.h"
 
 #define ID_PREFIX_MIN 4
 

@@ -6,8 +6,15 @@
 #include "store/audit_int.h"
 
 #include <jansson.h>
+#include <stdint.h>
+#include <string.h>
 
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "store/record.h"
+#include "txbox.h"
 
 #define AMBIGUOUS_SHOWN 5
 

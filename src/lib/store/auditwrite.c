@@ -5,8 +5,14 @@
 #include "store/audit_int.h"
 
 #include <jansson.h>
+#include <string.h>
 
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/mem.h"
 #include "store/record.h"
+#include "txbox.h"
 
 /* ---- JSON columns ---- */
 

@@ -11,9 +11,19 @@
 #include "store/changeset_int.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <string.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/strv.h"
+#include "txbox.h"
 
 static const char *const side_name[] = { [UPPER] = "the upper layer", [LIVE] = "the workspace" };
 

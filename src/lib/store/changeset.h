@@ -7,9 +7,11 @@
 #ifndef TXBOX_CHANGESET_H
 #define TXBOX_CHANGESET_H
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
-#include "base/util.h"
+#include "base/strv.h"
+#include "txbox.h"
 
 enum cs_op_kind {
         CS_OP_SWAP = 0, /* move live entry (if has_old) aside; move upper entry (if has_new) in */

@@ -6,7 +6,10 @@
 #define TXBOX_CHANGESET_INT_H
 
 #include <limits.h>
+#include <sys/stat.h>
 
+#include "base/mem.h"
+#include "base/strv.h"
 #include "store/changeset.h"
 
 #define OVL_PREFIX "user.overlay."

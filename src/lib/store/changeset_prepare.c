@@ -7,7 +7,17 @@
 #include "store/changeset_int.h"
 #include "store/journal.h"
 
+#include <fcntl.h>
+#include <string.h>
 #include <sys/xattr.h>
+
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "base/strv.h"
 
 static int prepare_entry(struct walk *w, int dirfd, const char *name, const char *path,
                          const struct stat *st, unsigned depth);

@@ -2,8 +2,19 @@
 #define _GNU_SOURCE
 #include "store/journal.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
+#include <string.h>
+
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/str.h"
 
 #define JOURNAL_MAGIC "txbox-journal 1"
 #define JOURNAL_MAX (1u << 30)

@@ -10,6 +10,7 @@
 #define TXBOX_JOURNAL_H
 
 #include "store/changeset.h"
+#include "txbox.h"
 
 /* Write ops to dirfd/name through a temp file and a rename; durable (fsync of the file and
  * the directory) when asked, else the caller syncs (the commit's one syncfs). */

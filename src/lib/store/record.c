@@ -1,5 +1,12 @@
 /* Transaction records: freeing, copying, enum names and the JSON form. */
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "store/record.h"
+#include "txbox.h"
 
 static const char *const outcome_names[] = {
         [TXBOX_RUNNING] = "running",         [TXBOX_PENDING] = "pending",

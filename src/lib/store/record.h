@@ -6,7 +6,7 @@
 
 #include <jansson.h>
 
-#include "base/util.h"
+#include "txbox.h"
 
 /* The enum value for a name from txbox_outcome_name(); -1 when unknown or NULL. */
 int txbox_outcome_parse(const char *s);

@@ -6,8 +6,21 @@
 #include "txn/tx.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <string.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/rmtree.h"
+#include "base/strv.h"
+#include "base/trace.h"
 #include "store/journal.h"
+#include "txbox.h"
 
 /* ---- settle: a commit is decided once its journal is durable (recovery completes it from
  * there), so it syncs once, before its first rename, not again after the last.  Until a

@@ -17,11 +17,21 @@
  *   since TX         for every path TX or a later commit changed: the version before the
  *                    first of them (that commit's undo data), and the workspace as it is. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <limits.h>
 #include <spawn.h>
+#include <stdarg.h>
+#include <string.h>
 #include <sys/wait.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/human.h"
+#include "base/mem.h"
+#include "base/str.h"
 #include "store/journal.h"
+#include "txbox.h"
 #include "txn/tx.h"
 
 extern char **environ;
@@ -205,7 +215,7 @@ static int committed_new(struct diff_ctx *c, const char *rel, enum txbox_change 
 static int diff_fds(FILE *f, int a, int b, const char *rel)
 {
         /* The labels are the one part of diff's output it takes from a name: escaped, so
-         * that a name cannot make lines of its own (util.h, text for humans). */
+         * that a name cannot make lines of its own (base/human.h, text for humans). */
         _cleanup_free_ char *name = human_escape(rel, HUMAN_LINE);
         _cleanup_free_ char *la = xasprintf("a/%s", name), *lb = xasprintf("b/%s", name);
         char *argv[] = {"diff", "-u", "--label", la, "--label", lb, a >= 0 ? "/dev/fd/3" : "/dev/null",

@@ -40,13 +40,27 @@
 #include "txn/tx.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <string.h>
 #include <sys/xattr.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/random.h"
+#include "base/rmtree.h"
 #include "base/sha256.h"
+#include "base/str.h"
+#include "base/strv.h"
 #include "store/journal.h"
 #include "store/record.h"
+#include "txbox.h"
 
 #define EDIT_MAX_PATHS 256              /* paths of one capture (one apply_patch) */
 #define EDIT_MAX_FILE (64ll << 20)      /* a file's content kept (and moved by the record) */

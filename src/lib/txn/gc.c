@@ -29,10 +29,22 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <limits.h>
+#include <string.h>
 #include <strings.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/fileio.h"
+#include "base/human.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/rmtree.h"
+#include "base/strv.h"
+#include "txbox.h"
 #include "txn/tx.h"
 
 #define RETENTION_FILE "retention"

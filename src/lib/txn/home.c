@@ -4,7 +4,11 @@
  * with the cache paths.  The sandbox (home.c there) plans and makes the view from this. */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <string.h>
 
+#include "base/cleanup.h"
+#include "base/mem.h"
+#include "base/strv.h"
 #include "txn/tx.h"
 
 /* A path of the policy's hide list or of TXBOX_HIDE, absolute: "~/x" under home, "/x" as

@@ -13,6 +13,13 @@
  * for, the output-capturing thread takes none, and glibc's fork takes malloc's own locks
  * across it. */
 #define _GNU_SOURCE
+#include <string.h>
+
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/mem.h"
+#include "base/trace.h"
 #include "policy/judge.h"
 #include "txn/tx.h"
 

@@ -15,10 +15,20 @@
 #include "txn/tx.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <jansson.h>
+#include <string.h>
+#include <sys/stat.h>
 
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/trace.h"
 #include "store/journal.h"
 #include "store/record.h"
+#include "txbox.h"
 
 #define MARKER_MAX 64
 

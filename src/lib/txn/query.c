@@ -1,5 +1,8 @@
 /* Reading the log: list and show (the diff is diff.c's). */
 #define _GNU_SOURCE
+#include <errno.h>
+
+#include "base/error.h"
 #include "txn/tx.h"
 
 /* A workspace opened read-only that has no state dir: no transaction ever ran there. */

@@ -21,10 +21,23 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <string.h>
 #include <sys/xattr.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/rmtree.h"
+#include "base/strv.h"
+#include "base/trace.h"
 #include "store/record.h"
+#include "txbox.h"
 #include "txn/tx.h"
 
 #define SESSION_MAX_SAVEPOINTS 64

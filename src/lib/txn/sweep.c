@@ -5,6 +5,16 @@
 #include "txn/tx.h"
 
 #include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/process.h"
+#include "base/rmtree.h"
+#include "base/strv.h"
 
 /* ---- trash: removing a finished transaction's directories costs about a millisecond
  * (an inode freed per directory, on the caller's clock), so they are moved aside in one

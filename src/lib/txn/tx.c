@@ -8,9 +8,21 @@
 #include <dirent.h>
 #include <limits.h>
 #include <poll.h>
+#include <string.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fileio.h"
+#include "base/mem.h"
+#include "base/random.h"
+#include "base/rmtree.h"
+#include "base/strv.h"
+#include "base/trace.h"
 #include "store/record.h"
+#include "txbox.h"
 
 /* ---- transaction handles ---- */
 

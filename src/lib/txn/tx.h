@@ -7,11 +7,13 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
+#include "base/strv.h"
 #include "store/audit.h"
 #include "store/changeset.h"
 #include "policy/policy.h"
 #include "sandbox/execorigin.h"
 #include "sandbox/sandbox.h"
+#include "txbox.h"
 #include "txn/txstate.h"
 
 /* Transactions a server keeps prepared: two, so that a client that asks again as soon as

@@ -1,6 +1,11 @@
 /* The policy in a transaction's life: before the run, at every exec, and on the changeset.
  * Every decision on a command is made in the workspace's judge process (judging.c). */
 #define _GNU_SOURCE
+#include "base/cleanup.h"
+#include "base/error.h"
+#include "base/mem.h"
+#include "base/strv.h"
+#include "base/trace.h"
 #include "policy/effects.h"
 #include "policy/judge.h"
 #include "store/audit.h"

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "base/trace.h"
+#include "txbox.h"
 #include "txn/tx.h"
 #include "txn/txstate.h"
 

@@ -3,10 +3,23 @@
 #include <dirent.h>
 #include <limits.h>
 #include <signal.h>
+#include <string.h>
 #include <sys/file.h>
 
+#include "base/beneath.h"
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/failpoint.h"
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/rmtree.h"
+#include "base/str.h"
+#include "base/strv.h"
 #include "store/journal.h"
 #include "store/record.h"
+#include "txbox.h"
 #include "txn/tx.h"
 
 static int open_subdir(int dirfd, const char *name, bool create)

@@ -28,8 +28,22 @@
 
 #include <limits.h>
 #include <pwd.h>
+#include <string.h>
+#include <strings.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
+
+#include "base/cleanup.h"
+#include "base/clock.h"
+#include "base/error.h"
+#include "base/fileio.h"
+#include "base/macros.h"
+#include "base/mem.h"
+#include "base/str.h"
+#include "base/strv.h"
+#include "base/trace.h"
+#include "txbox.h"
 
 /* ---- workspace ---- */
 
