@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/rmtree.h"
@@ -26,13 +25,6 @@ static int64_t ctime_of(int dir, const char *name, bool *exists)
 
         *exists = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
         return *exists ? (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec : 0;
-}
-
-static int64_t mono_ns(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static void put(int dir, const char *name, const char *text, int flags)
@@ -77,8 +69,7 @@ int main(void)
 {
         const char *tmpdir = getenv("TMPDIR") ?: "/var/tmp";
         char top[1024];
-        int own = 0, missed = 0, same_tick = 0, failed = 0;
-        int64_t slowest = 0;
+        int own = 0, missed = 0, same_tick = 0, failed = 0, gave_up = 0, late = 0;
 
         snprintf(top, sizeof(top), "%s/test_stamp.XXXXXX", tmpdir);
         if (!mkdtemp(top))
@@ -98,10 +89,12 @@ int main(void)
                 if (k == 2 && faccessat(ws, "old", F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                         put(ws, "old", "made long before\n", 0);
                 commit(ws, state, i);
-                int64_t t0 = mono_ns();
                 int64_t begin = tx_begin_stamp(state, txdir);
-                if (mono_ns() - t0 > slowest)
-                        slowest = mono_ns() - t0;
+                int64_t changed = ctime_of(state, "changed", &exists);
+                if (changed >= begin)
+                        gave_up++;
+                if (begin - changed >= 2 * TICK_NS)
+                        late++;
                 if (ctime_of(ws, "f", &exists) >= begin)
                         own++;
                 if (!change(ws, k)) {
@@ -120,7 +113,17 @@ int main(void)
         is_int(missed, 0, "every write, chmod, rename over and delete made after a begin is seen as later");
         ok(same_tick > 0, "including changes in the begin's own clock tick (%d of %d)", same_tick,
            ROUNDS - ROUNDS / 4);
-        ok(slowest < 3 * TICK_NS, "a begin waits at most about a tick (slowest %.2f ms)", slowest / 1e6);
+        /* How long a begin takes is not timed (a loaded machine made such an assertion fail):
+         * its wait is counted in the filesystem's own ticks instead, between the commit's stamp
+         * and the begin's.  The wait ends with the first stamp past the commit's (never more
+         * than a tick later), and only its cap (BEGIN_WAIT_NS in ws.c) ends it sooner, with a
+         * stamp no later than the commit's.  A begin that gives up at its cap fails the first;
+         * one that waits on past the clock's turn is two ticks late every round and fails the
+         * second, which leaves room for the rounds a busy machine delays between the two. */
+        is_int(gave_up, 0, "every begin's stamp is later than the commit before it: the wait ended "
+                           "when the clock passed it, not at its cap");
+        ok(late <= ROUNDS / 4, "a begin's stamp is within two ticks of the commit's (%d of %d rounds not)",
+           late, ROUNDS);
 
         if (rm_rf_at(AT_FDCWD, top) < 0) /* no shell: the path is TMPDIR's, any byte */
                 printf("# could not remove %s\n", top);
