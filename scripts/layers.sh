@@ -40,7 +40,7 @@ done
 RANKS="base:0 store:1 sandbox:1 policy:2 txn:3 faces:4 cli:5"
 
 # Every source file (path without .c or .h; shell patterns allowed, first match wins) and
-# its layer.  Each lib file's directory (src/lib/LAYER/, since the split of issue 24) is its layer.
+# its layer.  Each lib file's directory (src/lib/LAYER/) is its layer.
 TABLE='
 include/txbox               base     the public API: types and declarations, no code
 src/lib/base/syscalls       base
@@ -215,8 +215,8 @@ for k in "${!uses[@]}"; do
         fi
 done
 
-# Inside a layer, files that call each other are allowed (the split of issue 24 is to
-# untangle tx, session, undo and txpolicy); -v lists them.
+# Inside a layer, files that call each other are allowed (tx, session, undo and txpolicy
+# still do); -v lists them.
 if [ $verbose = 1 ] && [ -n "$objects" ]; then
         for k in "${!refs[@]}"; do
                 read -r a b <<<"$k"

@@ -1,7 +1,6 @@
-/* Every base header at once, for code written before util.c was split by job (issue 35).
- * Nothing in the tree includes it: include the headers of what a file uses instead, so that
- * touching one rebuilds only its users.  To be removed once the branches in flight have
- * moved off it. */
+/* Every base header at once, for code not yet moved to the headers it uses.  Nothing in the
+ * tree includes it: include the base headers of what a file uses instead, so that touching
+ * one rebuilds only its users.  To be removed once no branch in flight needs it. */
 #ifndef TXBOX_UTIL_H
 #define TXBOX_UTIL_H
 
