@@ -634,7 +634,7 @@ int policy_check_shell_by(const struct policy *p, const char *script, const stru
         struct scan sc;
         scan_init(&sc, ctx);
         size_t n = strnlen(script, POL_MAX_INPUT + 1);
-        parse_script(&sc, script, n, (struct srcpos){.base = 0, .direct = true}, 0);
+        walk_script(&sc, script, n);
         decide_all(p, &sc, ctx, res, by);
         scan_free(&sc);
         return 0;
@@ -669,7 +669,7 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
                 scan_finding(&sc, "@limit-exceeded", "too many arguments", "", -1);
         if (c) {
                 c->pipe_id = -1;
-                unwrap_argv(&sc, 0, 0);
+                walk_argv(&sc);
         }
         const struct rule *by;
         decide_all(p, &sc, ctx, res, &by);
