@@ -239,8 +239,6 @@ static void norm_free(struct norm *nm)
 
 /* ---- rules ---- */
 
-static bool glob_special(char c) { return c == '*' || c == '?' || c == '['; }
-
 /* Can the glob [pat, end) match s at all?  Its longest literal run must occur in s; this
  * spares most fnmatch calls (shell-escape's "*<literal>" patterns meet every argument). */
 static bool glob_literal_in(const char *pat, const char *end, const char *s)
@@ -443,28 +441,6 @@ static bool rule_matches(const struct rule *r, struct norm *nm, const struct scm
                 return false; /* findings only match rules naming them */
         return flags_match(r, nm) && args_match(r, nm) && paths_match(r, nm, ctx) &&
                writes_match(r, c, ctx);
-}
-
-/* Which first bytes each rule's programs can start with, so that most rules are passed
- * over with one bit test instead of glob matching (this loop runs for every command). */
-void policy_index(struct policy *p)
-{
-        p->first = xcalloc(p->nrules + 1, sizeof(*p->first));
-        for (size_t k = 0; k < p->nrules; k++) {
-                uint64_t *m = p->first[k];
-                const char *const *pr = p->rules[k].programs;
-                bool all = !pr;
-                for (; pr && *pr; pr++)
-                        for (const char *a = *pr; a; a = strchr(a, '|') ? strchr(a, '|') + 1 : NULL) {
-                                unsigned char c = (unsigned char)a[0];
-                                if (glob_special((char)c) || !c)
-                                        all = true;
-                                else
-                                        m[c >> 6] |= 1ULL << (c & 63);
-                        }
-                if (all)
-                        m[0] = m[1] = m[2] = m[3] = ~0ULL;
-        }
 }
 
 /* A rule that fails closed whatever the policy says (parse-error, limit-exceeded): the

@@ -302,8 +302,10 @@ unsigned classify_path(const char *arg, const struct policy_ctx *ctx);
 /* Lexically absolute and normalised path of arg (NULL when unknown); caller frees. */
 char *resolve_path(const char *arg, const struct policy_ctx *ctx);
 
-/* Build p->first (after p->rules is complete). */
+/* Build p->first (after p->rules is complete; load.c). */
 void policy_index(struct policy *p);
+/* A byte that makes a rule's program name a glob. */
+static inline bool glob_special(char c) { return c == '*' || c == '?' || c == '['; }
 
 /* First rule matching c, or NULL. */
 const struct rule *match_cmd(const struct policy *p, const struct scmd *c,
