@@ -101,7 +101,11 @@ bool scan_over_time(struct scan *sc);
 void scan_push_argv(struct scan *sc, size_t idx, int depth);
 void scan_push_text(struct scan *sc, const char *s, struct srcpos pos, int depth);
 /* The parser read simple command idx: hand it to sc->on_command (nothing without one). */
-void scan_command(struct scan *sc, size_t idx, int depth);
+static inline void scan_command(struct scan *sc, size_t idx, int depth)
+{
+        if (sc->on_command)
+                sc->on_command(sc, idx, depth);
+}
 
 /* walk.c: the one driver.  Every simple command a shell string (or an argv, added as
  * command 0) would run, with what wrappers, shells and interpreters run in turn, added to

@@ -126,12 +126,6 @@ void scan_push_text(struct scan *sc, const char *s, struct srcpos pos, int depth
                 w->text = xstrdup(s), w->pos = pos, w->depth = depth;
 }
 
-void scan_command(struct scan *sc, size_t idx, int depth)
-{
-        if (sc->on_command)
-                sc->on_command(sc, idx, depth);
-}
-
 /* ---- small helpers ---- */
 
 /* A script that is nothing but unknown text ($CMD, $(curl ...)).  Partly unknown scripts

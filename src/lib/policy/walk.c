@@ -12,7 +12,14 @@
  * a file written or sourced, a pipeline's listing are looked up in what came before), and
  * the work one step left is done in the order it was left, each item with all it leads to
  * before the next.  Depth (POL_MAX_DEPTH) travels with the work; the stack is bounded in
- * items and bytes (scan.c). */
+ * items and bytes (scan.c).
+ *
+ * Left to do (issue 34): the parser still expands and emits while it reads, and calls its
+ * sink from inside its recursion.  sh_parse.c reads the same grammar into a tree
+ * (sh_ast.h) and is held against bash; the step after this one is to parse with it, walk
+ * the tree here (expansion, functions and variables as parse_expand.c and vars.c do them
+ * now) and hand each simple command to the unwrapper from this loop, so that parse*.c
+ * can go. */
 #define _GNU_SOURCE
 #include "pol.h"
 
