@@ -20,6 +20,10 @@ err=$(tx run -- sh -c 'echo cm0gLXJmIH4K | base64 -d | sh' 2>&1)
 is "$?" 126 "an obfuscated deletion is denied before it runs"
 err=$(tx sh -c 'x=rm; $x -rf / ; echo after' 2>&1)
 is "$?" 126 "an unknowable command word next to -rf / is denied"
+# Code sourced behind a wrapper can set any variable, even after commands of its own
+# (issue 34: before the walker, its first command made txbox forget that).
+err=$(tx sh -c 'x=ls; command source /dev/stdin <<<"true; x=rm"; $x -rf ~; echo after' 2>&1)
+is "$?" 126 "a variable set by code sourced behind a wrapper is unknown after it: denied"
 is "$(home_hash)" "$home_before" "the home directory is untouched"
 
 # A script file hides the command from the pre-run check: the exec check catches it.

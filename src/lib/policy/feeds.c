@@ -317,14 +317,6 @@ bool uw_no_input(const struct scmd *c)
         return !c->stdin_text && !c->reads.n && c->stage == 0 && c->pipe_id >= 0;
 }
 
-void uw_unknown(struct scan *sc, size_t idx, const char *what)
-{
-        if (sc->cmds[idx].dl_word)
-                uw_finding(sc, idx, "@download-exec", "downloaded code run by a shell or interpreter");
-        else
-                uw_finding(sc, idx, "@unknown-command", what);
-}
-
 /* ---- files written earlier in this input ---- */
 
 /* A file this input downloaded or wrote with known text, run now by a shell (lang NULL)

@@ -465,7 +465,7 @@ void h_xargs(struct scan *sc, size_t idx, int depth)
                 free(sc->cmds[c].stdin_text);
                 sc->cmds[c].stdin_text = NULL;
         }
-        unwrap_argv(sc, c, depth + 1);
+        scan_push_argv(sc, c, depth + 1);
 }
 
 /* parallel CMD ::: ARGS (its arguments are known) or, like xargs, names from stdin.  The

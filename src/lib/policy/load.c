@@ -703,6 +703,28 @@ int policy_parse_builtin(const char *name, const char *text, size_t len, struct 
         return 0;
 }
 
+/* Which first bytes each rule's programs can start with, so that most rules are passed
+ * over with one bit test instead of glob matching (this loop runs for every command). */
+void policy_index(struct policy *p)
+{
+        p->first = xcalloc(p->nrules + 1, sizeof(*p->first));
+        for (size_t k = 0; k < p->nrules; k++) {
+                uint64_t *m = p->first[k];
+                const char *const *pr = p->rules[k].programs;
+                bool all = !pr;
+                for (; pr && *pr; pr++)
+                        for (const char *a = *pr; a; a = strchr(a, '|') ? strchr(a, '|') + 1 : NULL) {
+                                unsigned char c = (unsigned char)a[0];
+                                if (glob_special((char)c) || !c)
+                                        all = true;
+                                else
+                                        m[c >> 6] |= 1ULL << (c & 63);
+                        }
+                if (all)
+                        m[0] = m[1] = m[2] = m[3] = ~0ULL;
+        }
+}
+
 const struct rule *policy_builtin_rule(const char *id)
 {
         const struct policy *b = policy_builtin();

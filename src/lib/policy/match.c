@@ -248,8 +248,6 @@ static void norm_free(struct norm *nm)
 
 /* ---- rules ---- */
 
-static bool glob_special(char c) { return c == '*' || c == '?' || c == '['; }
-
 /* Can the glob [pat, end) match s at all?  Its longest literal run must occur in s; this
  * spares most fnmatch calls (shell-escape's "*<literal>" patterns meet every argument). */
 static bool glob_literal_in(const char *pat, const char *end, const char *s)
@@ -454,28 +452,6 @@ static bool rule_matches(const struct rule *r, struct norm *nm, const struct scm
                writes_match(r, c, ctx);
 }
 
-/* Which first bytes each rule's programs can start with, so that most rules are passed
- * over with one bit test instead of glob matching (this loop runs for every command). */
-void policy_index(struct policy *p)
-{
-        p->first = xcalloc(p->nrules + 1, sizeof(*p->first));
-        for (size_t k = 0; k < p->nrules; k++) {
-                uint64_t *m = p->first[k];
-                const char *const *pr = p->rules[k].programs;
-                bool all = !pr;
-                for (; pr && *pr; pr++)
-                        for (const char *a = *pr; a; a = strchr(a, '|') ? strchr(a, '|') + 1 : NULL) {
-                                unsigned char c = (unsigned char)a[0];
-                                if (glob_special((char)c) || !c)
-                                        all = true;
-                                else
-                                        m[c >> 6] |= 1ULL << (c & 63);
-                        }
-                if (all)
-                        m[0] = m[1] = m[2] = m[3] = ~0ULL;
-        }
-}
-
 /* A rule that fails closed whatever the policy says (parse-error, limit-exceeded): the
  * policy's copy of the built-in one, or the built-in one itself (defaults: false). */
 static const struct rule *fail_closed(const struct policy *p, const char *id)
@@ -643,7 +619,7 @@ int policy_check_shell_by(const struct policy *p, const char *script, const stru
         struct scan sc;
         scan_init(&sc, ctx);
         size_t n = strnlen(script, POL_MAX_INPUT + 1);
-        parse_script(&sc, script, n, (struct srcpos){.base = 0, .direct = true}, 0);
+        walk_script(&sc, script, n);
         decide_all(p, &sc, ctx, res, by);
         scan_free(&sc);
         return 0;
@@ -678,7 +654,7 @@ int policy_check_argv(const struct policy *p, char *const argv[], const struct p
                 scan_finding(&sc, "@limit-exceeded", "too many arguments", "", -1);
         if (c) {
                 c->pipe_id = -1;
-                unwrap_argv(&sc, 0, 0);
+                walk_argv(&sc);
         }
         const struct rule *by;
         decide_all(p, &sc, ctx, res, &by);

@@ -486,7 +486,7 @@ static void emit_one(struct psh *P, struct strvec *argv, struct redirs *r, bool 
         if (direct_eval)
                 b_eval(P, idx);
         else
-                unwrap_argv(sc, idx, P->depth);
+                scan_command(sc, idx, P->depth);
         if (P->err)
                 goto out;
         const char *prog = base_name(sc->cmds[idx].argv.v[0]);

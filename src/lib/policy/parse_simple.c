@@ -238,7 +238,7 @@ void parse_assign_meaning(struct psh *P, const char *name, size_t nl, const stru
                 else {
                         c->pipe_id = -1;
                         c->cwd = parse_cwd_of(P);
-                        unwrap_argv(P->sc, P->sc->n - 1, P->depth);
+                        scan_command(P->sc, P->sc->n - 1, P->depth);
                 }
         }
 }

@@ -8,6 +8,8 @@
 #include "policy/policy.h"
 #include "txbox.h"
 
+#include <string.h>
+
 /* Marks text whose value cannot be known before the command runs ($x, $(...) output ...).
  * It never occurs in a real argument: NUL cannot, and \001 is refused by the lexer. */
 #define UNK '\001'
@@ -47,6 +49,22 @@ struct scmd {
         bool help;            /* asks only for --help or --version: runs nothing else */
 };
 
+/* Where a parsed string sits in the top-level input. */
+struct srcpos {
+        int base;      /* offset of the string in the input, when direct */
+        bool direct;   /* the string is a slice of the input (else: derived, e.g. sh -c ARG) */
+        int outer_off; /* for derived strings: the offset of the command that carried it */
+};
+
+/* Work the unwrapper leaves for the walker (walk.c) instead of calling the parser or
+ * itself: a command to unwrap (text NULL) or a shell string to parse (owned). */
+struct work {
+        size_t idx;
+        char *text;
+        struct srcpos pos;
+        int depth;
+};
+
 struct scan {
         struct scmd *cmds;
         size_t n, cap;
@@ -62,13 +80,12 @@ struct scan {
          * with known text (path, then the text), judged when a later command runs them. */
         struct strvec dl_files;
         struct strvec text_files;
-};
-
-/* Where a parsed string sits in the top-level input. */
-struct srcpos {
-        int base;      /* offset of the string in the input, when direct */
-        bool direct;   /* the string is a slice of the input (else: derived, e.g. sh -c ARG) */
-        int outer_off; /* for derived strings: the offset of the command that carried it */
+        /* Pending work, a stack (walk.c), and the bytes of its texts (POL_MAX_COPIED). */
+        struct work *work;
+        size_t nwork, capwork, work_bytes;
+        /* The parser's sink, set by the walker: a simple command it has just read (idx) is
+         * unwrapped with all it runs before the parser reads on. */
+        void (*on_command)(struct scan *sc, size_t idx, int depth);
 };
 
 void scan_init(struct scan *sc, const struct policy_ctx *ctx);
@@ -81,10 +98,29 @@ void scan_finding(struct scan *sc, const char *name, const char *detail, const c
                   int offset);
 bool scan_over_time(struct scan *sc);
 
-/* Parse a shell script and add every simple command it would run (recursing into
- * substitutions, wrappers, interpreters). */
+/* Work for the walker: unwrap command idx / parse shell string s (copied).  Beyond the
+ * limits an @limit-exceeded finding, and the work is dropped. */
+void scan_push_argv(struct scan *sc, size_t idx, int depth);
+void scan_push_text(struct scan *sc, const char *s, struct srcpos pos, int depth);
+/* The parser read simple command idx: hand it to sc->on_command (nothing without one). */
+static inline void scan_command(struct scan *sc, size_t idx, int depth)
+{
+        if (sc->on_command)
+                sc->on_command(sc, idx, depth);
+}
+
+/* walk.c: the one driver.  Every simple command a shell string (or an argv, added as
+ * command 0) would run, with what wrappers, shells and interpreters run in turn, added to
+ * sc: it parses, unwraps what the parser read, and works off what the unwrapper leaves
+ * (scan_push_*), so that neither calls the other. */
+void walk_script(struct scan *sc, const char *s, size_t n);
+void walk_argv(struct scan *sc);
+
+/* parse.c: parse a shell script and add every simple command it would run (and those of
+ * its substitutions), each handed to scan_command as it is read. */
 void parse_script(struct scan *sc, const char *s, size_t n, struct srcpos pos, int depth);
-/* Judge an argv: add it and whatever it runs through wrappers (sh -c, env, xargs ...). */
+/* unwrap.c: judge an argv: what it runs through wrappers (sh -c, env, xargs ...) is added
+ * as commands, and left as work (scan_push_*) to be judged in turn. */
 void unwrap_argv(struct scan *sc, size_t idx, int depth);
 /* Scan an interpreter one-liner (python, perl, ruby, node, php, awk) for calls that
  * delete, write, execute or reach the network; adds equivalent shell commands. */
@@ -161,8 +197,12 @@ void tool_env_leak(struct scan *sc, size_t idx);
 void uw_script_file(struct scan *sc, size_t idx, const char *path, const char *lang, int depth);
 
 /* Strings. */
-const char *base_name(const char *p);
-bool has_unk(const char *s);
+static inline const char *base_name(const char *p)
+{
+        const char *s = strrchr(p, '/');
+        return s && s[1] ? s + 1 : p;
+}
+static inline bool has_unk(const char *s) { return strchr(s, UNK) != NULL; }
 char *render_argv(char *const *argv, size_t max);
 
 /* ---- rules ---- */
@@ -268,8 +308,10 @@ unsigned classify_path(const char *arg, const struct policy_ctx *ctx);
 /* Lexically absolute and normalised path of arg (NULL when unknown); caller frees. */
 char *resolve_path(const char *arg, const struct policy_ctx *ctx);
 
-/* Build p->first (after p->rules is complete). */
+/* Build p->first (after p->rules is complete; load.c). */
 void policy_index(struct policy *p);
+/* A byte that makes a rule's program name a glob. */
+static inline bool glob_special(char c) { return c == '*' || c == '?' || c == '['; }
 
 /* First rule matching c, or NULL. */
 const struct rule *match_cmd(const struct policy *p, const struct scmd *c,

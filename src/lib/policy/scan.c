@@ -1,9 +1,10 @@
 /* The list of simple commands one input would run (struct scan: adding commands and
- * findings, the time limit), and the small helpers every handler of the unwrapping uses:
- * a child command of a command, a shell string it runs, a finding, paths as it sees them,
- * option skipping; and what code.c calls to add what an interpreter's code runs.  Apart
- * from unwrap.c because parse.c, listing.c, tools.c and code.c use it as much as unwrap.c
- * does; nothing here knows any program. */
+ * findings, the time limit, the work left for the walker), and the small helpers every
+ * handler of the unwrapping uses: a child command of a command, a shell string it runs, a
+ * finding, paths as it sees them, option skipping; and what code.c calls to add what an
+ * interpreter's code runs.  Apart from unwrap.c because parse.c, listing.c, tools.c and
+ * code.c use it as much as unwrap.c does; nothing here knows any program, and nothing
+ * here calls the parser or the unwrapper (walk.c does). */
 #define _GNU_SOURCE
 #include <string.h>
 
@@ -34,6 +35,9 @@ void scan_free(struct scan *sc)
                 free(c->cwd);
         }
         free(sc->cmds);
+        for (size_t k = 0; k < sc->nwork; k++)
+                free(sc->work[k].text);
+        free(sc->work);
         strv_free(sc->dl_files.v);
         strv_free(sc->text_files.v);
         memset(sc, 0, sizeof(*sc));
@@ -91,15 +95,43 @@ void scan_finding(struct scan *sc, const char *name, const char *detail, const c
                 sc->failed = true;
 }
 
-/* ---- small helpers ---- */
+/* ---- work for the walker ---- */
 
-const char *base_name(const char *p)
+static struct work *push_work(struct scan *sc, size_t bytes)
 {
-        const char *s = strrchr(p, '/');
-        return s && s[1] ? s + 1 : p;
+        /* Every pending item is a command added or a text a command carried: beyond these
+         * the input is judged too big, like one with too many commands. */
+        if (sc->nwork >= POL_MAX_CMDS || bytes > POL_MAX_COPIED - sc->work_bytes) {
+                if (!sc->failed)
+                        scan_finding(sc, "@limit-exceeded", "too much left to judge", "", -1);
+                return NULL;
+        }
+        if (sc->nwork == sc->capwork) {
+                sc->capwork = sc->capwork ? sc->capwork * 2 : 16;
+                sc->work = xrealloc(sc->work, sc->capwork * sizeof(*sc->work));
+        }
+        sc->work_bytes += bytes;
+        struct work *w = &sc->work[sc->nwork++];
+        memset(w, 0, sizeof(*w));
+        return w;
 }
 
-bool has_unk(const char *s) { return strchr(s, UNK) != NULL; }
+void scan_push_argv(struct scan *sc, size_t idx, int depth)
+{
+        struct work *w = push_work(sc, 0);
+        if (w)
+                w->idx = idx, w->depth = depth;
+}
+
+void scan_push_text(struct scan *sc, const char *s, struct srcpos pos, int depth)
+{
+        size_t n = strlen(s);
+        struct work *w = push_work(sc, n + 1);
+        if (w)
+                w->text = xstrdup(s), w->pos = pos, w->depth = depth;
+}
+
+/* ---- small helpers ---- */
 
 /* A script that is nothing but unknown text ($CMD, $(curl ...)).  Partly unknown scripts
  * are parsed: their unknown words stay unknown, and an unknown command word is caught. */
@@ -161,15 +193,21 @@ void uw_run(struct scan *sc, size_t idx, char *const *words, size_t n, int depth
 {
         size_t k = uw_child(sc, idx, words, n);
         if (k != (size_t)-1)
-                unwrap_argv(sc, k, depth + 1);
+                scan_push_argv(sc, k, depth + 1);
 }
 
 void uw_text(struct scan *sc, size_t idx, const char *s, int depth)
 {
         struct srcpos pos = {.direct = false, .outer_off = sc->cmds[idx].offset};
-        char *copy = xstrdup(s); /* the command list may move while it is parsed */
-        parse_script(sc, copy, strlen(copy), pos, depth + 1);
-        free(copy);
+        scan_push_text(sc, s, pos, depth + 1);
+}
+
+void uw_unknown(struct scan *sc, size_t idx, const char *what)
+{
+        if (sc->cmds[idx].dl_word)
+                uw_finding(sc, idx, "@download-exec", "downloaded code run by a shell or interpreter");
+        else
+                uw_finding(sc, idx, "@unknown-command", what);
 }
 
 void uw_finding(struct scan *sc, size_t idx, const char *name, const char *detail)

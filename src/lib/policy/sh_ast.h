@@ -1,6 +1,7 @@
 /* The shell's syntax tree: what sh_parse.c reads a shell string into, before anything is
- * expanded or judged.  Private to the policy engine: the walker (walk.c) expands and judges
- * it, sh_print.c prints it in bash's normal form (the form `declare -f` prints) so that
+ * expanded or judged.  Private to the policy engine: the walker (walk.c) is to expand and
+ * judge it (today it still drives parse.c, which judges while it reads; walk.c says what is
+ * left), sh_print.c prints it in bash's normal form (the form `declare -f` prints) so that
  * tests can hold the parser against bash itself.
  *
  * The tree is one array of nodes (an arena): each node names its first child and its next

@@ -1,12 +1,13 @@
 /* Programs with their own ways to run commands or write files, and what their models share.
  * This file holds the look-up of a program's model (tool_handler) over the tables of the
- * others, the helpers they judge with, and the models that stand alone: tmux, screen and
+ * others, and the models that stand alone: tmux, screen and
  * script, library loads, run-parts, man's pager;
  * then programs' own output options (sort -o, find -fprint ...) and unknown programs that
  * take a command anyway, judged as wrappers.  git is in toolgit.c; editors, sed and gdb,
  * which read commands in a language of their own, in tooledit.c; package runners and
  * scripts (npx, poetry run, bundle exec ...) and docker volumes in toolrun.c; kill, pkill,
- * killall, mv and rsync, which can kill or wipe everything at once, in toolmass.c. */
+ * killall, mv and rsync, which can kill or wipe everything at once, in toolmass.c.  The
+ * helpers they all judge with are in toolwork.c. */
 #define _GNU_SOURCE
 #include "policy/tools.h"
 
@@ -18,52 +19,6 @@
 #include "base/mem.h"
 #include "base/str.h"
 #include "base/strv.h"
-
-void tool_text_at(struct scan *sc, size_t idx, const char *s, int depth, const char *what)
-{
-        if (uw_all_unk(s))
-                return uw_unknown(sc, idx, what);
-        char *copy = xstrdup(s);
-        uw_text(sc, idx, copy, depth);
-        free(copy);
-}
-
-void tool_write_at(struct scan *sc, size_t idx, const char *path, int depth)
-{
-        char *copy = xstrdup(path);
-        char *const tee[] = {"tee", copy, NULL};
-        uw_run(sc, idx, tee, 2, depth);
-        free(copy);
-}
-
-void tool_read_at(struct scan *sc, size_t idx, const char *path, int depth)
-{
-        char *copy = xstrdup(path);
-        char *const cat[] = {"cat", copy, NULL};
-        uw_run(sc, idx, cat, 2, depth);
-        free(copy);
-}
-
-void tool_run_words(struct scan *sc, size_t idx, size_t from, int depth)
-{
-        size_t n = argc_of(sc, idx);
-        if (from >= n)
-                return;
-        char **copy = strv_dup(argv_of(sc, idx) + from);
-        uw_run(sc, idx, copy, n - from, depth);
-        strv_free(copy);
-}
-
-/* The words from `from` on as one shell string (tmux, watchexec, concurrently ...). */
-void tool_text_words(struct scan *sc, size_t idx, size_t from, int depth, const char *what)
-{
-        size_t n = argc_of(sc, idx);
-        if (from >= n)
-                return;
-        char *s = render_argv(argv_of(sc, idx) + from, SIZE_MAX);
-        tool_text_at(sc, idx, s, depth, what);
-        free(s);
-}
 
 /* ---- terminal multiplexers and session recorders ---- */
 

@@ -1,6 +1,7 @@
 /* What the models of programs with their own ways to run commands or write files share:
  * tools.c (the dispatch, output options, unknown programs and the smaller models),
- * toolgit.c, tooledit.c, toolrun.c and toolmass.c.  Private to those five files. */
+ * toolwork.c (the helpers below), toolgit.c, tooledit.c, toolrun.c and toolmass.c.
+ * Private to those six files. */
 #ifndef TXBOX_POLICY_TOOLS_H
 #define TXBOX_POLICY_TOOLS_H
 

@@ -1,7 +1,10 @@
 /* What a simple command runs besides itself: wrappers (env, sudo, timeout ...), shells
  * given a string (sh -c, here-documents, piped text), eval, sourced files, interpreters'
  * one-liners, make's recipes and database clients' SQL.  Each layer is judged on its own,
- * so `sudo env rm -rf /` is seen as sudo, env and rm.  scan.c holds the list of commands
+ * so `sudo env rm -rf /` is seen as sudo, env and rm.  A handler never judges what it
+ * finds itself: it adds the commands and leaves them, and the shell strings to parse, as
+ * work for the walker (walk.c), which calls back here and into the parser.  scan.c holds
+ * the list of commands
  * and the helpers the handlers share; feeds.c what feeds a shell its code (piped text,
  * files written earlier in the same input); listing.c models find, xargs and parallel;
  * tools.c the programs with their own ways to run commands or write files (git, editors,
