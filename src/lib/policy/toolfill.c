@@ -186,8 +186,8 @@ static uint64_t head_amount(struct scan *sc, size_t idx, int depth)
 static bool passes_on(const char *p)
 {
         static const char *const f[] = {"cat", "tr", "base64", "base32", "od", "xxd", "hexdump", "hd", "gzip",
-                                        "bzip2", "xz", "zstd", "lz4", "fold", "rev", "pv", "tee", "openssl",
-                                        "cut", "nl", "strings", NULL};
+                                        "bzip2", "xz", "zstd", "lz4", "fold", "rev", "pv", "tee", "cut", "nl",
+                                        "strings", NULL};
         return uw_in(p, f);
 }
 
@@ -219,8 +219,9 @@ static bool endless(struct scan *sc, size_t idx, int depth)
                                 return true;
                         operand = true;
                 }
-        /* tee's operands are outputs; the others' are its input in place of stdin */
-        return (!operand || !strcmp(p, "tee")) && endless_stdin(sc, idx, depth);
+        /* tee's operands are outputs, tr's are sets of characters; the others' are its
+         * input in place of stdin */
+        return (!operand || !strcmp(p, "tee") || !strcmp(p, "tr")) && endless_stdin(sc, idx, depth);
 }
 
 /* fallocate -l LEN: allocates the blocks at once. */

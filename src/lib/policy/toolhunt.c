@@ -8,6 +8,7 @@
  * '*.key'`) stays allowed, and so does a search for ordinary names over the home
  * (`find ~ -name '*.py'`): the name test must select credentials and not ordinary files. */
 #define _GNU_SOURCE
+#include "policy/pathclass.h"
 #include "policy/tools.h"
 
 #include <fnmatch.h>
@@ -17,14 +18,15 @@
 /* Names credentials go by, and names of ordinary files: a pattern hunts keys when it
  * matches one of the first and none of the second. */
 static const char *const secret_names[] = {
-        "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_rsa.bak", "server.key", "private.key", "tls.key",
+        "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "server.key", "private.key", "tls.key",
         "private.pem", "server.pem", "cert.p12", "cert.pfx", "key.ppk", "keystore.jks", "vault.kdbx",
         ".env", ".env.production", "credentials", "credentials.json", ".netrc", ".git-credentials", ".pgpass",
         ".pypirc", "secring.gpg", "wallet.dat", ".htpasswd", "shadow", "service-account.json", NULL};
 static const char *const ordinary_names[] = {
         "main.c", "README.md", "index.js", "setup.py", "Makefile", "config.yml", "data.json", "notes.txt",
         "app.log", "image.png", ".gitignore", "package.json", "test_app.py", "index.html", "lib.rs",
-        "style.css", "Dockerfile", "go.mod", "x", NULL};
+        "style.css", "Dockerfile", "go.mod", "x", "python3", "libc.so.6", "report2024", ".bashrc", ".config",
+        "settings.json", "app.bak", "server", "Cargo.lock", NULL};
 /* ... as full paths, for -path, -wholename and -regex */
 static const char *const secret_paths[] = {
         "/home/u/.ssh/id_rsa", "/home/u/.ssh/id_ed25519", "/home/u/.aws/credentials", "/etc/ssl/private/server.key",
@@ -33,7 +35,8 @@ static const char *const secret_paths[] = {
 static const char *const ordinary_paths[] = {
         "/home/u/app/src/main.c", "/home/u/app/README.md", "/home/u/app/index.js", "/home/u/app/setup.py",
         "/home/u/app/config/app.yml", "/home/u/app/package.json", "/home/u/app/lib/util.py", "/home/u/notes.txt",
-        "/home/u/app/Makefile", NULL};
+        "/home/u/app/Makefile", "/home/u/app/.gitignore", "/home/u/.config/app/settings.json", "/home/u/.bashrc",
+        "/home/u/.cache/pip/x.whl", "/usr/local/lib/python3", NULL};
 
 static bool glob_selects(const char *pat, bool path, bool fold)
 {
@@ -66,17 +69,22 @@ static bool regex_selects(const char *re, bool fold)
         return hit;
 }
 
-/* arg, as command idx sees it, is /, the home directory or a directory holding it (/home). */
+/* arg, as command idx sees it, is /, the home directory, a directory holding it (/home) or
+ * a place outside the workspace, the home directory and /tmp (/etc, /var/www, other users'
+ * homes): not the workspace, a project in the home or scratch space. */
 static bool whole_tree(struct scan *sc, size_t idx, const char *arg)
 {
-        if (has_unk(arg) && strncmp(arg, "~", 1))
+        if (has_unk(arg))
                 return false;
         char *p = uw_path(sc, idx, arg);
         if (!p)
                 return false;
         unsigned c = classify_path(p, sc->ctx);
+        bool scratch = (c & PC_TMP) || !strcmp(p, "/tmp") || !strcmp(p, "/var/tmp") || !strcmp(p, "/dev/shm");
+        bool wide = (!scratch && (c & (PC_ROOT | PC_HOME | PC_SYSTEM))) ||
+                    (sc->ctx->home && pathclass_strictly_under(sc->ctx->home, p));
         free(p);
-        return c & (PC_ROOT | PC_HOME);
+        return wide;
 }
 
 static void hunt(struct scan *sc, size_t idx, const char *what)
