@@ -5,6 +5,7 @@
  * prompts of languages that run programs (tclsh, wish, pwsh, jshell, jjs, jrunscript)
  * started with no script, no code and no input. */
 #define _GNU_SOURCE
+#include "policy/feeds.h"
 #include "policy/tools.h"
 
 static bool is_terminal(struct scan *sc, size_t idx, const char *arg)
@@ -48,7 +49,9 @@ void tool_repl(struct scan *sc, size_t idx)
                                                   "a shell reading its commands from the terminal");
                 return;
         }
-        if (!uw_in(p, repls) || c->stdin_text || c->reads.n || (c->pipe_id >= 0 && c->stage > 0))
+        /* as for a shell: an argv judged at an exec has no input to tell (pipe_id < 0), and
+         * what it runs is judged at its own exec */
+        if (!uw_in(p, repls) || !uw_no_input(c))
                 return;
         if (no_script(a, n, code_opts) && !uw_help(a, 1, n))
                 uw_finding(sc, idx, "@interactive-shell", "an interactive prompt that runs what is typed");
