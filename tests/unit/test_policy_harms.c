@@ -233,6 +233,24 @@ int main(void)
                 ok(ret == 0 && r.decision == POLICY_ALLOW, "allowed %-48.48s (got %s %s)", line,
                    policy_decision_name(r.decision), r.rule);
         }
+        /* the usual layout: the workspace inside the home (and a home in /var/tmp, as the
+         * integration tests have it): the home is still the home */
+        static const struct policy_ctx inner[] = {
+                {.workspace = "/home/agent/src/app", .home = "/home/agent", .cwd = "/home/agent/src/app"},
+                {.workspace = "/var/tmp/t/home/app", .home = "/var/tmp/t/home", .cwd = "/var/tmp/t/home/app"},
+        };
+        for (size_t k = 0; k < sizeof(inner) / sizeof(inner[0]); k++) {
+                struct policy_result r;
+                int ret = policy_check_shell(p, "find ~ -name 'id_*' -exec cat {} \\;", &inner[k], &r);
+                ok(ret == 0 && r.decision == POLICY_DENY && !strcmp(r.rule, "secret-access"),
+                   "home %s holding the workspace: a key hunt over it is refused (got %s %s)", inner[k].home,
+                   policy_decision_name(r.decision), r.rule);
+                ret = policy_check_shell(p, "find . -name '*.pem'; find ~/src -name '*.key'; find ~ -name '*.py'",
+                                         &inner[k], &r);
+                ok(ret == 0 && r.decision == POLICY_ALLOW,
+                   "home %s holding the workspace: searches of the project allowed (got %s %s)", inner[k].home,
+                   policy_decision_name(r.decision), r.rule);
+        }
         policy_free(p);
         return tap_done();
 }

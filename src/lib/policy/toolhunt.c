@@ -81,7 +81,8 @@ static bool whole_tree(struct scan *sc, size_t idx, const char *arg)
                 return false;
         unsigned c = classify_path(p, sc->ctx);
         bool scratch = (c & PC_TMP) || !strcmp(p, "/tmp") || !strcmp(p, "/var/tmp") || !strcmp(p, "/dev/shm");
-        bool wide = (!scratch && (c & (PC_ROOT | PC_HOME | PC_SYSTEM))) ||
+        /* the home is the home wherever it lies (a test's home in /var/tmp too) */
+        bool wide = (c & (PC_ROOT | PC_HOME)) || (!scratch && (c & PC_SYSTEM)) ||
                     (sc->ctx->home && pathclass_strictly_under(sc->ctx->home, p));
         free(p);
         return wide;
