@@ -98,6 +98,9 @@ static const struct {
         {"sudo apt install ./tool_1.0_amd64.deb", "package-file"},
         {"snap install x_1.0_all.snap --dangerous", "package-file"},
         {"sudo pacman -U ./tool-1.0-1-x86_64.pkg.tar.zst", "package-file"},
+        /* every process listed by a cluster of ps's options, nothing picking: kill -1 */
+        {"kill $(ps -eo pid=)", "kill-all"},
+        {"kill -9 $(ps axo pid=)", "kill-all"},
         /* the machine offered for remote use */
         {"code tunnel --name dev", "reverse-shell"},
         /* uploads by tools that send a file: ab's POST body, a remote print server, ping data */
@@ -186,6 +189,10 @@ static const char *const allowed[] = {
         "sudo pacman -Syu",
         "sudo snap install hello",
         "pkg install -y git",
+        /* processes picked among ps's lines */
+        "kill $(ps -eo pid,comm | grep node | awk '{print $1}')",
+        "ps -eo pid,cmd",
+        "kill $(ps -o pid= -p 123)",
         /* the editor, not the tunnel */
         "code .",
         "code --install-extension ms-python.python",
