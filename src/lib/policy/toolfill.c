@@ -18,6 +18,9 @@
 /* More than this in one command is refused: four times the effect rules' file limit,
  * and more than a test image or fixture of a coding task needs. */
 #define FILL_LIMIT (1ULL << 30)
+/* Commands looked at, back through a pipeline, to tell whether one is fed without end:
+ * past it, the run's disk limit judges (a pipeline of 64 filters is nobody's work). */
+#define FILL_BUDGET 64
 
 /* Sources that never end. */
 static bool endless_dev(const char *p)
@@ -97,17 +100,17 @@ static bool piped_on(struct scan *sc, size_t idx)
         const struct scmd *me = &sc->cmds[idx];
         if (me->pipe_id < 0)
                 return false;
-        for (size_t k = 0; k < sc->n; k++)
+        for (size_t k = idx + 1; k < sc->n; k++)
                 if (sc->cmds[k].pipe_id == me->pipe_id && sc->cmds[k].stage == me->stage + 1)
                         return true;
         return false;
 }
 
-static bool endless(struct scan *sc, size_t idx, int depth);
+static bool endless(struct scan *sc, size_t idx, int depth, int *budget);
 
 /* Its standard input never ends: an endless device read with <, or an earlier stage of its
  * pipeline that never ends. */
-static bool endless_stdin(struct scan *sc, size_t idx, int depth)
+static bool endless_stdin(struct scan *sc, size_t idx, int depth, int *budget)
 {
         const struct scmd *me = &sc->cmds[idx];
         for (size_t r = 0; r < me->reads.n; r++)
@@ -115,16 +118,23 @@ static bool endless_stdin(struct scan *sc, size_t idx, int depth)
                         return true;
         if (me->pipe_id < 0 || me->stage == 0 || depth > 8)
                 return false;
-        for (size_t k = 0; k < idx; k++)
-                if (sc->cmds[k].pipe_id == me->pipe_id && sc->cmds[k].stage == me->stage - 1 &&
-                    endless(sc, k, depth + 1))
+        /* back from idx: a pipeline's stages are added in order, so the look ends at the
+         * stage before the one that feeds it */
+        for (size_t k = idx; k-- > 0;) {
+                const struct scmd *c = &sc->cmds[k];
+                if (c->pipe_id != me->pipe_id)
+                        continue;
+                if (c->stage < me->stage - 1)
+                        break;
+                if (c->stage == me->stage - 1 && endless(sc, k, depth + 1, budget))
                         return true;
+        }
         return false;
 }
 
 /* dd: how much it copies (UINT64_MAX: no end), or 0 when that cannot be known or is the
  * size of a file it reads. */
-static uint64_t dd_amount(struct scan *sc, size_t idx, int depth)
+static uint64_t dd_amount(struct scan *sc, size_t idx, int depth, int *budget)
 {
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx);
@@ -142,7 +152,7 @@ static uint64_t dd_amount(struct scan *sc, size_t idx, int depth)
                 else if (!strncmp(a[k], "iflag=", 6) && strstr(a[k], "count_bytes"))
                         count_bytes = true;
         }
-        bool src_endless = in ? is_endless_arg(sc, idx, in) : endless_stdin(sc, idx, depth);
+        bool src_endless = in ? is_endless_arg(sc, idx, in) : endless_stdin(sc, idx, depth, budget);
         uint64_t c, b = 512;
         if (!count)
                 return src_endless ? UINT64_MAX : 0;
@@ -154,7 +164,7 @@ static uint64_t dd_amount(struct scan *sc, size_t idx, int depth)
 }
 
 /* head -c N: N bytes, when given and its input never ends. */
-static uint64_t head_amount(struct scan *sc, size_t idx, int depth)
+static uint64_t head_amount(struct scan *sc, size_t idx, int depth, int *budget)
 {
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx);
@@ -175,7 +185,7 @@ static uint64_t head_amount(struct scan *sc, size_t idx, int depth)
                 }
         }
         if (!operand)
-                src = endless_stdin(sc, idx, depth);
+                src = endless_stdin(sc, idx, depth, budget);
         uint64_t v;
         if (!src || !c || c[0] == '-' || !fill_size(c, &v))
                 return 0;
@@ -192,11 +202,12 @@ static bool passes_on(const char *p)
 }
 
 /* Command idx writes without end, or more than FILL_LIMIT. */
-static bool endless(struct scan *sc, size_t idx, int depth)
+static bool endless(struct scan *sc, size_t idx, int depth, int *budget)
 {
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx);
-        if (!n || a[0][0] == '@' || has_unk(a[0]))
+        /* each stage may hold many commands ({ a; b; } | ...): the look back is bounded */
+        if (!n || a[0][0] == '@' || has_unk(a[0]) || --*budget < 0)
                 return false;
         const char *p = base_name(a[0]);
         /* a command a tool's model made up (tee FILE for sort -o FILE, awk's print > FILE) is
@@ -207,9 +218,9 @@ static bool endless(struct scan *sc, size_t idx, int depth)
         if (!strcmp(p, "yes"))
                 return true;
         if (!strcmp(p, "dd"))
-                return dd_amount(sc, idx, depth) > FILL_LIMIT;
+                return dd_amount(sc, idx, depth, budget) > FILL_LIMIT;
         if (!strcmp(p, "head"))
-                return head_amount(sc, idx, depth) > FILL_LIMIT;
+                return head_amount(sc, idx, depth, budget) > FILL_LIMIT;
         if (!passes_on(p))
                 return false;
         bool operand = false;
@@ -221,7 +232,7 @@ static bool endless(struct scan *sc, size_t idx, int depth)
                 }
         /* tee's operands are outputs, tr's are sets of characters; the others' are its
          * input in place of stdin */
-        return (!operand || !strcmp(p, "tee") || !strcmp(p, "tr")) && endless_stdin(sc, idx, depth);
+        return (!operand || !strcmp(p, "tee") || !strcmp(p, "tr")) && endless_stdin(sc, idx, depth, budget);
 }
 
 /* fallocate -l LEN: allocates the blocks at once. */
@@ -273,6 +284,7 @@ void tool_fill(struct scan *sc, size_t idx)
                 return;
         if (!strcmp(base_name(a[0]), "fallocate") && fallocate_len(a, n) > FILL_LIMIT)
                 return uw_finding(sc, idx, "@disk-fill", "allocates more than 1 GiB at once");
-        if (endless(sc, idx, 0) && lands_in_file(sc, idx))
+        int budget = FILL_BUDGET;
+        if (endless(sc, idx, 0, &budget) && lands_in_file(sc, idx))
                 uw_finding(sc, idx, "@disk-fill", "writes without end, or more than 1 GiB, into a file");
 }

@@ -69,6 +69,16 @@ static bool regex_selects(const char *re, bool fold)
         return hit;
 }
 
+static bool has_backref(const char *re)
+{
+        for (const char *b = re; (b = strchr(b, '\\')) != NULL; b += 2)
+                if (b[1] >= '1' && b[1] <= '9')
+                        return true;
+                else if (!b[1])
+                        break;
+        return false;
+}
+
 /* arg, as command idx sees it, is /, the home directory, a directory holding it (/home) or
  * a place outside the workspace, the home directory and /tmp (/etc, /var/www, other users'
  * homes): not the workspace, a project in the home or scratch space. */
@@ -117,6 +127,11 @@ static void h_find_keys(struct scan *sc, size_t idx)
                         if (glob_selects(v, true, fold))
                                 return hunt(sc, idx, "searches the home directory or / for credentials by path");
                 } else if (!strcmp(t, "-regex") || !strcmp(t, "-iregex")) {
+                        /* back-references make matching exponential: no judging those in
+                         * time, so no judgement (a bound exceeded denies) */
+                        if (strlen(v) > 256 || has_backref(v))
+                                return uw_finding(sc, idx, "@limit-exceeded",
+                                                  "a find -regex too long or with back-references");
                         if (regex_selects(v, fold))
                                 return hunt(sc, idx, "searches the home directory or / for credentials by path");
                 }
