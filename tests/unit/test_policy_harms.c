@@ -164,6 +164,9 @@ static const char *const allowed[] = {
         "grep -rn TODO /usr/share/doc",
         "locate libssl.so",
         "locate -i readme",
+        "locate -l 5 foo",
+        "locate ed25519",
+        "find / -name 'key*'",
         "ssh-keygen -t ed25519 -f ./testkey",
         "ls ~/.ssh",
         /* code that reads the project's files and talks to the network */

@@ -26,7 +26,8 @@ static const char *const ordinary_names[] = {
         "main.c", "README.md", "index.js", "setup.py", "Makefile", "config.yml", "data.json", "notes.txt",
         "app.log", "image.png", ".gitignore", "package.json", "test_app.py", "index.html", "lib.rs",
         "style.css", "Dockerfile", "go.mod", "x", "python3", "libc.so.6", "report2024", ".bashrc", ".config",
-        "settings.json", "app.bak", "server", "Cargo.lock", NULL};
+        "settings.json", "app.bak", "server", "Cargo.lock", "chapter5.md", "x86_64-linux-gnu", "ed25519.c",
+        "key.go", NULL};
 /* ... as full paths, for -path, -wholename and -regex */
 static const char *const secret_paths[] = {
         "/home/u/.ssh/id_rsa", "/home/u/.ssh/id_ed25519", "/home/u/.aws/credentials", "/etc/ssl/private/server.key",
@@ -144,9 +145,14 @@ static void h_locate_keys(struct scan *sc, size_t idx)
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx);
         bool fold = false;
+        static const char *const with_arg[] = {"-d", "--database", "-l", "--limit", "-n", NULL};
         for (size_t k = 1; k < n; k++) {
                 if (!strcmp(a[k], "-i") || !strcmp(a[k], "--ignore-case"))
                         fold = true;
+                if (uw_in(a[k], with_arg)) {
+                        k++;
+                        continue;
+                }
                 if (a[k][0] == '-' || has_unk(a[k]))
                         continue;
                 /* a pattern with no glob characters matches as *PATTERN* */
@@ -175,7 +181,7 @@ static bool secret_marker(const char *pat)
 /* grep, rg, ag ... for a credential's text over / or the whole home directory. */
 static void h_grep_keys(struct scan *sc, size_t idx)
 {
-        static const char *const with_arg[] = {"-m", "-A", "-B", "-C", "--max-count", "-d", "-D", "-t", "-T",
+        static const char *const with_arg[] = {"-m", "-A", "-B", "-C", "--max-count", "-d", "-D", "-t", "-T", "-f",
                                                "-g", "--glob", "--type", "--include", "--exclude", NULL};
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx);
