@@ -70,7 +70,10 @@ echo SECRET-codex >"$HOME/.codex/auth.json"
 echo SECRET-json >"$T/dots/claude.json"
 ln -sfn "$T/dots/claude.json" "$T/dots/link1" && ln -sfn "$T/dots/link1" "$HOME/.claude.json" # a chain
 ln -sfn "$HOME/.claude/.credentials.json" "$WS/creds"        # a link in the workspace
-out=$(tx run -- sh -c "cat creds ~/.claude.json $T/dots/claude.json /proc/self/root$HOME/.codex/auth.json;
+# grep -r SECRET ~ is a key hunt the policy refuses before the run (secret-access); this
+# test is of the sandbox, so a policy of the user's lets the hunt run into it.
+printf 'version: 1\nrules:\n  - id: let-hunts-reach-the-sandbox\n    decision: allow\n    program: "@key-hunt"\n' >"$T/hunt.yml"
+out=$(tx --policy "$T/hunt.yml" run -- sh -c "cat creds ~/.claude.json $T/dots/claude.json /proc/self/root$HOME/.codex/auth.json;
         cat /proc/1/root$HOME/.claude/.credentials.json; find ~ -name '*.json' -exec cat {} +;
         grep -r SECRET ~ /proc/self/cwd/creds; echo end" 2>&1)
 like "$out" "end" "the credential reads ran"

@@ -42,6 +42,29 @@ like "$(tx show --json "$(last_tx)")" '"decision": "deny".*"outcome": "rolled_ba
 ok "rm -rf build/ is allowed" tx sh -c 'mkdir -p build && echo o >build/o && rm -rf build/'
 ok "git-like workflow commands are allowed" tx sh -c 'grep -r hello . >/dev/null; ls -la >/dev/null; cat README >/dev/null'
 
+# Filling the disk and hunting for keys (issue 34): refused before the run, and at the
+# exec of a script that hides them; what is ordinary of the same shape runs.
+orig=$(tree_hash "$WS")
+err=$(tx sh -c 'yes > fill.txt' 2>&1)
+is "$?" 126 "an endless write into a file is denied before it runs: 126"
+like "$err" "denied by rule disk-fill" "the refusal names disk-fill"
+ok "and nothing was written" test ! -e "$WS/fill.txt"
+printf '#!/bin/sh\necho start >started.txt\ndd if=/dev/zero of=big.img bs=1G count=500 2>/dev/null\n' >"$WS/mkimg.sh"
+chmod +x "$WS/mkimg.sh"
+orig=$(tree_hash "$WS")
+err=$(tx run -- ./mkimg.sh 2>&1)
+rc=$?
+ok "a 500 GiB dd inside a script does not commit (status $rc)" test "$rc" -ne 0
+like "$err" "rule disk-fill" "the exec check names disk-fill"
+is "$(tree_hash "$WS")" "$orig" "nothing of it was committed"
+ok "a 10 MiB dd commits" tx sh -c 'dd if=/dev/zero of=small.img bs=1M count=10 2>/dev/null && yes | head -n 5 >yes.txt'
+is "$(stat -c %s "$WS/small.img")" 10485760 "small.img holds its 10 MiB"
+rm -f "$WS/small.img" "$WS/yes.txt"
+err=$(tx sh -c "find ~ -name 'id_*' -exec cat {} \\;" 2>&1)
+is "$?" 126 "a key hunt over the home is denied before it runs: 126"
+like "$err" "denied by rule secret-access" "the refusal names secret-access"
+ok "a search of the workspace for a test certificate runs" tx sh -c "find . -name '*.pem' >/dev/null"
+
 # Effect rule: mass deletion inside the workspace, by a program that exits 0.
 mkdir -p "$WS/data"
 for i in $(seq 1 60); do echo "$i" >"$WS/data/f$i"; done

@@ -452,6 +452,23 @@ static void scan_expect(struct scan *sc, const char *code, size_t parent, int de
         free(copy);
 }
 
+/* Code that reaches the network and reads a file from outside the workspace (a system file
+ * or a secret) sends it, as curl -d @FILE would: each such read, from first on, is an
+ * @upload of its path, which the rules judge by the path's class. */
+static void code_uploads(struct scan *sc, size_t parent, size_t first, int depth)
+{
+        for (size_t k = first; k < sc->n && !sc->failed; k++) {
+                const struct scmd *c = &sc->cmds[k];
+                if (c->argv.n != 2 || strcmp(c->argv.v[0], "cat") || has_unk(c->argv.v[1]))
+                        continue;
+                char *p = uw_path(sc, k, c->argv.v[1]);
+                bool out = p && (classify_path(p, sc->ctx) & (PC_SYSTEM | PC_SECRET));
+                if (out)
+                        code_child(sc, parent, (char *const[]){"@upload", p, NULL}, 2, depth);
+                free(p);
+        }
+}
+
 void scan_code(struct scan *sc, const char *lang, const char *code, size_t parent, int depth)
 {
         if (!strcmp(lang, "expect") && depth <= POL_MAX_DEPTH)
@@ -466,6 +483,7 @@ void scan_code(struct scan *sc, const char *lang, const char *code, size_t paren
                 code_finding(sc, parent, "@limit-exceeded", "interpreter code too long");
         struct code_state st = {
                 .sc = sc, .parent = parent, .depth = depth + 1, .lang = lang, .listed = listing_of(&t)};
+        size_t first = sc->n;
         for (size_t i = 0; i < t.n && !sc->failed; i++) {
                 const struct tok *x = &t.v[i];
                 if (x->k == T_STR && x->q == '`' &&
@@ -485,8 +503,10 @@ void scan_code(struct scan *sc, const char *lang, const char *code, size_t paren
         if (!strcmp(lang, "awk") &&
             (strstr(code, "/inet/") || strstr(code, "/inet4/") || strstr(code, "/inet6/")))
                 st.net = st.shell_i = true;
-        if (st.net)
+        if (st.net) {
                 code_child(sc, parent, (char *const[]){"@net", NULL}, 1, st.depth);
+                code_uploads(sc, parent, first, st.depth);
+        }
         /* A socket plus descriptors handed to a shell is a reverse shell. */
         if (st.net && (st.dup || st.shell_i))
                 code_finding(sc, parent, "@reverse-shell", "interpreter connects a shell to the network");

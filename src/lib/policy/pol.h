@@ -192,6 +192,15 @@ void tool_outputs(struct scan *sc, size_t idx, int depth);
 /* toolleak.c: the environment's variables printed into a program that sends them over
  * the network (env | curl -d @- URL, curl -d "$(env)" URL): @env-leak. */
 void tool_env_leak(struct scan *sc, size_t idx);
+/* toolfill.c: a write with no end, or over 1 GiB, into a file (yes > f, dd bs=1G
+ * count=500, fallocate -l 500G): @disk-fill. */
+void tool_fill(struct scan *sc, size_t idx);
+/* toolhunt.c: a search of / or the home directory for credentials (find ~ -name 'id_*',
+ * grep -r 'PRIVATE KEY' /, locate '*.pem'): @key-hunt. */
+void tool_hunt(struct scan *sc, size_t idx);
+/* toolrepl.c: a shell reading the terminal (sh </dev/tty), a language's prompt started
+ * with nothing to run (tclsh, pwsh, jshell): @interactive-shell. */
+void tool_repl(struct scan *sc, size_t idx);
 
 /* feeds.c: files written earlier in the input and run later */
 void uw_script_file(struct scan *sc, size_t idx, const char *path, const char *lang, int depth);

@@ -1,9 +1,10 @@
 /* Programs that take commands in a language of their own: vim's ex commands (-c, +cmd)
  * and other editors' files, emacs --eval lisp, ed scripts, sed's e and w commands, gdb's
- * and lldb's shell, pipe, python and dump commands.  Each is read for the commands that
+ * and lldb's shell, pipe, python and dump commands, m4's syscmd and esyscmd.  Each is read for the commands that
  * run a program or write a file, judged as those would be.  Their table is looked up by
  * tool_handler (tools.c). */
 #define _GNU_SOURCE
+#include "policy/feeds.h"
 #include "policy/tools.h"
 
 #include <ctype.h>
@@ -468,6 +469,48 @@ static void h_gdb(struct scan *sc, size_t idx, int depth)
         }
 }
 
+/* ---- m4: syscmd(CMD) and esyscmd(CMD) run CMD in a shell ---- */
+
+/* The macro text m4 reads: its input when it is known (a here-document, an echoed literal
+ * piped in)
+ * and the values of -D/--define.  Each syscmd/esyscmd argument runs as a shell string;
+ * m4's quotes `...' are text to the shell once m4 has stripped them. */
+static void m4_text(struct scan *sc, size_t idx, const char *t, int depth)
+{
+        for (const char *s = t; (s = strstr(s, "syscmd(")) != NULL;) {
+                const char *b = s += 7;
+                int level = 1;
+                while (*s && level)
+                        level += *s == '(' ? 1 : *s == ')' ? -1 : 0, s++;
+                char *cmd = strndup(b, (size_t)(s - b) - (level ? 0 : 1));
+                if (!cmd)
+                        abort();
+                for (char *q = cmd; *q; q++)
+                        if (*q == '`' || *q == '\'')
+                                *q = ' ';
+                tool_text_at(sc, idx, cmd, depth, "m4 runs a command that cannot be known");
+                free(cmd);
+        }
+}
+
+static void h_m4(struct scan *sc, size_t idx, int depth)
+{
+        char *in = NULL;
+        if (uw_stdin_of(sc, idx, &in) == IN_TEXT && in)
+                m4_text(sc, idx, in, depth);
+        free(in);
+        for (size_t k = 1; k < argc_of(sc, idx); k++) {
+                char **a = argv_of(sc, idx);
+                if ((!strcmp(a[k], "-D") || !strcmp(a[k], "--define")) && k + 1 < argc_of(sc, idx))
+                        k++;
+                else if (strncmp(a[k], "-D", 2) && strncmp(a[k], "--define=", 9))
+                        continue;
+                char *d = xstrdup(argv_of(sc, idx)[k]);
+                m4_text(sc, idx, d, depth);
+                free(d);
+        }
+}
+
 const struct tool tool_edit_models[] = {
         {"vim", h_vim}, {"vi", h_vim}, {"nvim", h_vim}, {"view", h_vim}, {"vimdiff", h_vim},
         {"gvim", h_vim}, {"rvim", h_vim}, {"ex", h_vim}, {"rview", h_vim}, {"nvi", h_vim}, {"elvis", h_vim},
@@ -475,5 +518,5 @@ const struct tool tool_edit_models[] = {
         {"emacsclient", h_emacs}, {"nano", h_editor}, {"pico", h_editor}, {"joe", h_editor},
         {"micro", h_editor}, {"mcedit", h_editor}, {"kak", h_editor}, {"hx", h_editor}, {"helix", h_editor},
         {"jed", h_editor}, {"ne", h_editor}, {"mg", h_editor}, {"sed", h_sed}, {"gsed", h_sed},
-        {"gdb", h_gdb}, {"lldb", h_gdb}, {"cgdb", h_gdb}, {NULL, NULL},
+        {"gdb", h_gdb}, {"lldb", h_gdb}, {"cgdb", h_gdb}, {"m4", h_m4}, {"gm4", h_m4}, {NULL, NULL},
 };

@@ -199,6 +199,15 @@ static bool kill_minus_one(char **a, size_t n)
 
 /* ---- what the input looks up ---- */
 
+/* A cluster of ps's options that lists every process: -e or -A with others (-eo, -eF,
+ * -Af), or BSD's a and x together (axo, auxww). */
+static bool ps_every_cluster(const char *w)
+{
+        if (w[0] == '-' && w[1] && w[1] != '-')
+                return strspn(w + 1, "eAfFlLjHMoywZcT") == strlen(w + 1) && strpbrk(w + 1, "eA");
+        return strspn(w, "auxwfjlvcseo") == strlen(w) && strchr(w, 'a') && strchr(w, 'x');
+}
+
 /* pgrep selecting every process of a user, or ps listing them with nothing in the input
  * that picks among its lines. */
 static bool looks_up_everything(struct scan *sc)
@@ -224,7 +233,7 @@ static bool looks_up_everything(struct scan *sc)
                         ps_all |= !strcmp(w, "-e") || !strcmp(w, "-A") || !strcmp(w, "-u") ||
                                   !strcmp(w, "-U") || !strncmp(w, "--user", 6) || !strcmp(w, "aux") ||
                                   !strcmp(w, "ax") || !strcmp(w, "-ax") || !strcmp(w, "-aux") ||
-                                  !strcmp(w, "-ef");
+                                  !strcmp(w, "-ef") || ps_every_cluster(w);
                 }
         }
         return ps_all && !filtered;

@@ -1,7 +1,9 @@
 /* What the models of programs with their own ways to run commands or write files share:
  * tools.c (the dispatch, output options, unknown programs and the smaller models),
- * toolwork.c (the helpers below), toolgit.c, tooledit.c, toolrun.c and toolmass.c.
- * Private to those six files. */
+ * toolwork.c (the helpers below), toolgit.c, tooledit.c, toolrun.c and toolmass.c; and
+ * the judgements made of every command beside them: toolfill.c (filling the disk),
+ * toolhunt.c (key hunts), toolrepl.c (prompts reading the terminal).  Private to those
+ * files. */
 #ifndef TXBOX_POLICY_TOOLS_H
 #define TXBOX_POLICY_TOOLS_H
 

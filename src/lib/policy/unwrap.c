@@ -812,6 +812,9 @@ void unwrap_argv(struct scan *sc, size_t idx, int depth)
                 tool_generic(sc, idx, depth);
         tool_outputs(sc, idx, depth);
         tool_env_leak(sc, idx);
+        tool_fill(sc, idx);
+        tool_hunt(sc, idx);
+        tool_repl(sc, idx);
         c = &sc->cmds[idx];
         /* --help or --version: the program prints and exits.  Wrappers, shells and
          * interpreters read their own options above (after them come the command's). */
