@@ -872,14 +872,16 @@ static bool cache_idle(struct txbox_ws *ws, int64_t seq, const struct stat *gst)
 
         if (n <= 0)
                 return false;
+        /* An undo since the last pass: the next pass, even when no commit came after it (the
+         * pass beside a command may have seen that command's own commit land). */
+        if (faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+                return false;
         buf[n] = '\0';
         int got = sscanf(buf, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\nnew_off %lld\nidle %d", &s,
                          &ms, &chk, &off, &idle);
         if (got >= 1 && s == seq)
                 return true;
         if (got != 5 || idle != 1)
-                return false;
-        if (faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
                 return false;
         if (fstatat(ws->state_fd, RETENTION_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
             ts_ns(&st.st_mtim) >= ts_ns(&gst->st_mtim))
