@@ -111,6 +111,37 @@ txs run -- sh -c "echo 4 > other"
 ok "the next automatic pass measures A again, over max-size: pruned" test ! -d "$S/tx/$a"
 ok "... and removes state/gc-stale" test ! -e "$S/gc-stale"
 
+# ---- a command that changed nothing runs no pass; one that kept undo data, the setting
+# saved, or an undo do (the pass beside a command sees the commits before it) ----
+fresh
+for i in 1 2 3; do txs run -- sh -c "echo $i > f"; done
+txs run -- true
+txs run -- true
+ino=$(stat -c %i "$S/gc")
+for i in 1 2 3 4; do txs run -- true; done
+is "$(stat -c %i "$S/gc")" "$ino" "4 commands that changed nothing: state/gc not written again"
+is "$(grep -c '^[0-9a-f]\{10\} ' "$S/gc")" 3 "... and it lists the 3 commits"
+txs run -- sh -c "echo 4 > f"
+txs run -- true
+ok "a commit that kept undo data: the next pass writes state/gc" test "$(stat -c %i "$S/gc")" != "$ino"
+is "$(grep -c '^[0-9a-f]\{10\} ' "$S/gc")" 4 "... listing it"
+txs gc --keep=2 --save >/dev/null # saves, then runs its pass under the new setting
+ino=$(stat -c %i "$S/gc")
+txs run -- true
+is "$(stat -c %i "$S/gc")" "$ino" "txbox gc --save ran its pass: the next command runs none"
+touch "$S/retention" # as a txbox gc --save killed between its save and its pass leaves it
+txs run -- true
+ok "the setting saved after the last pass: the next command runs one" test "$(stat -c %i "$S/gc")" != "$ino"
+txs run -- sh -c "echo 5 > f"
+txs run -- true
+txs run -- true
+is "$(undo_dirs)" 2 "keep=2 holds across commands that changed nothing"
+ok "undo of the newest" txs undo >/dev/null
+ino=$(stat -c %i "$S/gc")
+txs run -- true
+ok "after an undo, the next command runs a pass" test "$(stat -c %i "$S/gc")" != "$ino"
+ok "... which removes state/gc-stale" test ! -e "$S/gc-stale"
+
 # ---- a crash at every step of gc ----
 # (Each round builds its workspace anew: undo compares inodes, which a copy would change.)
 build8() {

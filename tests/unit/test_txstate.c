@@ -13,6 +13,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -20,7 +22,7 @@
 #include "txbox.h"
 #include "txn/tx.h"
 
-static char dir[200], ws_path[256];
+static char dir[200], ws_path[256], spare[600];
 
 /* Every legal move, written out apart from the table it checks. */
 static const struct {
@@ -315,6 +317,51 @@ static void test_hidden_claims(struct txbox_ws *ws)
         unlink(live);
 }
 
+static ino_t ino_of(int fd)
+{
+        struct stat st;
+        return fstat(fd, &st) == 0 ? st.st_ino : 0;
+}
+
+/* A released claim is kept, renamed, for this process's next claim (no inode made and
+ * freed per transaction of a server): the next claim is the same file, locked, under its
+ * new name.  One whose lock another holds (a process that waited for the released claim
+ * and has not seen its name gone yet) is dropped and the claim made anew; the workspace's
+ * close removes the spare (main). */
+static void test_spare_claim(struct txbox_ws *ws)
+{
+        struct txbox_error err = {0};
+        char a[600];
+
+        snprintf(spare, sizeof(spare), "%s/active/.claim-spare-%d", ws->state, (int)getpid());
+        snprintf(a, sizeof(a), "%s/active/aaaaaaaaaa", ws->state);
+        ws_drop_spare_claim(ws);
+        int fd = tx_claim(ws, "aaaaaaaaaa", false, &err);
+        ok(fd >= 0, "claim a: %s", err.msg);
+        if (fd < 0)
+                return;
+        ino_t first = ino_of(fd);
+        tx_unclaim(ws, "aaaaaaaaaa", fd);
+        ok(access(a, F_OK) < 0 && access(spare, F_OK) == 0, "a released claim is kept under the spare name");
+        int other = open(spare, O_RDWR | O_CLOEXEC);
+        ok(other >= 0 && flock(other, LOCK_EX | LOCK_NB) == 0, "... unlocked");
+        flock(other, LOCK_UN);
+        fd = tx_claim(ws, "bbbbbbbbbb", false, &err);
+        ok(fd >= 0 && ino_of(fd) == first, "the next claim is the same file: %s", err.msg);
+        ok(access(spare, F_OK) < 0, "... no longer under the spare name");
+        ok(flock(other, LOCK_EX | LOCK_NB) < 0 && errno == EWOULDBLOCK, "... and locked again");
+        ok(tx_claim(ws, "bbbbbbbbbb", false, &err) == -EBUSY, "a second claim of it is refused (busy)");
+        tx_unclaim(ws, "bbbbbbbbbb", fd);
+        ok(flock(other, LOCK_EX | LOCK_NB) == 0, "another holds the spare's lock (a waiter)");
+        err = (struct txbox_error){0};
+        fd = tx_claim(ws, "cccccccccc", false, &err);
+        ok(fd >= 0 && ino_of(fd) != first, "... the next claim is a new file: %s", err.msg);
+        ok(access(spare, F_OK) < 0, "... and the spare is gone");
+        close(other);
+        tx_unclaim(ws, "cccccccccc", fd);
+        ok(access(spare, F_OK) == 0, "released again, kept again");
+}
+
 int main(void)
 {
         struct txbox_ws *ws = NULL;
@@ -334,7 +381,9 @@ int main(void)
         test_conflict(ws);
         test_session(ws);
         test_hidden_claims(ws);
+        test_spare_claim(ws);
         txbox_ws_close(ws);
+        ok(access(spare, F_OK) < 0, "closing the workspace removes the spare claim");
         tap_rmtree(dir);
         return tap_done();
 }

@@ -504,7 +504,7 @@ static char *fmt_u64(char *w, uint64_t v)
 }
 
 static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kept, int64_t seq,
-                       int64_t pruned_ms, int64_t new_off, bool durable)
+                       int64_t pruned_ms, int64_t new_off, bool idle, bool durable)
 {
         char *buf = NULL;
         size_t len = 0;
@@ -513,10 +513,11 @@ static int cache_write(struct txbox_ws *ws, const struct gc_scan *sc, size_t kep
         if (!f)
                 return -ENOMEM;
         /* checked_s: now after a pass that looked at every directory, else the last one's;
-         * new_off: state/gc-new read up to there; pending: skipped while claimed. */
-        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\nnew_off %lld\n", (long long)seq,
-                (long long)pruned_ms, (long long)(sc->trusted ? sc->checked_s : (int64_t)time(NULL)),
-                (long long)new_off);
+         * new_off: state/gc-new read up to there; idle: this pass left nothing for the next
+         * one but what new commits bring (gc_auto); pending: skipped while claimed. */
+        fprintf(f, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\nnew_off %lld\nidle %d\n",
+                (long long)seq, (long long)pruned_ms,
+                (long long)(sc->trusted ? sc->checked_s : (int64_t)time(NULL)), (long long)new_off, idle);
         for (size_t i = 0; i < sc->again.n; i++)
                 fprintf(f, "pending %s\n", sc->again.v[i]);
         for (size_t i = 0; i < kept; i++) {
@@ -760,13 +761,16 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
         struct gc_scan sc;
         int64_t seq = ws_newest_commit_seq(ws), pruned_ms;
         uint64_t kept_bytes;
+        bool capped = false;
         int e = scan(ws, use_log, trust, &sc);
 
         if (e < 0)
                 return tx_err(err, -e, "cannot read '%s/tx': %s", ws->state, strerror(-e));
         size_t kept = select_kept(&sc, r, &kept_bytes);
-        if (sc.n - kept > max_prune) /* the oldest first; the rest next time */
+        if (sc.n - kept > max_prune) { /* the oldest first; the rest next time */
                 kept = sc.n - max_prune;
+                capped = true;
+        }
         pruned_ms = sc.pruned_ms;
         for (size_t i = kept; i < sc.n; i++) {
                 /* An old unsettled commit (recovery's first), or one taken from state/gc that
@@ -800,7 +804,8 @@ static int gc_locked(struct txbox_ws *ws, const struct txbox_retention *r, bool 
         bool stale = !sc.trusted && faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
         int64_t new_off = new_read_to(ws, &sc);
         bool empty_new = new_off > GC_NEW_KEEP;
-        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms, empty_new ? 0 : new_off, stale)) < 0) {
+        bool idle = !capped && !sc.skipped && !sc.again.n;
+        if ((e = cache_write(ws, &sc, kept, seq, pruned_ms, empty_new ? 0 : new_off, idle, stale)) < 0) {
                 scan_free(&sc);
                 return tx_err(err, -e, "cannot write '%s/%s': %s", ws->state, GC_FILE, strerror(-e));
         }
@@ -860,18 +865,42 @@ TXBOX_API int txbox_gc(struct txbox_ws *ws, const struct txbox_retention *r, uns
 
 /* ---- the automatic pass (sweep.c's sweeper, beside a program) ---- */
 
-/* The newest commit seq the last pass saw (first lines of state/gc), -1 when unknown. */
-static int64_t cache_seq(struct txbox_ws *ws)
+/* Whether the automatic pass has nothing to do: a commit since the last pass, but none that
+ * kept a directory (a command that changed nothing, the usual one).  From state/gc's first
+ * lines: the newest commit seq the last pass saw, or that pass left nothing for later
+ * ("idle": none capped, skipped or claimed), read state/gc-new to its end, and no undo since
+ * (gc-stale), and the setting not saved since.  The retention's count and size grow only
+ * with what gc-new lists; its age is the hourly pass's (gc_auto's "fresh").  Skipped, the pass does not rewrite state/gc: no
+ * inode made and freed per command (on ext4 without a journal each new inode skips the
+ * ones freed in the last minutes), no thousand-line file written. */
+static bool cache_idle(struct txbox_ws *ws, int64_t seq, const struct stat *gst)
 {
-        char buf[64];
-        long long seq;
+        char buf[128];
+        long long s, ms, chk, off;
+        int idle = 0;
+        struct stat st;
         _cleanup_close_ int fd = openat(ws->state_fd, GC_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         ssize_t n = fd >= 0 ? pread(fd, buf, sizeof(buf) - 1, 0) : -1;
 
         if (n <= 0)
-                return -1;
+                return false;
+        /* An undo since the last pass: the next pass, even when no commit came after it (the
+         * pass beside a command may have seen that command's own commit land). */
+        if (faccessat(ws->state_fd, GC_STALE_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
+                return false;
         buf[n] = '\0';
-        return sscanf(buf, "txbox-gc 1\nseq %lld", &seq) == 1 ? seq : -1;
+        int got = sscanf(buf, "txbox-gc 1\nseq %lld\npruned_ms %lld\nchecked_s %lld\nnew_off %lld\nidle %d", &s,
+                         &ms, &chk, &off, &idle);
+        if (got >= 1 && s == seq)
+                return true;
+        if (got != 5 || idle != 1)
+                return false;
+        if (fstatat(ws->state_fd, RETENTION_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+            ts_ns(&st.st_mtim) >= ts_ns(&gst->st_mtim))
+                return false;
+        if (fstatat(ws->state_fd, GC_NEW_FILE, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT && off == 0;
+        return st.st_size == off;
 }
 
 void gc_auto(struct txbox_ws *ws)
@@ -888,7 +917,7 @@ void gc_auto(struct txbox_ws *ws)
         int64_t seq = ws_newest_commit_seq(ws);
         bool fresh =
                 fstatat(ws->state_fd, GC_FILE, &gst, 0) == 0 && time(NULL) - gst.st_mtime < GC_AUTO_STALE_S;
-        if (seq >= 0 && fresh && seq == cache_seq(ws))
+        if (seq >= 0 && fresh && cache_idle(ws, seq, &gst))
                 return;
         /* Our own lock: the workspace's descriptor is the main thread's (flock is per open
          * file, so the two would not exclude each other).  A commit holds it for

@@ -26,6 +26,44 @@
 
 /* ---- transaction handles ---- */
 
+/* The name of this process's spare claim: a hidden claim (recovery drops it once the
+ * process is gone and nobody holds its lock, undo.c's drop_stale_hidden_claim). */
+static void spare_name(char *buf, size_t size)
+{
+        snprintf(buf, size, ".claim-spare-%d", (int)getpid());
+}
+
+/* Claim ID with the spare claim: locked first, then renamed into place, as a new claim is
+ * (so that recovery never sees an unlocked claim of a live transaction).  -1 when there is
+ * none or it cannot be used (the caller makes a new one); -EEXIST when ID was claimed
+ * meanwhile. */
+static int claim_spare(struct txbox_ws *ws, const char *id)
+{
+        char name[64];
+        int fd = ws->spare_claim_fd;
+
+        if (fd < 0)
+                return -1;
+        spare_name(name, sizeof(name));
+        /* A waiter that locked the released claim before we renamed it away holds it until
+         * it sees the name gone: make a new one then. */
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                unlinkat(ws->active_fd, name, 0);
+                closep(&ws->spare_claim_fd);
+                return -1;
+        }
+        if (renameat2(ws->active_fd, name, ws->active_fd, id, RENAME_NOREPLACE) < 0) {
+                int e = errno;
+                flock(fd, LOCK_UN);
+                if (e == EEXIST)
+                        return -EEXIST;
+                closep(&ws->spare_claim_fd); /* removed by another's recovery: make a new one */
+                return -1;
+        }
+        ws->spare_claim_fd = -1;
+        return fd;
+}
+
 /* Claim active/ID: exclusive lock held for as long as this process works on the tx. */
 int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error *err)
 {
@@ -33,6 +71,13 @@ int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error 
         int fd = openat(ws->active_fd, id, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
 
         if (fd < 0 && errno == ENOENT) {
+                /* A claim released earlier by this process, renamed: no inode made (and, at
+                 * release, none freed) per transaction of a server. */
+                int s = claim_spare(ws, id);
+                if (s >= 0)
+                        return s;
+                if (s == -EEXIST)
+                        return tx_claim(ws, id, wait, err);
                 /* Appear already locked: recovery in another process must never see an unlocked
                  * claim of a live transaction, so lock a hidden file, then rename it in place. */
                 snprintf(tmp, sizeof(tmp), ".claim-%s-%d", id, (int)getpid());
@@ -67,12 +112,34 @@ int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error 
         return fd;
 }
 
+/* Release a claim: its name goes first, then the lock, so that a process waiting for the
+ * lock finds the name gone (tx_claim) and makes a claim of its own.  The file is kept for
+ * this process's next claim, renamed to its hidden spare name (one at a time). */
 void tx_unclaim(struct txbox_ws *ws, const char *id, int fd)
 {
+        char name[64];
+
         if (fd < 0)
                 return;
+        spare_name(name, sizeof(name));
+        if (ws->spare_claim_fd < 0 && renameat2(ws->active_fd, id, ws->active_fd, name, RENAME_NOREPLACE) == 0) {
+                flock(fd, LOCK_UN);
+                ws->spare_claim_fd = fd;
+                return;
+        }
         unlinkat(ws->active_fd, id, 0);
         close(fd);
+}
+
+void ws_drop_spare_claim(struct txbox_ws *ws)
+{
+        char name[64];
+
+        if (ws->spare_claim_fd < 0)
+                return;
+        spare_name(name, sizeof(name));
+        unlinkat(ws->active_fd, name, 0);
+        closep(&ws->spare_claim_fd);
 }
 
 void tx_release(struct txbox_tx *tx)

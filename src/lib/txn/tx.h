@@ -62,6 +62,9 @@ struct txbox_ws {
         txbox_notice_fn notice; /* warnings for the caller to show (txbox_ws_set_notice) */
         void *notice_ctx;
         char *notice_held; /* one raised before there was a notice function */
+        /* A released claim kept for the next one (tx_unclaim): active/.claim-spare-PID,
+         * unlocked, or -1. */
+        int spare_claim_fd;
         /* Begun, sandbox started, for the next commands (servers); oldest first. */
         struct txbox_tx *prepared[WS_PREPARED_MAX];
         /* A row for the sweeper thread to insert (a one-shot run's: its first use of the
@@ -199,6 +202,8 @@ void tx_set_command(struct txbox_tx *tx, char *const argv[]);
 int tx_claim(struct txbox_ws *ws, const char *id, bool wait, struct txbox_error *err);
 /* Release a claim once the transaction is in a final state. */
 void tx_unclaim(struct txbox_ws *ws, const char *id, int fd);
+/* Remove the claim tx_unclaim kept for the next one (at the workspace's close). */
+void ws_drop_spare_claim(struct txbox_ws *ws);
 /* The same for tx's own claim (tx->lock_fd), which it no longer holds after. */
 void tx_release(struct txbox_tx *tx);
 /* Make sure a deferred row (tx->log_copy) is in the log: the sweeper's insert, or one now. */

@@ -8,6 +8,9 @@
  *   lock                flock'd around every commit, undo and recovery step
  *   active/ID           one file per transaction a process is working on, flock'd by it;
  *                       recovery visits only these (a dead owner leaves an unlocked file)
+ *   active/.claim-*     a claim being made (.claim-ID-PID), or a process's released one
+ *                       kept for its next (.claim-spare-PID, unlocked); recovery removes
+ *                       either once its process is gone
  *   tx/ID/upper, work   the overlay's layers
  *   settle/BOOT.ID      a commit whose renames no filesystem sync has covered yet (its
  *                       active/ID, moved): recovery after a reboot completes it
@@ -326,7 +329,7 @@ int txbox_ws_open(const char *workspace, const char *state_dir, unsigned flags,
         pthread_mutex_init(&ws->sweep_mu, NULL);
         pthread_cond_init(&ws->sweep_cv, NULL);
         ws->ws_fd = ws->state_fd = ws->tx_fd = ws->active_fd = ws->trash_fd = ws->settle_fd = ws->lock_fd =
-                ws->mountinfo_fd = -1;
+                ws->mountinfo_fd = ws->spare_claim_fd = -1;
         if (!realpath(workspace, buf)) {
                 r = tx_err(err, errno, "workspace '%s' %s", workspace,
                            errno == ENOENT ? "does not exist; create it or pass -C DIR" : strerror(errno));
@@ -393,6 +396,7 @@ void txbox_ws_close(struct txbox_ws *ws)
         closep(&ws->ws_fd);
         closep(&ws->state_fd);
         closep(&ws->tx_fd);
+        ws_drop_spare_claim(ws);
         closep(&ws->active_fd);
         closep(&ws->trash_fd);
         closep(&ws->settle_fd);
