@@ -59,8 +59,9 @@ enum sh_kind {
         SH_TILDE,     /* ~ or ~USER at the start of a word (or after = and : in a value):
                        * text USER ("" for the home directory, "+", "-") */
         SH_ARRAY,     /* (...) of NAME=(...): kids: SH_WORDs */
-        SH_ASSIGN,    /* NAME=VALUE: text NAME (with a [subscript]); op '=' or '+' (+=);
-                       * kid: the value SH_WORD or SH_ARRAY (none for NAME=) */
+        SH_ASSIGN,    /* NAME=VALUE: text NAME (with a [subscript], as written); op '='
+                       * or '+' (+=); kids: the subscript's SH_WORD (op '[') when there
+                       * is one, then the value SH_WORD or SH_ARRAY (none for NAME=) */
         SH_REDIR,     /* fd (-1: the default one); op: SH_R_*; text: the {NAME} of {NAME}>
                        * or none; kid: the target SH_WORD or the SH_HEREDOC */
         SH_HEREDOC,   /* text: the body as the command reads it when quoted (tabs stripped

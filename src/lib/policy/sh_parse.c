@@ -49,6 +49,7 @@ enum {
         W_COND = 1 << 3,    /* a word of [[ ]] */
         W_REGEX = 1 << 4,   /* the word after =~: ( ) | are characters */
         W_SUBSCRIPT = 1 << 5, /* [...] of ${a[...]}: ] ends it */
+        W_CMDWORD = 1 << 6,   /* a command's first word: NAME[...] keeps its blanks */
 };
 
 struct hdpend {
@@ -788,6 +789,8 @@ struct wst { /* a word being read */
         size_t start;  /* where it started */
         size_t lit;    /* where the literal run being read started (SIZE_MAX: none) */
         bool only_lit; /* nothing but unquoted characters so far */
+        int sub;       /* inside the subscript of a command's NAME[...]: its [ ] depth */
+        bool subseen;  /* that subscript was read (only the first [ opens one) */
 };
 
 static void wnode(struct psr *P, struct wst *W)
@@ -919,19 +922,42 @@ static void brackets(struct psr *P, struct wst *W)
         }
 }
 
+/* In a command's place, a [ right after an unquoted NAME opens a subscript that runs to
+ * the ] that closes it, blanks, newlines and ; included (what may be an assignment's
+ * NAME[...]=, read as one word when it is not: `x[a  b] c` runs the command "x[a  b]").
+ * Quotes and substitutions inside are read as usual, and their brackets do not count. */
+static bool subscript_here(const struct psr *P, const struct wst *W, unsigned mode)
+{
+        if (!(mode & W_CMDWORD) || W->subseen || !W->only_lit || P->i == W->start ||
+            !name_start((unsigned char)P->s[W->start]))
+                return false;
+        for (size_t k = W->start; k < P->i; k++)
+                if (!name_char((unsigned char)P->s[k]))
+                        return false;
+        return true;
+}
+
 /* A word: its parts, up to what ends a word in this mode.  0 when there is none. */
 static uint32_t parse_word(struct psr *P, unsigned mode)
 {
         struct wst W = {.start = P->i, .lit = SIZE_MAX, .only_lit = true};
         while (!P->fail) {
-                if (word_ends(P, mode)) {
+                if (W.sub && cur(P) == -1) {
+                        SYNTAX(P, "unexpected end of input looking for ']'");
+                        break;
+                }
+                if (!W.sub && word_ends(P, mode)) {
                         if (word_goes_on(P, &W, mode))
                                 continue;
                         break;
                 }
                 wnode(P, &W);
                 int c = cur(P);
-                if (c == '\\')
+                if ((c == '[' && (W.sub || subscript_here(P, &W, mode))) || (c == ']' && W.sub)) {
+                        W.sub += c == '[' ? 1 : -1;
+                        W.subseen = true;
+                        lit_char(P, &W);
+                } else if (c == '\\')
                         backslash(P, &W);
                 else if (c == '\'') {
                         if (!single_quote(P, &W))
@@ -983,7 +1009,8 @@ static char *heredoc_delim(const struct psr *P, uint32_t w, bool *quoted)
                 if (s[k] == '\\' && k + 1 < n->len && (!q || strchr("$`\"\\\n", s[k + 1]))) {
                         *quoted = true;
                         k++;
-                }
+                } else if (s[k] == '\\' && k + 1 == n->len && !q)
+                        *quoted = true; /* one that ended the input: itself, escaped (backslash()) */
                 bput(&b, s[k]);
         }
         return b.s ? b.s : xstrdup("");
@@ -1210,60 +1237,105 @@ static uint32_t func_body(struct psr *P, uint32_t f)
         return f;
 }
 
-static bool is_assignment(const struct psr *P)
+/* From k, past what the quote or substitution opened just before it holds, up to and
+ * with the byte close: the index after it, SIZE_MAX when the input ends first.  A
+ * look-ahead as the shell reads a subscript: quotes, $( ) and ` ` nest, their brackets
+ * are theirs.  Depth-bounded like the parser. */
+static size_t skip_to(const struct psr *P, size_t k, char close, int depth)
+{
+        if (depth > SH_MAX_NEST)
+                return SIZE_MAX;
+        int d = 0; /* [ ] depth, for close ']' */
+        while (k < P->n) {
+                char c = P->s[k];
+                if (c == close && close != ']' && !(close == ')' && d)) {
+                        return k + 1;
+                }
+                if (c == '\\' && close != '\'') {
+                        k += 2;
+                        continue;
+                }
+                if (close == '\'' || (close == '"' && c != '$' && c != '`')) {
+                        k++;
+                        continue;
+                }
+                if (c == '\'' || c == '"' || c == '`')
+                        k = skip_to(P, k + 1, c, depth + 1);
+                else if (c == '$' && k + 1 < P->n && P->s[k + 1] == '(')
+                        k = skip_to(P, k + 2, ')', depth + 1);
+                else if (close == ')' && c == '(') {
+                        d++;
+                        k++;
+                } else if (close == ')' && c == ')') {
+                        d--;
+                        k++;
+                } else if (close == ']' && (c == '[' || c == ']')) {
+                        d += c == '[' ? 1 : -1;
+                        k++;
+                        if (!d)
+                                return k;
+                } else
+                        k++;
+                if (k == SIZE_MAX)
+                        return SIZE_MAX;
+        }
+        return SIZE_MAX;
+}
+
+/* At NAME[: the index after the ] that closes the subscript (SIZE_MAX: none, 0: no [). */
+static size_t subscript_end(const struct psr *P)
 {
         size_t k = P->i;
-        if (!name_start(cur(P)))
-                return false;
         while (k < P->n && name_char((unsigned char)P->s[k]))
                 k++;
-        if (k < P->n && P->s[k] == '[') { /* a[i]=v */
-                int d = 0;
-                for (; k < P->n; k++) {
-                        d += P->s[k] == '[' ? 1 : P->s[k] == ']' ? -1 : 0;
-                        if (!d || P->s[k] == '\n')
-                                break;
-                }
-                if (k >= P->n || P->s[k] != ']')
-                        return false;
-                k++;
-        }
+        if (k >= P->n || P->s[k] != '[')
+                return 0;
+        return skip_to(P, k, ']', 0);
+}
+
+/* NAME=, NAME+=, NAME[...]= and NAME[...]+= at P->i. */
+static bool is_assignment(const struct psr *P)
+{
+        if (!name_start(cur(P)))
+                return false;
+        size_t k = subscript_end(P);
+        if (k == SIZE_MAX)
+                return false;
+        if (!k)
+                for (k = P->i; k < P->n && name_char((unsigned char)P->s[k]);)
+                        k++;
         return k < P->n && (P->s[k] == '=' || (P->s[k] == '+' && k + 1 < P->n && P->s[k + 1] == '='));
 }
 
 /* NAME[ with no ] to close it: bash reads a subscript there and fails at the end. */
 static bool subscript_open(const struct psr *P)
 {
-        size_t k = P->i;
-        while (k < P->n && name_char((unsigned char)P->s[k]))
-                k++;
-        if (k >= P->n || P->s[k] != '[')
-                return false;
-        int d = 0;
-        for (; k < P->n; k++) {
-                d += P->s[k] == '[' ? 1 : P->s[k] == ']' ? -1 : 0;
-                if (!d)
-                        return false;
-        }
-        return true;
+        return subscript_end(P) == SIZE_MAX;
 }
 
 static uint32_t parse_assign(struct psr *P)
 {
         uint32_t a = node(P, SH_ASSIGN, P->i);
-        size_t s = P->i;
-        while (P->s[P->i] != '=' && !(P->s[P->i] == '+' && P->s[P->i + 1] == '=')) {
-                if (P->s[P->i] == '[') {
-                        int d = 0;
-                        for (; P->i < P->n; P->i++) {
-                                d += P->s[P->i] == '[' ? 1 : P->s[P->i] == ']' ? -1 : 0;
-                                if (!d)
-                                        break;
-                        }
-                }
+        size_t s = P->i, end = subscript_end(P);
+        while (name_char(cur(P)))
                 P->i++;
+        uint32_t sub = 0;
+        if (end) { /* NAME[...]: the subscript is a word of its own (it is expanded) */
+                P->i++;
+                sub = parse_word(P, W_SUBSCRIPT);
+                if (P->fail)
+                        return a;
+                if (P->i + 1 != end) {
+                        SYNTAX(P, "bad array subscript");
+                        return a;
+                }
+                P->i = end;
         }
         set_text(P, a, P->s + s, P->i - s);
+        if (sub) {
+                N(P, sub)->op = '[';
+                kid_add(P, a, sub);
+        }
         N(P, a)->op = P->s[P->i] == '+' ? '+' : '=';
         P->i += P->s[P->i] == '+' ? 2 : 1;
         if (cur(P) == '(')
@@ -1308,7 +1380,7 @@ static uint32_t parse_simple(struct psr *P)
                         prefix = true;
                         continue;
                 }
-                uint32_t w = parse_word(P, 0);
+                uint32_t w = parse_word(P, nwords ? 0 : W_CMDWORD);
                 if (!w)
                         break;
                 kid_add(P, c, w);

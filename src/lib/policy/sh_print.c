@@ -179,10 +179,13 @@ static void word(struct pr *p, uint32_t k) { span(p, k); }
 static void assign(struct pr *p, uint32_t k)
 {
         const struct sh_node *n = NODE(p, k);
-        put(p, n->text, n->tlen);
+        put(p, n->text, n->tlen); /* NAME[subscript] as written */
         puts_(p, n->op == '+' ? "+=" : "=");
-        if (n->kid)
-                span(p, n->kid);
+        uint32_t v = n->kid;
+        if (v && NODE(p, v)->kind == SH_WORD && NODE(p, v)->op == '[')
+                v = NODE(p, v)->next;
+        if (v)
+                span(p, v);
 }
 
 /* A here-document's delimiter as written (s, n bytes) with its quotes removed: inside
