@@ -209,14 +209,30 @@ static void delimiter(struct pr *p, const char *s, size_t n)
         }
 }
 
+static void redir_fd(struct pr *p, uint32_t k, const char *fd);
+
+/* A redirection; its fd as written: a number, or {NAME} of any length. */
 static void redir(struct pr *p, uint32_t k)
 {
         const struct sh_node *n = NODE(p, k);
-        char fd[32] = "";
-        if (n->text)
-                snprintf(fd, sizeof(fd), "{%.*s}", (int)n->tlen, n->text);
-        else if (n->fd >= 0)
+        if (n->text) {
+                char *fd = xmalloc(n->tlen + 3);
+                fd[0] = '{';
+                memcpy(fd + 1, n->text, n->tlen);
+                memcpy(fd + 1 + n->tlen, "}", 2);
+                redir_fd(p, k, fd);
+                free(fd);
+                return;
+        }
+        char fd[16] = "";
+        if (n->fd >= 0)
                 snprintf(fd, sizeof(fd), "%d", n->fd);
+        redir_fd(p, k, fd);
+}
+
+static void redir_fd(struct pr *p, uint32_t k, const char *fd)
+{
+        const struct sh_node *n = NODE(p, k);
         bool dflt_in = n->fd == 0 && !n->text, dflt_out = n->fd == 1 && !n->text;
         const struct sh_node *t = n->kid ? NODE(p, n->kid) : NULL;
         switch (n->op) {
