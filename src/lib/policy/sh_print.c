@@ -520,6 +520,7 @@ static void if_cmd(struct pr *p, uint32_t k, uint32_t first)
         puts_(p, "if ");
         p->skip++;
         list(p, c);
+        heredocs(p); /* a condition's here-documents come before then, as bash prints them */
         semicolon(p);
         puts_(p, " then\n");
         p->indent += 4;
@@ -654,6 +655,7 @@ static void command(struct pr *p, uint32_t k, bool err)
                 puts_(p, n->op == 'w' ? "while " : "until ");
                 p->skip++;
                 list(p, n->kid);
+                heredocs(p); /* before do, as for if's condition */
                 semicolon(p);
                 puts_(p, " do\n");
                 p->indent += 4;
