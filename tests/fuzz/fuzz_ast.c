@@ -73,8 +73,9 @@ static char *body_of(const char *p, size_t *n)
         return strndup(p + sizeof(head) - 1, *n);
 }
 
-/* bash's form is ambiguous in three places, where bash itself prints what it reads back
- * otherwise: `<< -x` prints as `<<-x` (<<- with the delimiter x); `coproc cmd` as
+/* bash's form is ambiguous in four places, where bash itself prints what it reads back
+ * otherwise: `<< -x` prints as `<<-x` (<<- with the delimiter x), and `<< <(x)` as
+ * `<<<(x)` (a here-string); `coproc cmd` as
  * `coproc COPROC cmd` (a simple command takes no name: it reads as the command COPROC);
  * and a command that starts with a redirection keeps the reserved word after it a word
  * (`<f then`), which printed first (`then < f`) is reserved again.  Trees with any of them
@@ -115,6 +116,8 @@ static bool bash_ambiguous(const struct sh_ast *a)
                 while (j < (size_t)h->off + h->len && strchr("'\"\\", a->src[j]))
                         j++;
                 if (j < (size_t)h->off + h->len && a->src[j] == '-')
+                        return true;
+                if (h->len && a->src[h->off] == '<') /* << <(cmd) prints as <<<(cmd) */
                         return true;
         }
         return false;
