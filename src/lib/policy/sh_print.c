@@ -770,9 +770,11 @@ static void connector(struct pr *p, int op, bool second)
                 }
                 return;
         }
-        if (p->nhd)
+        if (p->nhd) {
                 heredocs(p);
-        else if (!p->was_heredoc)
+                if (op == '\n' && !p->infunc) /* in $( ), a line ends after the bodies too */
+                        puts_(p, "\n");
+        } else if (!p->was_heredoc)
                 puts_(p, op == '\n' && !p->infunc ? "\n" : ";");
         else
                 p->was_heredoc = false;
