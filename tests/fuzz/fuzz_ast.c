@@ -123,9 +123,10 @@ static bool semi_after_heredoc(const struct sh_ast *a, uint32_t k, bool sub)
         if (x->kind == SH_BACKTICK)
                 return false;
         sub = sub || x->kind == SH_CMDSUB || x->kind == SH_PROCSUB;
+        bool hd = false; /* a body may wait across a & */
         for (uint32_t c = x->kid; c; c = a->nodes[c].next) {
-                if (sub && x->kind == SH_LIST && a->nodes[c].op == ';' && a->nodes[c].next &&
-                    has_heredoc(a, c))
+                hd = hd || (x->kind == SH_LIST && has_heredoc(a, c));
+                if (sub && hd && a->nodes[c].op == ';' && a->nodes[c].next)
                         return true;
                 if (semi_after_heredoc(a, c, sub))
                         return true;
