@@ -162,6 +162,11 @@ static inline const struct sh_node *sh_node(const struct sh_ast *a, uint32_t i)
 }
 #define SH_KIDS(a, p, k) for (uint32_t k = (a)->nodes[p].kid; k; k = (a)->nodes[k].next)
 
+/* The header of an arithmetic for, s[0..n) between (( and )): the two semicolons that
+ * split it into init, test and step (not those inside quotes or $( ), as bash splits
+ * it).  False when there are not exactly two. */
+bool sh_arith_for_cuts(const char *s, size_t n, size_t cut[2]);
+
 /* s[0..n) with the escapes of $'...' decoded; malloc'd. */
 char *sh_decode_c(const char *s, size_t n);
 

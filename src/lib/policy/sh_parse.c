@@ -1237,20 +1237,20 @@ static uint32_t func_body(struct psr *P, uint32_t f)
         return f;
 }
 
-/* From k, past what the quote or substitution opened just before it holds, up to and
- * with the byte close: the index after it, SIZE_MAX when the input ends first.  A
- * look-ahead as the shell reads a subscript: quotes, $( ) and ` ` nest, their brackets
- * are theirs.  Depth-bounded like the parser. */
-static size_t skip_to(const struct psr *P, size_t k, char close, int depth)
+/* From k in s[0..n), past what the quote or substitution opened just before it holds,
+ * up to and with the byte close: the index after it, SIZE_MAX when the input ends first.
+ * A look-ahead as the shell reads a subscript or an arithmetic for's header: quotes, $( )
+ * and ` ` nest, and their brackets and semicolons are theirs.  Depth-bounded like the
+ * parser. */
+static size_t span_end(const char *s, size_t n, size_t k, char close, int depth)
 {
         if (depth > SH_MAX_NEST)
                 return SIZE_MAX;
-        int d = 0; /* [ ] depth, for close ']' */
-        while (k < P->n) {
-                char c = P->s[k];
-                if (c == close && close != ']' && !(close == ')' && d)) {
+        int d = 0; /* [ ] depth for close ']', ( ) depth for close ')' */
+        while (k < n) {
+                char c = s[k];
+                if (c == close && close != ']' && !(close == ')' && d))
                         return k + 1;
-                }
                 if (c == '\\' && close != '\'') {
                         k += 2;
                         continue;
@@ -1260,14 +1260,11 @@ static size_t skip_to(const struct psr *P, size_t k, char close, int depth)
                         continue;
                 }
                 if (c == '\'' || c == '"' || c == '`')
-                        k = skip_to(P, k + 1, c, depth + 1);
-                else if (c == '$' && k + 1 < P->n && P->s[k + 1] == '(')
-                        k = skip_to(P, k + 2, ')', depth + 1);
-                else if (close == ')' && c == '(') {
-                        d++;
-                        k++;
-                } else if (close == ')' && c == ')') {
-                        d--;
+                        k = span_end(s, n, k + 1, c, depth + 1);
+                else if (c == '$' && k + 1 < n && s[k + 1] == '(')
+                        k = span_end(s, n, k + 2, ')', depth + 1);
+                else if (close == ')' && (c == '(' || c == ')')) {
+                        d += c == '(' ? 1 : -1;
                         k++;
                 } else if (close == ']' && (c == '[' || c == ']')) {
                         d += c == '[' ? 1 : -1;
@@ -1280,6 +1277,36 @@ static size_t skip_to(const struct psr *P, size_t k, char close, int depth)
                         return SIZE_MAX;
         }
         return SIZE_MAX;
+}
+
+static size_t skip_to(const struct psr *P, size_t k, char close, int depth)
+{
+        return span_end(P->s, P->n, k, close, depth);
+}
+
+bool sh_arith_for_cuts(const char *s, size_t n, size_t cut[2])
+{
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++) {
+                char c = s[k];
+                size_t e = k;
+                if (c == '\\')
+                        e = k + 2;
+                else if (c == '\'' || c == '"' || c == '`')
+                        e = span_end(s, n, k + 1, c, 1);
+                else if (c == '$' && k + 1 < n && s[k + 1] == '(')
+                        e = span_end(s, n, k + 2, ')', 1);
+                else if (c == ';') {
+                        if (m == 2)
+                                return false;
+                        cut[m++] = k;
+                }
+                if (e == SIZE_MAX)
+                        return false;
+                if (e > k)
+                        k = e - 1;
+        }
+        return m == 2;
 }
 
 /* At NAME[: the index after the ] that closes the subscript (SIZE_MAX: none, 0: no [). */
@@ -1503,8 +1530,14 @@ static uint32_t parse_for(struct psr *P, size_t off, bool select)
                 P->i += 2;
                 if (!nest_in(P))
                         return k;
-                kid_add(P, k, arith(P, a0, false));
+                uint32_t h = arith(P, a0, false);
+                kid_add(P, k, h);
                 P->nest--;
+                size_t cut[2];
+                if (!P->fail && !sh_arith_for_cuts(P->s + a0 + 2, N(P, h)->len - 4, cut)) {
+                        SYNTAX(P, "an arithmetic for needs three expressions: ((init; test; step))");
+                        return k;
+                }
                 skip_blanks(P);
                 if (cur(P) == ';')
                         P->i++;

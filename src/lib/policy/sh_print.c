@@ -456,13 +456,12 @@ static void arith_for(struct pr *p, uint32_t k)
 {
         const struct sh_node *a = NODE(p, NODE(p, k)->kid);
         const char *s = p->a->src + a->off + 2;
-        size_t n = a->len - 4;
+        size_t n = a->len - 4, cut[2] = {n, n};
+        (void)sh_arith_for_cuts(s, n, cut); /* the parser read it only when it holds */
         puts_(p, "for ((");
         size_t from = 0;
         for (int part = 0; part < 3; part++) {
-                size_t to = from;
-                while (to < n && s[to] != ';')
-                        to++;
+                size_t to = part < 2 ? cut[part] : n;
                 size_t b = from, e = to;
                 while (b < e && isspace((unsigned char)s[b]))
                         b++;
