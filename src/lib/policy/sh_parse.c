@@ -1373,6 +1373,30 @@ static uint32_t parse_assign(struct psr *P)
         return a;
 }
 
+/* A command word that is a reserved word once its line continuations go (i\<newline>f):
+ * bash removes them before it reads words, so that is `if`, where this parser would see
+ * a command named if.  Refused (a syntax error), not misread. */
+static bool split_reserved(const struct psr *P, uint32_t w)
+{
+        const struct sh_node *x = &P->a->nodes[w];
+        if (!memmem(P->s + x->off, x->len, "\\\n", 2))
+                return false;
+        char t[16];
+        size_t n = 0;
+        for (uint32_t k = x->kid; k; k = P->a->nodes[k].next) {
+                const struct sh_node *l = &P->a->nodes[k];
+                if (l->kind != SH_LIT || n + l->tlen >= sizeof(t))
+                        return false;
+                memcpy(t + n, l->text, l->tlen);
+                n += l->tlen;
+        }
+        t[n] = 0;
+        for (size_t k = 0; k < ARRAY_SIZE(reserved_words); k++)
+                if (!strcmp(t, reserved_words[k]))
+                        return true;
+        return false;
+}
+
 static uint32_t parse_simple(struct psr *P)
 {
         uint32_t c = node(P, SH_SIMPLE, P->i);
@@ -1410,6 +1434,10 @@ static uint32_t parse_simple(struct psr *P)
                 uint32_t w = parse_word(P, nwords ? 0 : W_CMDWORD);
                 if (!w)
                         break;
+                if (!nwords && !prefix && split_reserved(P, w)) {
+                        SYNTAX(P, "a reserved word split by a line continuation");
+                        break;
+                }
                 kid_add(P, c, w);
                 nwords++;
                 if (nwords == 1 && !prefix) { /* NAME ( ) BODY: a function */
