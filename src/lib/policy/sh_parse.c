@@ -1064,14 +1064,18 @@ static void heredoc_bodies(struct psr *P)
         P->nhd = 0;
         for (size_t h = 0; h < n; h++) {
                 struct hdpend *d = &list[h];
-                size_t k = P->i, from = k, end = P->n, next = P->n, dl = strlen(d->delim);
+                size_t k = P->i, from = k, end = P->n, next = P->n;
+                const char *dm = d->delim; /* <<- strips the delimiter's own tabs too */
+                while (d->strip && *dm == '\t')
+                        dm++;
+                size_t dl = strlen(dm);
                 while (k < P->n) {
                         const char *e = memchr(P->s + k, '\n', P->n - k);
                         size_t le = e ? (size_t)(e - P->s) : P->n, ls = k;
                         if (d->strip)
                                 while (ls < le && P->s[ls] == '\t')
                                         ls++;
-                        if (le - ls == dl && !memcmp(P->s + ls, d->delim, dl)) {
+                        if (le - ls == dl && !memcmp(P->s + ls, dm, dl)) {
                                 end = k;
                                 next = e ? le + 1 : P->n;
                                 break;
