@@ -359,6 +359,8 @@ static const char *const unary_ops[] = {"-a", "-b", "-c", "-d", "-e", "-f", "-g"
 static const char *const binary_ops[] = {"=",   "==",  "!=",  "<",   ">",   "=~",  "-eq", "-ne",
                                          "-lt", "-le", "-gt", "-ge", "-ef", "-nt", "-ot", NULL};
 
+static const char *const cond_ops[] = {"&&", "||", "(", ")", "<", ">", NULL};
+
 static void cond_or(struct cw *c);
 
 static void cond_term(struct cw *c)
@@ -381,8 +383,9 @@ static void cond_term(struct cw *c)
                 puts_(p, " )");
                 return;
         }
-        if (cw_in(c, c->i, unary_ops) && c->i + 1 < c->n && !cw_in(c, c->i + 1, binary_ops) &&
-            !cw_is(c, c->i + 1, "&&") && !cw_is(c, c->i + 1, "||") && !cw_is(c, c->i + 1, ")")) {
+        /* a unary test takes the next word whatever it is (-n -ne), but [[ ]]'s own
+         * operators (the parser's cond_term) */
+        if (cw_in(c, c->i, unary_ops) && c->i + 1 < c->n && !cw_in(c, c->i + 1, cond_ops)) {
                 word(p, c->w[c->i++]);
                 puts_(p, " ");
                 word(p, c->w[c->i++]);
