@@ -922,19 +922,32 @@ static void brackets(struct psr *P, struct wst *W)
         }
 }
 
+/* Past line continuations from k: bash joins the lines before it reads a word, so a
+ * name, a [ or an = may be split by one (x\<newline>y=1 assigns xy). */
+static size_t past_cont(const char *s, size_t n, size_t k)
+{
+        while (k + 1 < n && s[k] == '\\' && s[k + 1] == '\n')
+                k += 2;
+        return k;
+}
+
+/* Past a name's characters and the line continuations among and after them. */
+static size_t name_end(const char *s, size_t n, size_t k)
+{
+        for (k = past_cont(s, n, k); k < n && name_char((unsigned char)s[k]);)
+                k = past_cont(s, n, k + 1);
+        return k;
+}
+
 /* In a command's place, a [ right after an unquoted NAME opens a subscript that runs to
  * the ] that closes it, blanks, newlines and ; included (what may be an assignment's
  * NAME[...]=, read as one word when it is not: `x[a  b] c` runs the command "x[a  b]").
  * Quotes and substitutions inside are read as usual, and their brackets do not count. */
 static bool subscript_here(const struct psr *P, const struct wst *W, unsigned mode)
 {
-        if (!(mode & W_CMDWORD) || W->subseen || !W->only_lit || P->i == W->start ||
-            !name_start((unsigned char)P->s[W->start]))
-                return false;
-        for (size_t k = W->start; k < P->i; k++)
-                if (!name_char((unsigned char)P->s[k]))
-                        return false;
-        return true;
+        size_t b = past_cont(P->s, P->n, W->start);
+        return (mode & W_CMDWORD) && !W->subseen && W->only_lit && P->i > b &&
+               name_start((unsigned char)P->s[b]) && name_end(P->s, P->n, b) == P->i;
 }
 
 /* A word: its parts, up to what ends a word in this mode.  0 when there is none. */
@@ -1316,9 +1329,7 @@ bool sh_arith_for_cuts(const char *s, size_t n, size_t cut[2])
 /* At NAME[: the index after the ] that closes the subscript (SIZE_MAX: none, 0: no [). */
 static size_t subscript_end(const struct psr *P)
 {
-        size_t k = P->i;
-        while (k < P->n && name_char((unsigned char)P->s[k]))
-                k++;
+        size_t k = name_end(P->s, P->n, P->i);
         if (k >= P->n || P->s[k] != '[')
                 return 0;
         return skip_to(P, k, ']', 0);
@@ -1332,10 +1343,10 @@ static bool is_assignment(const struct psr *P)
         size_t k = subscript_end(P);
         if (k == SIZE_MAX)
                 return false;
-        if (!k)
-                for (k = P->i; k < P->n && name_char((unsigned char)P->s[k]);)
-                        k++;
-        return k < P->n && (P->s[k] == '=' || (P->s[k] == '+' && k + 1 < P->n && P->s[k + 1] == '='));
+        k = past_cont(P->s, P->n, k ? k : name_end(P->s, P->n, P->i));
+        if (k < P->n && P->s[k] == '+')
+                k = past_cont(P->s, P->n, k + 1) - 1; /* +\<newline>= is += */
+        return k + 1 < P->n && (P->s[k] == '=' || (P->s[k] == '+' && P->s[k + 1] == '='));
 }
 
 /* NAME[ with no ] to close it: bash reads a subscript there and fails at the end. */
@@ -1348,8 +1359,7 @@ static uint32_t parse_assign(struct psr *P)
 {
         uint32_t a = node(P, SH_ASSIGN, P->i);
         size_t s = P->i, end = subscript_end(P);
-        while (name_char(cur(P)))
-                P->i++;
+        P->i = name_end(P->s, P->n, P->i);
         uint32_t sub = 0;
         if (end) { /* NAME[...]: the subscript is a word of its own (it is expanded) */
                 P->i++;
@@ -1362,13 +1372,25 @@ static uint32_t parse_assign(struct psr *P)
                 }
                 P->i = end;
         }
-        set_text(P, a, P->s + s, P->i - s);
+        /* the name without its line continuations, then the subscript as written */
+        struct strbuf_ t = {0};
+        size_t k = s;
+        for (; k < P->i && P->s[k] != '['; k = past_cont(P->s, P->i, k + 1))
+                if (!(P->s[k] == '\\' && P->s[k + 1] == '\n'))
+                        bput(&t, P->s[k]);
+        for (; k < P->i; k++)
+                bput(&t, P->s[k]);
+        set_text(P, a, store(P, t.s ? t.s : "", t.n), t.n);
+        free(t.s);
         if (sub) {
                 N(P, sub)->op = '[';
                 kid_add(P, a, sub);
         }
+        P->i = past_cont(P->s, P->n, P->i);
         N(P, a)->op = P->s[P->i] == '+' ? '+' : '=';
-        P->i += P->s[P->i] == '+' ? 2 : 1;
+        if (P->s[P->i] == '+')
+                P->i = past_cont(P->s, P->n, P->i + 1);
+        P->i++;
         if (cur(P) == '(')
                 array(P, a);
         else
