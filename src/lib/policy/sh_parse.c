@@ -329,6 +329,30 @@ char *sh_decode_c(const char *s, size_t n)
 
 /* ---- words ---- */
 
+/* A substitution's here-documents are its own: a newline inside $( ) reads only theirs,
+ * not the bodies the line outside still waits for (cat <<A $(cat <<B ...) ...).  Those
+ * are set aside while it is read; the substitution's own that the ) came before are read
+ * at the next newline, before the outer ones (as bash reads them). */
+static size_t hd_aside(struct psr *P, struct hdpend *outer)
+{
+        size_t no = P->nhd;
+        memcpy(outer, P->hd, no * sizeof(*outer));
+        P->nhd = 0;
+        return no;
+}
+
+static void hd_back(struct psr *P, const struct hdpend *outer, size_t no)
+{
+        for (size_t j = 0; j < no; j++) {
+                if (P->nhd >= SH_MAX_HEREDOCS) {
+                        free(outer[j].delim);
+                        LIMIT(P, "too many here-documents on one line");
+                        continue;
+                }
+                P->hd[P->nhd++] = outer[j];
+        }
+}
+
 static uint32_t parse_list(struct psr *P, unsigned stops, bool top);
 static void dollar(struct psr *P, uint32_t parent, bool dq);
 static void backtick(struct psr *P, uint32_t parent, bool dq);
@@ -561,7 +585,10 @@ static void dollar(struct psr *P, uint32_t parent, bool dq)
                 if (!nest_in(P))
                         return;
                 uint32_t k = node(P, SH_CMDSUB, off);
+                struct hdpend outer[SH_MAX_HEREDOCS];
+                size_t no = hd_aside(P, outer);
                 uint32_t l = parse_list(P, T_RPAREN, false);
+                hd_back(P, outer, no);
                 kid_add(P, k, l);
                 if (!P->fail && cur(P) != ')')
                         SYNTAX(P, "missing ')'");
@@ -712,7 +739,10 @@ static void procsub(struct psr *P, uint32_t parent)
         P->i += 2;
         if (!nest_in(P))
                 return;
+        struct hdpend outer[SH_MAX_HEREDOCS];
+        size_t no = hd_aside(P, outer);
         kid_add(P, k, parse_list(P, T_RPAREN, false));
+        hd_back(P, outer, no);
         if (!P->fail && cur(P) != ')')
                 SYNTAX(P, "missing ')'");
         P->i++;

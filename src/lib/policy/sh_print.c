@@ -290,6 +290,17 @@ static void heredocs(struct pr *p)
         p->was_heredoc = true;
 }
 
+/* Bodies waiting when a | && || or & goes on to another command: bash prints them at
+ * once, after the operator, and the next command on the line after them, led by pad. */
+static void mid_heredocs(struct pr *p, const char *pad)
+{
+        if (!p->nhd)
+                return;
+        heredocs(p);
+        p->was_heredoc = false;
+        puts_(p, pad);
+}
+
 /* The redirections among the kids of k (after its words; extra: a 2>&1 that |& adds). */
 static void redirs(struct pr *p, uint32_t k, bool lead, bool err)
 {
@@ -713,7 +724,8 @@ static void pipeline(struct pr *p, uint32_t k, uint32_t upto)
                 indent(p);
         p->skip++;
         pipeline(p, k, prev);
-        puts_(p, " | ");
+        puts_(p, p->nhd ? " |" : " | ");
+        mid_heredocs(p, "  ");
         p->skip++;
         command(p, prev, err);
 }
@@ -758,6 +770,7 @@ static void andor(struct pr *p, uint32_t k, uint32_t upto)
         p->skip++;
         andor(p, k, prev);
         puts_(p, NODE(p, prev)->op == SH_AND ? " && " : " || ");
+        mid_heredocs(p, " ");
         p->skip++;
         pipe_cmd(p, prev);
 }
@@ -766,7 +779,10 @@ static void connector(struct pr *p, int op, bool second)
 {
         if (op == '&') {
                 puts_(p, " &");
-                if (second) {
+                if (second && p->nhd) {
+                        mid_heredocs(p, "  ");
+                        p->skip++;
+                } else if (second) {
                         puts_(p, " ");
                         p->skip++;
                 }
