@@ -794,8 +794,11 @@ static void connector(struct pr *p, int op, bool second)
                         puts_(p, "\n");
         } else if (!p->was_heredoc)
                 puts_(p, op == '\n' && !p->infunc ? "\n" : ";");
-        else
-                p->was_heredoc = false;
+        else {
+                p->was_heredoc = false; /* bash leaves out the ; after a body, not a line's end */
+                if (op == '\n' && !p->infunc)
+                        puts_(p, "\n");
+        }
         if (p->infunc)
                 puts_(p, "\n");
         else {
