@@ -77,6 +77,11 @@ static void src(struct pr *p, size_t from, size_t to)
                         k++;
                         continue;
                 }
+                if (s[k] == '\\' && k + 1 < to) { /* \\ is one escaped backslash: a newline after it stays */
+                        put(p, s + k, 2);
+                        k++;
+                        continue;
+                }
                 put(p, s + k, 1);
         }
 }
