@@ -73,8 +73,10 @@ static char *body_of(const char *p, size_t *n)
         return strndup(p + sizeof(head) - 1, *n);
 }
 
-/* bash's form is ambiguous in three places, where bash itself prints what it reads back
- * otherwise: `<< -x` prints as `<<-x` (<<- with the delimiter x); `coproc cmd` as
+/* bash's form is ambiguous in five places, where bash itself prints what it reads back
+ * otherwise: `<< -x` prints as `<<-x` (<<- with the delimiter x), and `<< <(x)` as
+ * `<<<(x)` (a here-string); a ; after a here-document inside $( ) as a newline
+ * (semi_after_heredoc); `coproc cmd` as
  * `coproc COPROC cmd` (a simple command takes no name: it reads as the command COPROC);
  * and a command that starts with a redirection keeps the reserved word after it a word
  * (`<f then`), which printed first (`then < f`) is reserved again.  Trees with any of them
@@ -100,8 +102,42 @@ static bool reserved_after_redir(const struct sh_ast *a, const struct sh_node *x
         return false;
 }
 
+static bool has_heredoc(const struct sh_ast *a, uint32_t k)
+{
+        const struct sh_node *x = &a->nodes[k];
+        if (x->kind == SH_REDIR && (x->op == SH_R_HEREDOC || x->op == SH_R_HEREDOC_TAB))
+                return true;
+        if (x->kind == SH_BACKTICK)
+                return false;
+        for (uint32_t c = x->kid; c; c = a->nodes[c].next)
+                if (has_heredoc(a, c))
+                        return true;
+        return false;
+}
+
+/* Inside $( ) or <( ), `a <<E; b` prints as `a <<E` BODY `E` ` b`: b on the line after
+ * the body, which reads back as a newline, not a ;. */
+static bool semi_after_heredoc(const struct sh_ast *a, uint32_t k, bool sub)
+{
+        const struct sh_node *x = &a->nodes[k];
+        if (x->kind == SH_BACKTICK)
+                return false;
+        sub = sub || x->kind == SH_CMDSUB || x->kind == SH_PROCSUB;
+        bool hd = false; /* a body may wait across a & */
+        for (uint32_t c = x->kid; c; c = a->nodes[c].next) {
+                hd = hd || (x->kind == SH_LIST && has_heredoc(a, c));
+                if (sub && hd && a->nodes[c].op == ';' && a->nodes[c].next)
+                        return true;
+                if (semi_after_heredoc(a, c, sub))
+                        return true;
+        }
+        return false;
+}
+
 static bool bash_ambiguous(const struct sh_ast *a)
 {
+        if (a->root && semi_after_heredoc(a, a->root, false))
+                return true;
         for (uint32_t k = 1; k < a->nn; k++) {
                 const struct sh_node *x = &a->nodes[k];
                 if (x->kind == SH_COPROC && x->kid && a->nodes[x->kid].kind == SH_SIMPLE)
@@ -115,6 +151,8 @@ static bool bash_ambiguous(const struct sh_ast *a)
                 while (j < (size_t)h->off + h->len && strchr("'\"\\", a->src[j]))
                         j++;
                 if (j < (size_t)h->off + h->len && a->src[j] == '-')
+                        return true;
+                if (h->len && a->src[h->off] == '<') /* << <(cmd) prints as <<<(cmd) */
                         return true;
         }
         return false;

@@ -60,8 +60,9 @@ enum sh_kind {
         SH_TILDE,     /* ~ or ~USER at the start of a word (or after = and : in a value):
                        * text USER ("" for the home directory, "+", "-") */
         SH_ARRAY,     /* (...) of NAME=(...): kids: SH_WORDs */
-        SH_ASSIGN,    /* NAME=VALUE: text NAME (with a [subscript]); op '=' or '+' (+=);
-                       * kid: the value SH_WORD or SH_ARRAY (none for NAME=) */
+        SH_ASSIGN,    /* NAME=VALUE: text NAME (with a [subscript], as written); op '='
+                       * or '+' (+=); kids: the subscript's SH_WORD (op '[') when there
+                       * is one, then the value SH_WORD or SH_ARRAY (none for NAME=) */
         SH_REDIR,     /* fd (-1: the default one); op: SH_R_*; text: the {NAME} of {NAME}>
                        * or none; kid: the target SH_WORD or the SH_HEREDOC */
         SH_HEREDOC,   /* text: the body as the command reads it when quoted (tabs stripped
@@ -161,6 +162,11 @@ static inline const struct sh_node *sh_node(const struct sh_ast *a, uint32_t i)
         return &a->nodes[i];
 }
 #define SH_KIDS(a, p, k) for (uint32_t k = (a)->nodes[p].kid; k; k = (a)->nodes[k].next)
+
+/* The header of an arithmetic for, s[0..n) between (( and )): the two semicolons that
+ * split it into init, test and step (not those inside quotes or $( ), as bash splits
+ * it).  False when there are not exactly two. */
+bool sh_arith_for_cuts(const char *s, size_t n, size_t cut[2]);
 
 /* s[0..n) with the escapes of $'...' decoded; malloc'd. */
 char *sh_decode_c(const char *s, size_t n);

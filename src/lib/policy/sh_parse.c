@@ -50,6 +50,7 @@ enum {
         W_COND = 1 << 3,    /* a word of [[ ]] */
         W_REGEX = 1 << 4,   /* the word after =~: ( ) | are characters */
         W_SUBSCRIPT = 1 << 5, /* [...] of ${a[...]}: ] ends it */
+        W_CMDWORD = 1 << 6,   /* a command's first word: NAME[...] keeps its blanks */
 };
 
 struct hdpend {
@@ -329,6 +330,30 @@ char *sh_decode_c(const char *s, size_t n)
 
 /* ---- words ---- */
 
+/* A substitution's here-documents are its own: a newline inside $( ) reads only theirs,
+ * not the bodies the line outside still waits for (cat <<A $(cat <<B ...) ...).  Those
+ * are set aside while it is read; the substitution's own that the ) came before are read
+ * at the next newline, before the outer ones (as bash reads them). */
+static size_t hd_aside(struct psr *P, struct hdpend *outer)
+{
+        size_t no = P->nhd;
+        memcpy(outer, P->hd, no * sizeof(*outer));
+        P->nhd = 0;
+        return no;
+}
+
+static void hd_back(struct psr *P, const struct hdpend *outer, size_t no)
+{
+        for (size_t j = 0; j < no; j++) {
+                if (P->nhd >= SH_MAX_HEREDOCS) {
+                        free(outer[j].delim);
+                        LIMIT(P, "too many here-documents on one line");
+                        continue;
+                }
+                P->hd[P->nhd++] = outer[j];
+        }
+}
+
 static uint32_t parse_list(struct psr *P, unsigned stops, bool top);
 static void dollar(struct psr *P, uint32_t parent, bool dq);
 static void backtick(struct psr *P, uint32_t parent, bool dq);
@@ -561,7 +586,10 @@ static void dollar(struct psr *P, uint32_t parent, bool dq)
                 if (!nest_in(P))
                         return;
                 uint32_t k = node(P, SH_CMDSUB, off);
+                struct hdpend outer[SH_MAX_HEREDOCS];
+                size_t no = hd_aside(P, outer);
                 uint32_t l = parse_list(P, T_RPAREN, false);
+                hd_back(P, outer, no);
                 kid_add(P, k, l);
                 if (!P->fail && cur(P) != ')')
                         SYNTAX(P, "missing ')'");
@@ -712,7 +740,10 @@ static void procsub(struct psr *P, uint32_t parent)
         P->i += 2;
         if (!nest_in(P))
                 return;
+        struct hdpend outer[SH_MAX_HEREDOCS];
+        size_t no = hd_aside(P, outer);
         kid_add(P, k, parse_list(P, T_RPAREN, false));
+        hd_back(P, outer, no);
         if (!P->fail && cur(P) != ')')
                 SYNTAX(P, "missing ')'");
         P->i++;
@@ -789,6 +820,8 @@ struct wst { /* a word being read */
         size_t start;  /* where it started */
         size_t lit;    /* where the literal run being read started (SIZE_MAX: none) */
         bool only_lit; /* nothing but unquoted characters so far */
+        int sub;       /* inside the subscript of a command's NAME[...]: its [ ] depth */
+        bool subseen;  /* that subscript was read (only the first [ opens one) */
 };
 
 static void wnode(struct psr *P, struct wst *W)
@@ -920,19 +953,55 @@ static void brackets(struct psr *P, struct wst *W)
         }
 }
 
+/* Past line continuations from k: bash joins the lines before it reads a word, so a
+ * name, a [ or an = may be split by one (x\<newline>y=1 assigns xy). */
+static size_t past_cont(const char *s, size_t n, size_t k)
+{
+        while (k + 1 < n && s[k] == '\\' && s[k + 1] == '\n')
+                k += 2;
+        return k;
+}
+
+/* Past a name's characters and the line continuations among and after them. */
+static size_t name_end(const char *s, size_t n, size_t k)
+{
+        for (k = past_cont(s, n, k); k < n && name_char((unsigned char)s[k]);)
+                k = past_cont(s, n, k + 1);
+        return k;
+}
+
+/* In a command's place, a [ right after an unquoted NAME opens a subscript that runs to
+ * the ] that closes it, blanks, newlines and ; included (what may be an assignment's
+ * NAME[...]=, read as one word when it is not: `x[a  b] c` runs the command "x[a  b]").
+ * Quotes and substitutions inside are read as usual, and their brackets do not count. */
+static bool subscript_here(const struct psr *P, const struct wst *W, unsigned mode)
+{
+        size_t b = past_cont(P->s, P->n, W->start);
+        return (mode & W_CMDWORD) && !W->subseen && W->only_lit && P->i > b &&
+               name_start((unsigned char)P->s[b]) && name_end(P->s, P->n, b) == P->i;
+}
+
 /* A word: its parts, up to what ends a word in this mode.  0 when there is none. */
 static uint32_t parse_word(struct psr *P, unsigned mode)
 {
         struct wst W = {.start = P->i, .lit = SIZE_MAX, .only_lit = true};
         while (!P->fail) {
-                if (word_ends(P, mode)) {
+                if (W.sub && cur(P) == -1) {
+                        SYNTAX(P, "unexpected end of input looking for ']'");
+                        break;
+                }
+                if (!W.sub && word_ends(P, mode)) {
                         if (word_goes_on(P, &W, mode))
                                 continue;
                         break;
                 }
                 wnode(P, &W);
                 int c = cur(P);
-                if (c == '\\')
+                if ((c == '[' && (W.sub || subscript_here(P, &W, mode))) || (c == ']' && W.sub)) {
+                        W.sub += c == '[' ? 1 : -1;
+                        W.subseen = true;
+                        lit_char(P, &W);
+                } else if (c == '\\')
                         backslash(P, &W);
                 else if (c == '\'') {
                         if (!single_quote(P, &W))
@@ -984,7 +1053,8 @@ static char *heredoc_delim(const struct psr *P, uint32_t w, bool *quoted)
                 if (s[k] == '\\' && k + 1 < n->len && (!q || strchr("$`\"\\\n", s[k + 1]))) {
                         *quoted = true;
                         k++;
-                }
+                } else if (s[k] == '\\' && k + 1 == n->len && !q)
+                        *quoted = true; /* one that ended the input: itself, escaped (backslash()) */
                 bput(&b, s[k]);
         }
         return b.s ? b.s : xstrdup("");
@@ -1038,14 +1108,18 @@ static void heredoc_bodies(struct psr *P)
         P->nhd = 0;
         for (size_t h = 0; h < n; h++) {
                 struct hdpend *d = &list[h];
-                size_t k = P->i, from = k, end = P->n, next = P->n, dl = strlen(d->delim);
+                size_t k = P->i, from = k, end = P->n, next = P->n;
+                const char *dm = d->delim; /* <<- strips the delimiter's own tabs too */
+                while (d->strip && *dm == '\t')
+                        dm++;
+                size_t dl = strlen(dm);
                 while (k < P->n) {
                         const char *e = memchr(P->s + k, '\n', P->n - k);
                         size_t le = e ? (size_t)(e - P->s) : P->n, ls = k;
                         if (d->strip)
                                 while (ls < le && P->s[ls] == '\t')
                                         ls++;
-                        if (le - ls == dl && !memcmp(P->s + ls, d->delim, dl)) {
+                        if (le - ls == dl && !memcmp(P->s + ls, dm, dl)) {
                                 end = k;
                                 next = e ? le + 1 : P->n;
                                 break;
@@ -1211,68 +1285,173 @@ static uint32_t func_body(struct psr *P, uint32_t f)
         return f;
 }
 
+/* From k in s[0..n), past what the quote or substitution opened just before it holds,
+ * up to and with the byte close: the index after it, SIZE_MAX when the input ends first.
+ * A look-ahead as the shell reads a subscript or an arithmetic for's header: quotes, $( )
+ * and ` ` nest, and their brackets and semicolons are theirs.  Depth-bounded like the
+ * parser. */
+static size_t span_end(const char *s, size_t n, size_t k, char close, int depth)
+{
+        if (depth > SH_MAX_NEST)
+                return SIZE_MAX;
+        int d = 0; /* [ ] depth for close ']', ( ) depth for close ')' */
+        while (k < n) {
+                char c = s[k];
+                if (c == close && close != ']' && !(close == ')' && d))
+                        return k + 1;
+                if (c == '\\' && close != '\'') {
+                        k += 2;
+                        continue;
+                }
+                if (close == '\'' || (close == '"' && c != '$' && c != '`')) {
+                        k++;
+                        continue;
+                }
+                if (c == '\'' || c == '"' || c == '`')
+                        k = span_end(s, n, k + 1, c, depth + 1);
+                else if (c == '$' && k + 1 < n && s[k + 1] == '(')
+                        k = span_end(s, n, k + 2, ')', depth + 1);
+                else if (close == ')' && (c == '(' || c == ')')) {
+                        d += c == '(' ? 1 : -1;
+                        k++;
+                } else if (close == ']' && (c == '[' || c == ']')) {
+                        d += c == '[' ? 1 : -1;
+                        k++;
+                        if (!d)
+                                return k;
+                } else
+                        k++;
+                if (k == SIZE_MAX)
+                        return SIZE_MAX;
+        }
+        return SIZE_MAX;
+}
+
+static size_t skip_to(const struct psr *P, size_t k, char close, int depth)
+{
+        return span_end(P->s, P->n, k, close, depth);
+}
+
+bool sh_arith_for_cuts(const char *s, size_t n, size_t cut[2])
+{
+        size_t m = 0;
+        for (size_t k = 0; k < n; k++) {
+                char c = s[k];
+                size_t e = k;
+                if (c == '\\')
+                        e = k + 2;
+                else if (c == '\'' || c == '"' || c == '`')
+                        e = span_end(s, n, k + 1, c, 1);
+                else if (c == '$' && k + 1 < n && s[k + 1] == '(')
+                        e = span_end(s, n, k + 2, ')', 1);
+                else if (c == ';') {
+                        if (m == 2)
+                                return false;
+                        cut[m++] = k;
+                }
+                if (e == SIZE_MAX)
+                        return false;
+                if (e > k)
+                        k = e - 1;
+        }
+        return m == 2;
+}
+
+/* At NAME[: the index after the ] that closes the subscript (SIZE_MAX: none, 0: no [). */
+static size_t subscript_end(const struct psr *P)
+{
+        size_t k = name_end(P->s, P->n, P->i);
+        if (k >= P->n || P->s[k] != '[')
+                return 0;
+        return skip_to(P, k, ']', 0);
+}
+
+/* NAME=, NAME+=, NAME[...]= and NAME[...]+= at P->i. */
 static bool is_assignment(const struct psr *P)
 {
-        size_t k = P->i;
         if (!name_start(cur(P)))
                 return false;
-        while (k < P->n && name_char((unsigned char)P->s[k]))
-                k++;
-        if (k < P->n && P->s[k] == '[') { /* a[i]=v */
-                int d = 0;
-                for (; k < P->n; k++) {
-                        d += P->s[k] == '[' ? 1 : P->s[k] == ']' ? -1 : 0;
-                        if (!d || P->s[k] == '\n')
-                                break;
-                }
-                if (k >= P->n || P->s[k] != ']')
-                        return false;
-                k++;
-        }
-        return k < P->n && (P->s[k] == '=' || (P->s[k] == '+' && k + 1 < P->n && P->s[k + 1] == '='));
+        size_t k = subscript_end(P);
+        if (k == SIZE_MAX)
+                return false;
+        k = past_cont(P->s, P->n, k ? k : name_end(P->s, P->n, P->i));
+        if (k < P->n && P->s[k] == '+')
+                k = past_cont(P->s, P->n, k + 1) - 1; /* +\<newline>= is += */
+        return k + 1 < P->n && (P->s[k] == '=' || (P->s[k] == '+' && P->s[k + 1] == '='));
 }
 
 /* NAME[ with no ] to close it: bash reads a subscript there and fails at the end. */
 static bool subscript_open(const struct psr *P)
 {
-        size_t k = P->i;
-        while (k < P->n && name_char((unsigned char)P->s[k]))
-                k++;
-        if (k >= P->n || P->s[k] != '[')
-                return false;
-        int d = 0;
-        for (; k < P->n; k++) {
-                d += P->s[k] == '[' ? 1 : P->s[k] == ']' ? -1 : 0;
-                if (!d)
-                        return false;
-        }
-        return true;
+        return subscript_end(P) == SIZE_MAX;
 }
 
 static uint32_t parse_assign(struct psr *P)
 {
         uint32_t a = node(P, SH_ASSIGN, P->i);
-        size_t s = P->i;
-        while (P->s[P->i] != '=' && !(P->s[P->i] == '+' && P->s[P->i + 1] == '=')) {
-                if (P->s[P->i] == '[') {
-                        int d = 0;
-                        for (; P->i < P->n; P->i++) {
-                                d += P->s[P->i] == '[' ? 1 : P->s[P->i] == ']' ? -1 : 0;
-                                if (!d)
-                                        break;
-                        }
-                }
+        size_t s = P->i, end = subscript_end(P);
+        P->i = name_end(P->s, P->n, P->i);
+        uint32_t sub = 0;
+        if (end) { /* NAME[...]: the subscript is a word of its own (it is expanded) */
                 P->i++;
+                sub = parse_word(P, W_SUBSCRIPT);
+                if (P->fail)
+                        return a;
+                if (P->i + 1 != end) {
+                        SYNTAX(P, "bad array subscript");
+                        return a;
+                }
+                P->i = end;
         }
-        set_text(P, a, P->s + s, P->i - s);
+        /* the name without its line continuations, then the subscript as written */
+        struct strbuf_ t = {0};
+        size_t k = s;
+        for (; k < P->i && P->s[k] != '['; k = past_cont(P->s, P->i, k + 1))
+                if (!(P->s[k] == '\\' && P->s[k + 1] == '\n'))
+                        bput(&t, P->s[k]);
+        for (; k < P->i; k++)
+                bput(&t, P->s[k]);
+        set_text(P, a, store(P, t.s ? t.s : "", t.n), t.n);
+        free(t.s);
+        if (sub) {
+                N(P, sub)->op = '[';
+                kid_add(P, a, sub);
+        }
+        P->i = past_cont(P->s, P->n, P->i);
         N(P, a)->op = P->s[P->i] == '+' ? '+' : '=';
-        P->i += P->s[P->i] == '+' ? 2 : 1;
+        if (P->s[P->i] == '+')
+                P->i = past_cont(P->s, P->n, P->i + 1);
+        P->i++;
         if (cur(P) == '(')
                 array(P, a);
         else
                 kid_add(P, a, parse_word(P, W_ASSIGN));
         end_at(P, a);
         return a;
+}
+
+/* A command word that is a reserved word once its line continuations go (i\<newline>f):
+ * bash removes them before it reads words, so that is `if`, where this parser would see
+ * a command named if.  Refused (a syntax error), not misread. */
+static bool split_reserved(const struct psr *P, uint32_t w)
+{
+        const struct sh_node *x = &P->a->nodes[w];
+        if (!memmem(P->s + x->off, x->len, "\\\n", 2))
+                return false;
+        char t[16];
+        size_t n = 0;
+        for (uint32_t k = x->kid; k; k = P->a->nodes[k].next) {
+                const struct sh_node *l = &P->a->nodes[k];
+                if (l->kind != SH_LIT || n + l->tlen >= sizeof(t))
+                        return false;
+                memcpy(t + n, l->text, l->tlen);
+                n += l->tlen;
+        }
+        t[n] = 0;
+        for (size_t k = 0; k < ARRAY_SIZE(reserved_words); k++)
+                if (!strcmp(t, reserved_words[k]))
+                        return true;
+        return false;
 }
 
 static uint32_t parse_simple(struct psr *P)
@@ -1309,9 +1488,13 @@ static uint32_t parse_simple(struct psr *P)
                         prefix = true;
                         continue;
                 }
-                uint32_t w = parse_word(P, 0);
+                uint32_t w = parse_word(P, nwords ? 0 : W_CMDWORD);
                 if (!w)
                         break;
+                if (!nwords && !prefix && split_reserved(P, w)) {
+                        SYNTAX(P, "a reserved word split by a line continuation");
+                        break;
+                }
                 kid_add(P, c, w);
                 nwords++;
                 if (nwords == 1 && !prefix) { /* NAME ( ) BODY: a function */
@@ -1432,8 +1615,14 @@ static uint32_t parse_for(struct psr *P, size_t off, bool select)
                 P->i += 2;
                 if (!nest_in(P))
                         return k;
-                kid_add(P, k, arith(P, a0, false));
+                uint32_t h = arith(P, a0, false);
+                kid_add(P, k, h);
                 P->nest--;
+                size_t cut[2];
+                if (!P->fail && !sh_arith_for_cuts(P->s + a0 + 2, N(P, h)->len - 4, cut)) {
+                        SYNTAX(P, "an arithmetic for needs three expressions: ((init; test; step))");
+                        return k;
+                }
                 skip_blanks(P);
                 if (cur(P) == ';')
                         P->i++;

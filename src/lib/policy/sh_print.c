@@ -78,6 +78,11 @@ static void src(struct pr *p, size_t from, size_t to)
                         k++;
                         continue;
                 }
+                if (s[k] == '\\' && k + 1 < to) { /* \\ is one escaped backslash: a newline after it stays */
+                        put(p, s + k, 2);
+                        k++;
+                        continue;
+                }
                 put(p, s + k, 1);
         }
 }
@@ -180,10 +185,13 @@ static void word(struct pr *p, uint32_t k) { span(p, k); }
 static void assign(struct pr *p, uint32_t k)
 {
         const struct sh_node *n = NODE(p, k);
-        put(p, n->text, n->tlen);
+        put(p, n->text, n->tlen); /* NAME[subscript] as written */
         puts_(p, n->op == '+' ? "+=" : "=");
-        if (n->kid)
-                span(p, n->kid);
+        uint32_t v = n->kid;
+        if (v && NODE(p, v)->kind == SH_WORD && NODE(p, v)->op == '[')
+                v = NODE(p, v)->next;
+        if (v)
+                span(p, v);
 }
 
 /* A here-document's delimiter as written (s, n bytes) with its quotes removed: inside
@@ -207,14 +215,30 @@ static void delimiter(struct pr *p, const char *s, size_t n)
         }
 }
 
+static void redir_fd(struct pr *p, uint32_t k, const char *fd);
+
+/* A redirection; its fd as written: a number, or {NAME} of any length. */
 static void redir(struct pr *p, uint32_t k)
 {
         const struct sh_node *n = NODE(p, k);
-        char fd[32] = "";
-        if (n->text)
-                snprintf(fd, sizeof(fd), "{%.*s}", (int)n->tlen, n->text);
-        else if (n->fd >= 0)
+        if (n->text) {
+                char *fd = xmalloc(n->tlen + 3);
+                fd[0] = '{';
+                memcpy(fd + 1, n->text, n->tlen);
+                memcpy(fd + 1 + n->tlen, "}", 2);
+                redir_fd(p, k, fd);
+                free(fd);
+                return;
+        }
+        char fd[16] = "";
+        if (n->fd >= 0)
                 snprintf(fd, sizeof(fd), "%d", n->fd);
+        redir_fd(p, k, fd);
+}
+
+static void redir_fd(struct pr *p, uint32_t k, const char *fd)
+{
+        const struct sh_node *n = NODE(p, k);
         bool dflt_in = n->fd == 0 && !n->text, dflt_out = n->fd == 1 && !n->text;
         const struct sh_node *t = n->kid ? NODE(p, n->kid) : NULL;
         switch (n->op) {
@@ -270,6 +294,17 @@ static void heredocs(struct pr *p)
         }
         p->nhd = 0;
         p->was_heredoc = true;
+}
+
+/* Bodies waiting when a | && || or & goes on to another command: bash prints them at
+ * once, after the operator, and the next command on the line after them, led by pad. */
+static void mid_heredocs(struct pr *p, const char *pad)
+{
+        if (!p->nhd)
+                return;
+        heredocs(p);
+        p->was_heredoc = false;
+        puts_(p, pad);
 }
 
 /* The redirections among the kids of k (after its words; extra: a 2>&1 that |& adds). */
@@ -341,6 +376,8 @@ static const char *const unary_ops[] = {"-a", "-b", "-c", "-d", "-e", "-f", "-g"
 static const char *const binary_ops[] = {"=",   "==",  "!=",  "<",   ">",   "=~",  "-eq", "-ne",
                                          "-lt", "-le", "-gt", "-ge", "-ef", "-nt", "-ot", NULL};
 
+static const char *const cond_ops[] = {"&&", "||", "(", ")", "<", ">", NULL};
+
 static void cond_or(struct cw *c);
 
 static void cond_term(struct cw *c)
@@ -363,8 +400,9 @@ static void cond_term(struct cw *c)
                 puts_(p, " )");
                 return;
         }
-        if (cw_in(c, c->i, unary_ops) && c->i + 1 < c->n && !cw_in(c, c->i + 1, binary_ops) &&
-            !cw_is(c, c->i + 1, "&&") && !cw_is(c, c->i + 1, "||") && !cw_is(c, c->i + 1, ")")) {
+        /* a unary test takes the next word whatever it is (-n -ne), but [[ ]]'s own
+         * operators (the parser's cond_term) */
+        if (cw_in(c, c->i, unary_ops) && c->i + 1 < c->n && !cw_in(c, c->i + 1, cond_ops)) {
                 word(p, c->w[c->i++]);
                 puts_(p, " ");
                 word(p, c->w[c->i++]);
@@ -438,13 +476,12 @@ static void arith_for(struct pr *p, uint32_t k)
 {
         const struct sh_node *a = NODE(p, NODE(p, k)->kid);
         const char *s = p->a->src + a->off + 2;
-        size_t n = a->len - 4;
+        size_t n = a->len - 4, cut[2] = {n, n};
+        (void)sh_arith_for_cuts(s, n, cut); /* the parser read it only when it holds */
         puts_(p, "for ((");
         size_t from = 0;
         for (int part = 0; part < 3; part++) {
-                size_t to = from;
-                while (to < n && s[to] != ';')
-                        to++;
+                size_t to = part < 2 ? cut[part] : n;
                 size_t b = from, e = to;
                 while (b < e && isspace((unsigned char)s[b]))
                         b++;
@@ -502,6 +539,7 @@ static void if_cmd(struct pr *p, uint32_t k, uint32_t first)
         puts_(p, "if ");
         p->skip++;
         list(p, c);
+        heredocs(p); /* a condition's here-documents come before then, as bash prints them */
         semicolon(p);
         puts_(p, " then\n");
         p->indent += 4;
@@ -636,6 +674,7 @@ static void command(struct pr *p, uint32_t k, bool err)
                 puts_(p, n->op == 'w' ? "while " : "until ");
                 p->skip++;
                 list(p, n->kid);
+                heredocs(p); /* before do, as for if's condition */
                 semicolon(p);
                 puts_(p, " do\n");
                 p->indent += 4;
@@ -691,7 +730,8 @@ static void pipeline(struct pr *p, uint32_t k, uint32_t upto)
                 indent(p);
         p->skip++;
         pipeline(p, k, prev);
-        puts_(p, " | ");
+        puts_(p, p->nhd ? " |" : " | ");
+        mid_heredocs(p, "  ");
         p->skip++;
         command(p, prev, err);
 }
@@ -736,6 +776,7 @@ static void andor(struct pr *p, uint32_t k, uint32_t upto)
         p->skip++;
         andor(p, k, prev);
         puts_(p, NODE(p, prev)->op == SH_AND ? " && " : " || ");
+        mid_heredocs(p, " ");
         p->skip++;
         pipe_cmd(p, prev);
 }
@@ -744,18 +785,26 @@ static void connector(struct pr *p, int op, bool second)
 {
         if (op == '&') {
                 puts_(p, " &");
-                if (second) {
+                if (second && p->nhd) {
+                        mid_heredocs(p, "  ");
+                        p->skip++;
+                } else if (second) {
                         puts_(p, " ");
                         p->skip++;
                 }
                 return;
         }
-        if (p->nhd)
+        if (p->nhd) {
                 heredocs(p);
-        else if (!p->was_heredoc)
+                if (op == '\n' && !p->infunc) /* in $( ), a line ends after the bodies too */
+                        puts_(p, "\n");
+        } else if (!p->was_heredoc)
                 puts_(p, op == '\n' && !p->infunc ? "\n" : ";");
-        else
-                p->was_heredoc = false;
+        else {
+                p->was_heredoc = false; /* bash leaves out the ; after a body, not a line's end */
+                if (op == '\n' && !p->infunc)
+                        puts_(p, "\n");
+        }
         if (p->infunc)
                 puts_(p, "\n");
         else {
