@@ -30,17 +30,26 @@ grep -q "the parser's own circle: parse parse_emit parse_expand parse_simple par
 
 # Planted edges, on the tree's own edge list.
 sed -n 's/ -> / /p' "$T/v" >"$T/edges"
+# The expected text: each of its |-separated parts must be in the message (a circle
+# through many files is named by the files that make it one, not by the whole list, which
+# grows with every new tool model).
+has_all() {
+        local IFS='|' part
+        for part in $1; do
+                grep -qF -- "$part" <<<"$2" || return 1
+        done
+}
 planted() { # description, expected text, then edges "FROM TO" added
         local what=$1 want=$2
         shift 2
         cp "$T/edges" "$T/e2" && printf '%s\n' "$@" >>"$T/e2"
         out=$(scripts/policy_graph.sh --edges "$T/e2" 2>&1)
-        if [ $? -eq 1 ] && grep -qF -- "$want" <<<"$out"; then ok "refused: $what"; else nok "not refused: $what (got: $out)"; fi
+        if [ $? -eq 1 ] && has_all "$want" "$out"; then ok "refused: $what"; else nok "not refused: $what (got: $out)"; fi
 }
 planted "scan.c calling the parser again" \
         "in a circle: code feeds listing parse parse_emit parse_expand parse_simple parse_word scan" "scan parse"
 planted "the old circle: the parser calling the unwrapper, which calls the parser" \
-        "in a circle: code feeds listing parse parse_emit parse_expand parse_simple parse_word scan tooledit toolgit toolleak toolmass toolrun tools toolwork unwrap" \
+        "in a circle: | parse | parse_emit | scan | unwrap" \
         "parse_emit unwrap" "scan parse"
 planted "listing.c calling the unwrapper back" "in a circle: listing unwrap" "listing unwrap"
 planted "load.c and match.c calling each other" "in a circle: load match" "load match"

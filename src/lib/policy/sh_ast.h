@@ -168,9 +168,6 @@ static inline const struct sh_node *sh_node(const struct sh_ast *a, uint32_t i)
  * it).  False when there are not exactly two. */
 bool sh_arith_for_cuts(const char *s, size_t n, size_t cut[2]);
 
-/* s[0..n) with the escapes of $'...' decoded; malloc'd. */
-char *sh_decode_c(const char *s, size_t n);
-
 /* The tree printed as bash prints a function's body with `declare -f`: the program
  * wrapped in "f () \n{ \n" ... "\n}" (sh_print.c; for the tests that compare against
  * bash).  malloc'd. */

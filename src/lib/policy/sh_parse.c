@@ -316,7 +316,8 @@ static size_t c_escape(const char *s, size_t n, struct strbuf_ *b)
         return 1;
 }
 
-char *sh_decode_c(const char *s, size_t n)
+/* s[0..n) with the escapes of $'...' decoded; malloc'd. */
+static char *sh_decode_c(const char *s, size_t n)
 {
         struct strbuf_ b = {0};
         for (size_t k = 0; k < n;) {
