@@ -110,7 +110,7 @@ static void h_find_keys(struct scan *sc, size_t idx)
 {
         char **a = argv_of(sc, idx);
         size_t n = argc_of(sc, idx), k = 1;
-        while (k < n && a[k][0] == '-' && strchr("HLPDO", a[k][1]))
+        while (k < n && a[k][0] == '-' && a[k][1] && strchr("HLPDO", a[k][1]))
                 k += !strcmp(a[k], "-D") ? 2 : 1;
         bool wide = false;
         for (; k < n && a[k][0] != '-' && strcmp(a[k], "(") && strcmp(a[k], "!"); k++)
@@ -119,7 +119,7 @@ static void h_find_keys(struct scan *sc, size_t idx)
                 return;
         for (; k + 1 < n; k++) {
                 const char *t = a[k], *v = a[k + 1];
-                bool fold = t[1] == 'i';
+                bool fold = t[0] == '-' && t[1] == 'i'; /* t may be "" */
                 if (has_unk(v))
                         continue;
                 if (!strcmp(t, "-name") || !strcmp(t, "-iname")) {
