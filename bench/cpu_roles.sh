@@ -60,6 +60,10 @@ fi
 echo "## CPU by process (bench/cpu_roles.sh, $(date -u '+%Y-%m-%d %H:%M UTC'), load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo
 echo "bash: the loop that starts the runs (its forks), about the same in each case; sh: the program."
+if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo 2)" -ge 2 ]; then
+        echo "As uid $(id -u) with kernel.perf_event_paranoid >= 2, perf samples user space only: the"
+        echo "kernel column is empty (run as root for it)."
+fi
 table change "$N"
 table true "$N"
 table mcp "$N"
