@@ -2,7 +2,9 @@
 # Install the Debian packages txbox needs to build and test.  As root: installs what is
 # missing.  Otherwise: prints the exact apt-get line and fails when something is missing.
 #   scripts/deps.sh          what building and the demo need (make demo)
-#   scripts/deps.sh --test   also what the optional tests use (make check)
+#   scripts/deps.sh --test   also what make check uses: clang-format (version 14, Debian 12's)
+#                            for the layout check (tests/lint/t_format.sh), and what the
+#                            optional tests use
 #   scripts/deps.sh --bench  also what make bench uses for its plot and peak-memory table
 #   scripts/deps.sh --fuzz   also what make fuzz needs: clang and its libFuzzer and
 #                            sanitizer runtimes (libclang-rt-dev: libclang_rt.fuzzer*.a)
@@ -24,6 +26,9 @@ OPTIONAL=""
 WHY=""
 if [ "${1:-}" = --fuzz ]; then
         PKGS="$PKGS clang libclang-rt-dev"
+fi
+if [ "${1:-}" = --test ]; then
+        PKGS="$PKGS clang-format"
 fi
 if [ "${1:-}" = --pod ]; then
         PKGS="$PKGS python3 python3-yaml jq"
