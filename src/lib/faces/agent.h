@@ -82,8 +82,4 @@ char *agent_summary_text(const struct agent_stats *st);
 /* The same as a JSON object (new reference). */
 json_t *agent_summary_json(const struct agent_stats *st);
 
-/* A workspace-relative form of path for read_file/write_file, or NULL with *why set when the
- * path is empty, absolute outside the workspace or climbs out with "..". malloc'd. */
-char *agent_workspace_path(const char *ws_path, const char *path, const char **why);
-
 #endif

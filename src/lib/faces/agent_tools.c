@@ -56,7 +56,9 @@ json_t *agent_tool_defs(void)
         return t;
 }
 
-char *agent_workspace_path(const char *ws_path, const char *path, const char **why)
+/* A workspace-relative form of path for read_file/write_file, or NULL with *why set when the
+ * path is empty, absolute outside the workspace or climbs out with "..". malloc'd. */
+static char *agent_workspace_path(const char *ws_path, const char *path, const char **why)
 {
         size_t wl = strlen(ws_path);
         if (!path || !*path) {

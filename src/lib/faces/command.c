@@ -137,54 +137,13 @@ static void prestart_captured(struct txbox_tx *tx, const struct txbox_run_opts *
         txbox_tx_prestart(tx, &pre);
 }
 
-/* Begin the next command's transaction and start its sandbox now: its init sets up the
- * mounts while this one commits and the caller answers; the next command then only starts
- * its program.  Placeholder argv until the command is known (tx_set_command). */
-
-void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n)
-{
-        char *argv[] = {"/bin/sh", "-c", "", NULL};
-        struct txbox_error e;
-        struct txbox_tx *tx;
-
-        /* A server runs many commands: its sandboxes share one user and network namespace. */
-        if (!ws->shared_ns_tried) {
-                struct idmap m;
-                ws->shared_ns_tried = true;
-                if (idmap_plan(&m, &e) < 0 || sandbox_shared_ns_open(&m, &ws->shared_ns, &e) < 0)
-                        ws->shared_ns = NULL; /* each sandbox makes its own, as a one-shot run does */
-        }
-        for (int i = 0; i < n && i < WS_PREPARED_MAX; i++) {
-                if (ws->prepared[i])
-                        continue;
-                if (txbox_tx_begin(ws, argv, &tx, &e) < 0)
-                        return;
-                prestart_captured(tx, opts);
-                if (!tx->sb) {
-                        tx_discard(tx);
-                        return;
-                }
-                ws->prepared[i] = tx;
-        }
-}
-
 /* Begin the next command's transaction and start its sandbox with opts (net, limits, env;
- * the cwd, stdio and timeout are the command's own), unless one is prepared already:
- * txbox_command_run then takes it for a command without a session and compatible options.
- * Failures are silent (the command then starts its own). */
+ * the cwd, stdio and timeout are the command's own), unless one is prepared already (the
+ * workspace's spares, txn/spares.c): txbox_command_run then takes it for a command without a
+ * session.  Failures are silent (the command then starts its own). */
 static void command_prepare(struct txbox_ws *ws, const struct txbox_run_opts *opts)
 {
-        command_prepare_upto(ws, opts, 1);
-}
-
-/* The oldest prepared transaction (its sandbox has had the longest to get ready). */
-static struct txbox_tx *take_prepared(struct txbox_ws *ws)
-{
-        struct txbox_tx *tx = ws->prepared[0];
-
-        memmove(ws->prepared, ws->prepared + 1, (WS_PREPARED_MAX - 1) * sizeof(ws->prepared[0]));
-        ws->prepared[WS_PREPARED_MAX - 1] = NULL;
-        return tx;
+        ws_prepare_upto(ws, opts, 1);
 }
 
 /* Tell cmd->step, and keep the reason as res->why (a warning is only told). */
@@ -326,8 +285,7 @@ int txbox_command_run(struct txbox_ws *ws, const struct txbox_command *cmd, stru
         res->status = TXBOX_EXIT_TXBOX;
         if (!argv || !argv[0])
                 return tx_err(err, EINVAL, "no command given");
-        if (!cmd->session && ws->prepared[0]) {
-                tx = take_prepared(ws);
+        if (!cmd->session && (tx = ws_take_prepared(ws))) {
                 tx_set_command(tx, argv);
                 r = 0;
         } else {

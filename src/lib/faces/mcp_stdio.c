@@ -372,7 +372,7 @@ static void answer(struct mcp_server *s, struct msg *m)
          * model thinks): started before the answer, it would delay it. */
         if (s->prepare && s->ws && !s->io->gone) {
                 s->prepare = false;
-                command_prepare_upto(s->ws, &s->prepare_opts, WS_PREPARED_MAX);
+                ws_prepare_upto(s->ws, &s->prepare_opts, WS_PREPARED_MAX);
         }
 }
 

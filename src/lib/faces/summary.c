@@ -20,7 +20,11 @@
 #define CUT_ARGV 16          /* argv entries kept then */
 #define CUT_VIOLATIONS 3
 
-void summary_counts(const struct txbox_record *rec, struct change_counts *c)
+struct change_counts {
+        size_t added, modified, deleted;
+};
+
+static void summary_counts(const struct txbox_record *rec, struct change_counts *c)
 {
         memset(c, 0, sizeof(*c));
         for (size_t i = 0; i < rec->npaths; i++) {

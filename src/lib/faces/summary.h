@@ -17,12 +17,6 @@
 /* Changed paths listed one by one when there are no more than this (else summarised). */
 #define SUMMARY_LIST_ALL 10
 
-struct change_counts {
-        size_t added, modified, deleted;
-};
-
-void summary_counts(const struct txbox_record *rec, struct change_counts *c);
-
 /* s for a line of text a model (or a terminal) reads: cut at max bytes (0: no cut) on a
  * character's boundary with "..." after it, then escaped as human_escape (HUMAN_LINE) does:
  * a newline in a name cannot start a line of its own.  malloc'd. */

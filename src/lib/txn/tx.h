@@ -178,8 +178,12 @@ int gc_note(struct txbox_ws *ws, const char *id);
  * its record; txbox gc removes older ones too (with the trash). */
 #define EDITS_TTL_MS (3600ll * 1000)
 
-/* Keep n (at most WS_PREPARED_MAX) transactions prepared (command.c's command_prepare). */
-void command_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);
+/* The transactions a server keeps prepared (spares.c): keep n (at most WS_PREPARED_MAX),
+ * their sandbox started with opts and their output captured; the oldest (NULL: none);
+ * discard them all. */
+void ws_prepare_upto(struct txbox_ws *ws, const struct txbox_run_opts *opts, int n);
+struct txbox_tx *ws_take_prepared(struct txbox_ws *ws);
+void ws_discard_prepared(struct txbox_ws *ws);
 
 /* The state dir txbox would use for workspace ws (canonical) with --state state_opt (NULL:
  * the default), checked to be on its mount and outside it; nothing is created. */

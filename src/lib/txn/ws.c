@@ -383,8 +383,7 @@ void txbox_ws_close(struct txbox_ws *ws)
 {
         if (!ws)
                 return;
-        for (int i = 0; i < WS_PREPARED_MAX; i++)
-                tx_discard(TAKE_PTR(ws->prepared[i]));
+        ws_discard_prepared(ws);
         ws_sweep_wait(ws);
         ws_judge_stop(ws);
         sandbox_reap(true);
