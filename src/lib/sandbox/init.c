@@ -335,8 +335,7 @@ __attribute__((noreturn)) void sandbox_init_main(const struct sandbox_spec *spec
         const struct sandbox_spec *s = spec;
         struct init_meter im = {.devs = {.disk = {p->upper_dev}}};
 
-        /* (a name for ps and perf; PR_SET_NAME cannot fail with a constant name) */
-        (void)prctl(PR_SET_NAME, "txbox-init", 0, 0, 0);
+        (void)prctl(PR_SET_NAME, "txbox-init", 0, 0, 0); /* unchecked: a name for ps and perf only */
         join_cgroup(p);
         /* Our own empty network namespace (owned by the sandbox's user namespace, whose
          * capabilities we hold from the start), made while the supervisor maps our ids.

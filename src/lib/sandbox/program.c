@@ -246,7 +246,7 @@ __attribute__((noreturn)) static void exec_program(const struct sandbox_spec *sp
         struct sandbox_spec cmd = *spec, *s = &cmd;
 
         trace_mark("program: forked");
-        (void)prctl(PR_SET_NAME, "txbox-program", 0, 0, 0);
+        (void)prctl(PR_SET_NAME, "txbox-program", 0, 0, 0); /* unchecked: a name for ps and perf only */
         reset_signals();
         if (drop_privileges(p->last_cap) < 0)
                 _exit(TXBOX_EXIT_TXBOX);
