@@ -6,7 +6,8 @@
 # cannot be applied stops the run, so each result must be tested.  Flags a call that starts
 # a statement (the previous code line ended one) and an `if (...)` whose body is empty but
 # for a comment, when its condition calls one of them.  A line that ignores one on purpose
-# says why in a comment holding "unchecked:" (none does today).  Exit 1 with the places.
+# says why in a comment holding "unchecked:" (today only the process names, prctl(PR_SET_NAME),
+# which protect nothing).  Exit 1 with the places.
 set -eu
 root=.
 [ "${1:-}" = --root ] && root=$2
