@@ -71,7 +71,7 @@ REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/hook_edit.o $(BUILD)/src/cli/common.o
 
 .PHONY: all deps check test check-clients check-pod unit integration layers demo bench install clean stress fuzz fuzz-bins \
-        test-bins FORCE
+        test-bins headers FORCE
 # What a developer builds after each edit: txbox, the library and the test variant the
 # integration tests run.  The unit test programs and the fuzz replays (test-bins) are ~40
 # static links that a change anywhere in the library redoes, about 3 s of the 5 s that a
@@ -168,6 +168,16 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox-i
 fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 
 FORCE:
+
+# Each header compiles on its own, with nothing included before it: it includes (or declares)
+# what it uses, so that a file includes only the headers it uses itself, and touching a header
+# rebuilds only the files that use it (tests/lint/t_headers.sh runs this).
+HEADERS := include/txbox.h $(wildcard src/lib/*/*.h src/cli/*.h tests/unit/*.h tests/fuzz/*.h)
+headers:
+	@fail=0; for h in $(HEADERS); do \
+		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -I. -fsyntax-only -x c - || \
+			{ echo "headers: $$h does not compile on its own"; fail=1; }; \
+	done; exit $$fail
 
 deps:
 	@scripts/deps.sh

@@ -17,6 +17,7 @@
 #include "base/fileio.h"
 #include "base/mem.h"
 #include "policy/pol.h"
+#include "txbox.h"
 
 const struct policy *policy_builtin(void)
 {

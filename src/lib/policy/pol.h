@@ -6,8 +6,8 @@
 
 #include "base/strv.h"
 #include "policy/policy.h"
-#include "txbox.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Marks text whose value cannot be known before the command runs ($x, $(...) output ...).
