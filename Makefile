@@ -171,11 +171,12 @@ FORCE:
 
 # Each header compiles on its own, with nothing included before it: it includes (or declares)
 # what it uses, so that a file includes only the headers it uses itself, and touching a header
-# rebuilds only the files that use it (tests/lint/t_headers.sh runs this).
+# rebuilds only the files that use it (tests/lint/t_headers.sh runs this).  Alone, nothing
+# calls a header's static helpers: clang would call them unused.
 HEADERS := include/txbox.h $(wildcard src/lib/*/*.h src/cli/*.h tests/unit/*.h tests/fuzz/*.h)
 headers:
 	@fail=0; for h in $(HEADERS); do \
-		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -I. -fsyntax-only -x c - || \
+		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -Wno-unused-function -I. -fsyntax-only -x c - || \
 			{ echo "headers: $$h does not compile on its own"; fail=1; }; \
 	done; exit $$fail
 

@@ -4,7 +4,7 @@
 #ifndef TXBOX_POLICY_POL_H
 #define TXBOX_POLICY_POL_H
 
-#include "base/strv.h"
+#include "base/strvec.h"
 #include "policy/policy.h"
 
 #include <stdint.h>

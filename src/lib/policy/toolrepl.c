@@ -7,6 +7,8 @@
 #define _GNU_SOURCE
 #include "policy/feeds.h"
 
+#include <stdlib.h>
+
 static bool is_terminal(struct scan *sc, size_t idx, const char *arg)
 {
         if (has_unk(arg))

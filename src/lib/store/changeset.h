@@ -7,11 +7,12 @@
 #ifndef TXBOX_CHANGESET_H
 #define TXBOX_CHANGESET_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "base/strv.h"
+#include "base/strvec.h"
 
 struct txbox_error;
 struct txbox_path;
