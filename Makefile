@@ -70,8 +70,16 @@ REPLAY_BIN   := $(FUZZ_TARGETS:%=$(BUILD)/fuzz/replay_%)
 # The hook target calls the CLI's hook_answer().
 FUZZ_EXTRA_hook := $(BUILD)/src/cli/cmd_hook.o $(BUILD)/src/cli/hook_edit.o $(BUILD)/src/cli/common.o
 
-.PHONY: all deps check test check-clients check-pod unit integration layers demo bench install clean stress fuzz fuzz-bins
-all: $(BUILD)/txbox $(BUILD)/libtxbox.a $(BUILD)/testing/txbox $(UNIT_BIN) $(REPLAY_BIN)
+.PHONY: all deps check test check-clients check-pod unit integration layers demo bench install clean stress fuzz fuzz-bins \
+        test-bins headers FORCE
+# What a developer builds after each edit: txbox, the library and the test variant the
+# integration tests run.  The unit test programs and the fuzz replays (test-bins) are ~40
+# static links that a change anywhere in the library redoes, about 3 s of the 5 s that a
+# rebuild after touching a base header may take (issue 35, docs/BENCHMARKS.md); the targets
+# that run them (unit, test, check, fuzz) build them, and tests/run.sh refuses a program
+# missing or older than what it is linked from.
+all: $(BUILD)/txbox $(BUILD)/libtxbox.a $(BUILD)/testing/txbox
+test-bins: $(UNIT_BIN) $(REPLAY_BIN)
 
 $(BUILD)/testing/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
@@ -81,14 +89,24 @@ $(BUILD)/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
 
-# The generator links the library's other objects (the loader and what it uses); under a
-# sanitizer it runs with leak checks off (libfyaml's own leak, see tests/fuzz/fuzz_policy.c).
-$(BUILD)/gen/policygen: scripts/policygen.c $(filter-out $(GEN_OBJ),$(LIB_OBJ))
+# The generator links the loader and the layers below it (base, store, sandbox, policy:
+# scripts/layers.sh --objects checks that policy/ uses nothing above); under a sanitizer it
+# runs with leak checks off (libfyaml's own leak, see tests/fuzz/fuzz_policy.c).
+GEN_DEPS := $(filter $(foreach l,base store sandbox policy,$(BUILD)/src/lib/$(l)/%),$(LIB_OBJ))
+$(BUILD)/gen/policygen: scripts/policygen.c $(GEN_DEPS)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(DEPFLAGS) $(LDFLAGS) -o $@ $(filter %.c %.o,$^) $(LDLIBS)
 
-$(BUILD)/gen/builtin_policy.c: src/lib/policy/default.yml $(BUILD)/gen/policygen
-	ASAN_OPTIONS=detect_leaks=0 $(BUILD)/gen/policygen $< >$@.tmp && mv $@.tmp $@
+# A change to the loader's code relinks and reruns the generator, but builtin_policy.c is
+# only replaced when what it writes differs: the stamp records the run, and the library's
+# archives and programs are not redone for an identical file.  (A missing .c reruns it.)
+$(BUILD)/gen/builtin_policy.c: $(BUILD)/gen/builtin_policy.stamp ;
+$(BUILD)/gen/builtin_policy.stamp: src/lib/policy/default.yml $(BUILD)/gen/policygen \
+                $(if $(wildcard $(BUILD)/gen/builtin_policy.c),,FORCE)
+	ASAN_OPTIONS=detect_leaks=0 $(BUILD)/gen/policygen $< >$(@:.stamp=.c).tmp
+	@if cmp -s $(@:.stamp=.c).tmp $(@:.stamp=.c); then rm $(@:.stamp=.c).tmp; \
+	else mv $(@:.stamp=.c).tmp $(@:.stamp=.c); fi
+	@touch $@
 
 $(BUILD)/gen/%.o: $(BUILD)/gen/%.c Makefile
 	$(CC) $(CFLAGS) $(DEPFLAGS) -c -o $@ $<
@@ -149,6 +167,19 @@ $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_EXTRA_$$*) $(BUILD)/libtxbox-i
 
 fuzz-bins: $(FUZZ_TARGETS:%=$(BUILD)/fuzz/fuzz_%)
 
+FORCE:
+
+# Each header compiles on its own, with nothing included before it: it includes (or declares)
+# what it uses, so that a file includes only the headers it uses itself, and touching a header
+# rebuilds only the files that use it (tests/lint/t_headers.sh runs this).  Alone, nothing
+# calls a header's static helpers: clang would call them unused.
+HEADERS := include/txbox.h $(wildcard src/lib/*/*.h src/cli/*.h tests/unit/*.h tests/fuzz/*.h)
+headers:
+	@fail=0; for h in $(HEADERS); do \
+		echo "#include \"$$h\"" | $(CC) $(CFLAGS) -Wno-unused-function -I. -fsyntax-only -x c - || \
+			{ echo "headers: $$h does not compile on its own"; fail=1; }; \
+	done; exit $$fail
+
 deps:
 	@scripts/deps.sh
 
@@ -159,7 +190,7 @@ check:
 # make check without scripts/deps.sh: installs nothing (the packages must be there already).
 test:
 	scripts/layers.sh
-	$(MAKE) all
+	$(MAKE) all test-bins
 	BUILD=$(BUILD) tests/run.sh
 
 # The real agents (Claude Code, Codex, Gemini CLI, the MCP inspector and SDK) from npm at
@@ -178,7 +209,7 @@ layers:
 		echo "scripts/policy_graph.sh --objects $(BUILD)"; \
 		scripts/policy_graph.sh --objects $(BUILD); fi
 
-unit: all
+unit: all test-bins
 	BUILD=$(BUILD) tests/run.sh unit
 
 integration: all
@@ -209,7 +240,7 @@ check-pod: $(BUILD)/txbox
 # then the JSON-RPC mutation test with TXBOX_FUZZ_N messages.  make check replays the
 # targets' corpora and crashers, and runs the mutation test with 20,000 messages.
 FUZZ_SECONDS ?= 60
-fuzz: all
+fuzz: all test-bins
 	@scripts/deps.sh --fuzz
 	$(MAKE) FUZZ=1 fuzz-bins
 	FUZZ_BUILD=build-fuzz FUZZ_SECONDS=$(FUZZ_SECONDS) tests/fuzz/run.sh

@@ -12,6 +12,7 @@
 #include "base/clock.h"
 #include "policy/judge.h"
 #include "policy/policy.h"
+#include "txbox.h"
 
 static const char *const lines[] = {
         "git status && git diff --stat",

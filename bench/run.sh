@@ -354,7 +354,7 @@ section_build() {
         mkdir -p "$b/ws" "$b/state"
         git -C "$ROOT" archive HEAD | tar -x -C "$b/ws"
         local make
-        make="make -j$(nproc) BUILD=b >/dev/null 2>&1"
+        make="make -j$(nproc) BUILD=b all test-bins >/dev/null 2>&1"
         "$ABRUN" -q -w "$WB" -t "$T/build.tsv" -r "$T/build.raw" "$NB" \
                 --prep="rm -rf $b/ws/b" "plain=cd $b/ws && $make" \
                 --prep="rm -rf $b/ws/b" "txbox=cd $b/ws && TXBOX_TRACE=1 $TX --state $b/state run --timeout=3600 -- sh -c '$make' 2>$T/trace/build.\$ABRUN_RUN"
@@ -363,7 +363,7 @@ section_build() {
         echo
         echo "## Real workload: make -j$(nproc) of txbox from clean ($NB runs each)"
         echo
-        echo "The source at git HEAD (\`git archive\`) in a throwaway workspace; \`make all\` (txbox and the unit"
+        echo "The source at git HEAD (\`git archive\`) in a throwaway workspace; \`make all test-bins\` (txbox and the unit"
         echo "test binaries); the build directory is removed before each run. Inside txbox the whole build"
         echo "is one transaction, committed at its end."
         echo

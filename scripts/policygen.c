@@ -12,11 +12,13 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/fileio.h"
 #include "base/mem.h"
 #include "policy/pol.h"
+#include "txbox.h"
 
 const struct policy *policy_builtin(void)
 {

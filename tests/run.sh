@@ -38,10 +38,25 @@ run_one() { # name, command...
         rm -f "$out"
 }
 
+# The unit test programs and fuzz replays are built by make test-bins (make unit, make check),
+# not by make all: one missing, or older than a file it is built from, is a failure here, not
+# a skip or a run of code that is no longer the tree's.
+stale() { # name, program, the files it is built from...
+        local name=$1 prog=$2 f why=""
+        shift 2
+        if [ ! -x "$prog" ]; then why="no $prog"
+        else for f; do [ "$f" -nt "$prog" ] && { why="$prog is older than $f"; break; }; done; fi
+        [ -z "$why" ] && return 1
+        echo "  $name: $why: build it with the make that built $BUILD, target test-bins (make test-bins;"
+        echo "  make SANITIZE=1 test-bins for build-san); make unit and make check build it themselves"
+        fail=$((fail + 1)) failed+=("$name")
+}
+
 if [ "$what" = all ] || [ "$what" = unit ]; then
         echo "unit tests ($BUILD/tests)"
-        for t in "$BUILD"/tests/test_*; do
-                [ -x "$t" ] || continue
+        for src in tests/unit/test_*.c; do
+                t=$BUILD/tests/$(basename "$src" .c)
+                stale "unit/$(basename "$t")" "$t" "$src" tests/unit/*.h "$BUILD/testing/libtxbox.a" && continue
                 run_one "unit/$(basename "$t")" "$t"
                 if [ "$(id -u)" -eq 0 ] && grep -q "as-user" "tests/unit/$(basename "$t").c" 2>/dev/null; then
                         d=$(mktemp -d "${TMPDIR:-/var/tmp}/txbox-unit.XXXXXX"); cp "$t" "$d/"; mkdir "$d/tmp"
@@ -72,9 +87,13 @@ if [ "$what" = all ] || [ "$what" = unit ] || [ "$what" = fuzz ]; then
         # The fuzz targets' corpora and the inputs that once crashed them, replayed with a
         # plain main() (no clang needed; make fuzz runs the real campaigns).
         echo "fuzz corpus replay ($BUILD/fuzz)"
-        for t in "$BUILD"/fuzz/replay_*; do
-                [ -x "$t" ] || continue
-                name=${t##*/replay_}
+        for src in tests/fuzz/fuzz_*.c; do
+                name=$(basename "$src" .c) name=${name#fuzz_} t=$BUILD/fuzz/replay_$name
+                # (the hook target also links three CLI objects: FUZZ_EXTRA_hook in the Makefile)
+                extra=()
+                [ "$name" = hook ] && extra=("$BUILD"/src/cli/{cmd_hook,hook_edit,common}.o)
+                stale "fuzz/$name" "$t" "$src" tests/fuzz/replay.c tests/fuzz/fuzz.h "${extra[@]}" "$BUILD/libtxbox-int.a" &&
+                        continue
                 run_one "fuzz/$name" "$t" "tests/fuzz/corpus/$name" "tests/fuzz/crashers/$name"
         done
 fi

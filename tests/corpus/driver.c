@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "policy/policy.h"
+#include "txbox.h"
 
 int main(int argc, char **argv)
 {

@@ -7,6 +7,7 @@
 
 #include "fuzz.h"
 #include "policy/policy.h"
+#include "txbox.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

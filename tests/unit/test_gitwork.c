@@ -16,7 +16,6 @@
 #include "store/changeset.h"
 #include "policy/effects.h"
 #include "policy/gitobj.h"
-#include "policy/gitwork.h"
 #include "policy/policy.h"
 #include "tap.h"
 #include "base/mem.h"

@@ -14,6 +14,7 @@
 #include "base/clock.h"
 #include "base/macros.h"
 #include "base/mem.h"
+#include "txbox.h"
 
 static int depth(volatile char *prev, int n)
 {

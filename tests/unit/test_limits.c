@@ -15,6 +15,7 @@
 #include "base/human.h"
 #include "sandbox/reslimits.h"
 #include "tap.h"
+#include "txbox.h"
 
 static char root[1024];
 

@@ -18,7 +18,6 @@
 #include "base/macros.h"
 #include "base/rmtree.h"
 #include "policy/effects.h"
-#include "policy/gitwork.h"
 #include "policy/policy.h"
 #include "store/changeset.h"
 #include "tap.h"

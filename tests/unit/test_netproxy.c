@@ -9,6 +9,7 @@
 #include "base/macros.h"
 #include "sandbox/netproxy.h"
 #include "tap.h"
+#include "txbox.h"
 
 /* The deny list's verdict on an address given as text (v4 or v6). */
 static const char *denied(const char *text)

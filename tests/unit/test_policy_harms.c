@@ -17,6 +17,7 @@
 
 #include "policy/policy.h"
 #include "tap.h"
+#include "txbox.h"
 
 static const struct policy_ctx ctx = {
         .workspace = "/work/project", .home = "/home/agent", .cwd = "/work/project"};

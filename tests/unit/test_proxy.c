@@ -18,6 +18,7 @@
 #include "base/mem.h"
 #include "sandbox/netproxy.h"
 #include "tap.h"
+#include "txbox.h"
 
 #define IO_TIMEOUT_S  10   /* a proxy that should have answered and did not */
 #define REQ_MAX_BYTES 8192 /* the proxy's bound on a request's head (REQ_MAX in netproxy.c) */

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "base/strvec.h"
+
 static inline void strv_free(char **v)
 {
         if (!v)
@@ -20,11 +22,7 @@ static inline void strv_freep(char ***v) { strv_free(*v); }
 char **strv_dup(char *const *v);
 size_t strv_len(char *const *v);
 
-/* A growable array of strings. */
-struct strvec {
-        char **v;
-        size_t n, cap;
-};
+/* A growable array of strings (struct strvec, base/strvec.h). */
 void strvec_push(struct strvec *sv, char *s); /* takes ownership */
 void strvec_clear(struct strvec *sv);
 /* True when an entry of sv is "PATH (...)": conflict lists name each path once. */

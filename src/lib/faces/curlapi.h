@@ -8,6 +8,8 @@
 #define CURL_DISABLE_TYPECHECK 1
 #include <curl/curl.h>
 
+struct txbox_error;
+
 struct curl_api {
         CURLcode (*global_init)(long flags);
         void (*global_cleanup)(void);

@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "txbox.h"
+struct txbox_ws;
 
 /* The newest protocol version this server speaks; older ones it also accepts are listed in
  * mcp.c.  A client asking for one it does not know gets this one (the spec's negotiation). */

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "faces/mcp.h"
+#include "txbox.h"
 
 struct mcp_io; /* mcp_stdio.c's own */
 

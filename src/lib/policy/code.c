@@ -7,6 +7,7 @@
 #include "pol.h"
 
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 

@@ -14,7 +14,6 @@
 #include "base/human.h"
 #include "base/macros.h"
 #include "base/str.h"
-#include "policy/gitwork.h"
 #include "policy/linkout.h"
 #include "policy/runlater.h"
 #include "policy/loss.h"

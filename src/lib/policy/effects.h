@@ -8,7 +8,8 @@
 
 #include "store/changeset.h"
 #include "policy/policy.h"
-#include "txbox.h"
+
+struct txbox_error;
 
 /* Add a violation to cs (changeset_add_violation) for every broken effect rule.  upper_fd is
  * the transaction's upper layer, live_fd the workspace root.  Returns the number added, or

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "base/strv.h"
+#include "base/strvec.h"
 #include "policy/view.h"
 
 #define GITCFG_MAX_FILE (1u << 20)  /* bytes of one configuration file */

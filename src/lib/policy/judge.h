@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "txbox.h"
+struct txbox_error;
 
 /* Default deadline of judge_fork() and of an answer of judge_proc: far above what a
  * judgement takes (the policy engine stops itself after 250 ms), far below an agent's own

@@ -12,7 +12,7 @@
 #include <ctype.h>
 
 #include "base/mem.h"
-#include "base/strv.h"
+#include "base/strvec.h"
 
 /* ---- growable byte buffer ---- */
 

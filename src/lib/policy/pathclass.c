@@ -8,6 +8,7 @@
 #include "policy/pathclass.h"
 
 #include <fnmatch.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/macros.h"

@@ -4,10 +4,10 @@
 #ifndef TXBOX_POLICY_POL_H
 #define TXBOX_POLICY_POL_H
 
-#include "base/strv.h"
+#include "base/strvec.h"
 #include "policy/policy.h"
-#include "txbox.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* Marks text whose value cannot be known before the command runs ($x, $(...) output ...).

@@ -8,9 +8,11 @@
 #ifndef TXBOX_POLICY_H
 #define TXBOX_POLICY_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
-#include "txbox.h"
+struct txbox_error;
 
 enum policy_decision {
         POLICY_ALLOW = 0,

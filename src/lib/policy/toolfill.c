@@ -14,6 +14,7 @@
 
 #include <ctype.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 /* More than this in one command is refused: four times the effect rules' file limit,
  * and more than a test image or fixture of a coding task needs. */

@@ -13,6 +13,7 @@
 
 #include <fnmatch.h>
 #include <regex.h>
+#include <stdlib.h>
 #include <strings.h>
 
 #include "base/mem.h"

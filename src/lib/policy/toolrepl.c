@@ -6,7 +6,8 @@
  * started with no script, no code and no input. */
 #define _GNU_SOURCE
 #include "policy/feeds.h"
-#include "policy/tools.h"
+
+#include <stdlib.h>
 
 static bool is_terminal(struct scan *sc, size_t idx, const char *arg)
 {

@@ -10,7 +10,7 @@
 #ifndef TXBOX_POLICY_VARS_H
 #define TXBOX_POLICY_VARS_H
 
-#include "base/strv.h"
+#include "base/strvec.h"
 #include "pol.h"
 
 #define VAL_MAX 16 /* possible values of one variable; more is unknown */

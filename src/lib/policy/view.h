@@ -10,8 +10,9 @@
 #include <stddef.h>
 #include <sys/stat.h>
 
-#include "base/strv.h"
 #include "store/changeset.h"
+
+struct strvec;
 
 struct view {
         int upper_fd;               /* the transaction's upper layer, -1: the live workspace only */

@@ -23,6 +23,8 @@
 #define _GNU_SOURCE
 #include "pol.h"
 
+#include <stdlib.h>
+
 /* Work off the stack down to mark: the work of one command, and all it leads to. */
 static void drain(struct scan *sc, size_t mark)
 {

@@ -15,7 +15,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "txbox.h"
+struct txbox_error;
+struct txbox_limits;
 
 enum cgroup_mode { CGROUP_NONE = 0, CGROUP_V2, CGROUP_V1 };
 

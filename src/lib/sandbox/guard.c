@@ -34,6 +34,7 @@
 #include "base/error.h"
 #include "base/macros.h"
 #include "base/mem.h"
+#include "txbox.h"
 
 /* ---- the filter ---- */
 

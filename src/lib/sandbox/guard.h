@@ -12,7 +12,7 @@
 
 #include <linux/seccomp.h>
 
-#include "txbox.h"
+struct txbox_error;
 
 /* Filter variants. */
 #define GUARD_NOTIFY_EXEC 0x1u /* execve/execveat return SECCOMP_RET_USER_NOTIF */

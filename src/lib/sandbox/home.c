@@ -25,7 +25,6 @@
 #include "base/mem.h"
 #include "base/str.h"
 #include "base/strv.h"
-#include "sandbox/sandbox_int.h"
 
 /* Beneath $HOME: credentials of tools, clouds, agents, browsers, password stores, and the
  * histories that record what was typed (tokens included).  A directory is hidden whole:

@@ -45,6 +45,7 @@
 #include "base/mem.h"
 #include "base/process.h"
 #include "base/str.h"
+#include "txbox.h"
 
 #define MiB (1024ULL * 1024)
 #define GiB (1024ULL * 1024 * 1024)

@@ -25,6 +25,7 @@
 #include "base/str.h"
 #include "sandbox/guard.h"
 #include "base/syscalls.h"
+#include "txbox.h"
 
 #define REQ_MAX 8192
 #define RELAY_BUF 65536

@@ -17,9 +17,11 @@
 #ifndef TXBOX_NETPROXY_H
 #define TXBOX_NETPROXY_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/socket.h>
 
-#include "txbox.h"
+struct txbox_error;
 
 #define NETPROXY_PORT 3128
 #define NETPROXY_MAX_CONNS 64

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "txbox.h"
+struct txbox_limits;
 
 /* Fill the defaults for zero fields; upper is the upper layer (for the free-space default). */
 /* Where each resolved limit came from, for messages: the option, the environment variable,

@@ -5,8 +5,9 @@
 
 #include <sys/types.h>
 
-#include "base/strv.h"
 #include "txbox.h"
+
+struct strvec;
 
 #define IDMAP_MAX 32
 

@@ -12,7 +12,7 @@
 #ifndef TXBOX_SANDBOX_INT_H
 #define TXBOX_SANDBOX_INT_H
 
-#include "base/strv.h"
+#include "base/strvec.h"
 #include "sandbox/cgroup.h"
 #include "sandbox/sandbox.h"
 #include "sandbox/reslimits.h"

@@ -13,8 +13,9 @@
 #ifndef TXBOX_AUDIT_H
 #define TXBOX_AUDIT_H
 
-#include "base/strv.h"
 #include "txbox.h"
+
+struct strvec;
 
 struct audit;
 

@@ -7,11 +7,16 @@
 #ifndef TXBOX_CHANGESET_H
 #define TXBOX_CHANGESET_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "base/strv.h"
-#include "txbox.h"
+#include "base/strvec.h"
+
+struct txbox_error;
+struct txbox_path;
+struct txbox_violation;
 
 enum cs_op_kind {
         CS_OP_SWAP = 0, /* move live entry (if has_old) aside; move upper entry (if has_new) in */

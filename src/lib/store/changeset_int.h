@@ -6,10 +6,11 @@
 #define TXBOX_CHANGESET_INT_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <sys/stat.h>
 
 #include "base/mem.h"
-#include "base/strv.h"
+#include "base/strvec.h"
 #include "store/changeset.h"
 
 #define OVL_PREFIX "user.overlay."

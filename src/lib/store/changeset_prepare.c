@@ -17,7 +17,6 @@
 #include "base/failpoint.h"
 #include "base/mem.h"
 #include "base/str.h"
-#include "base/strv.h"
 
 static int prepare_entry(struct walk *w, int dirfd, const char *name, const char *path,
                          const struct stat *st, unsigned depth);

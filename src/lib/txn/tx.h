@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "base/strv.h"
+#include "base/strvec.h"
 #include "store/audit.h"
 #include "store/changeset.h"
 #include "policy/policy.h"

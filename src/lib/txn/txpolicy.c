@@ -7,7 +7,6 @@
 #include "base/strv.h"
 #include "base/trace.h"
 #include "policy/effects.h"
-#include "policy/judge.h"
 #include "store/audit.h"
 #include "policy/runlater.h"
 #include "txn/tx.h"
