@@ -6,15 +6,14 @@
 #include <string.h>
 
 #include "policy/policy.h"
+#include "policy_cases.h"
 #include "tap.h"
 #include "txbox.h"
 
 static const struct policy_ctx ctx = {
         .workspace = "/work/project", .home = "/home/agent", .cwd = "/work/project"};
 
-static const struct {
-        const char *cmd, *rule;
-} refused[] = {
+static const struct refused_case refused[] = {
         /* killing every process of the user: as kill -1 (in hook mode no sandbox contains it) */
         {"pkill -u agent", "kill-all"},
         {"pkill -U agent", "kill-all"},
@@ -128,14 +127,6 @@ static const char *const allowed[] = {
         "IFS=x; eval \"rmx-rfx/\"",
 };
 
-static void one_line(char *out, size_t n, const char *s)
-{
-        snprintf(out, n, "%s", s);
-        for (char *c = out; *c; c++)
-                if (*c == '\n' || *c == '\t' || *c == '#')
-                        *c = *c == '#' ? '%' : ' ';
-}
-
 int main(void)
 {
         struct policy *p = NULL;
@@ -144,22 +135,8 @@ int main(void)
                 printf("Bail out! %s\n", err.msg);
                 return 1;
         }
-        char line[72];
-        for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
-                struct policy_result r;
-                int ret = policy_check_shell(p, refused[k].cmd, &ctx, &r);
-                one_line(line, sizeof(line), refused[k].cmd);
-                ok(ret == 0 && r.decision != POLICY_ALLOW && !strcmp(r.rule, refused[k].rule),
-                   "refused %-48.48s -> %s (got %s %s)", line, refused[k].rule,
-                   policy_decision_name(r.decision), r.rule);
-        }
-        for (size_t k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++) {
-                struct policy_result r;
-                int ret = policy_check_shell(p, allowed[k], &ctx, &r);
-                one_line(line, sizeof(line), allowed[k]);
-                ok(ret == 0 && r.decision == POLICY_ALLOW, "allowed %-48.48s (got %s %s)", line,
-                   policy_decision_name(r.decision), r.rule);
-        }
+        policy_cases_check(p, &ctx, refused, sizeof(refused) / sizeof(refused[0]), allowed,
+                           sizeof(allowed) / sizeof(allowed[0]));
         policy_free(p);
         return tap_done();
 }

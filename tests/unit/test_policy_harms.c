@@ -16,15 +16,14 @@
 #include <string.h>
 
 #include "policy/policy.h"
+#include "policy_cases.h"
 #include "tap.h"
 #include "txbox.h"
 
 static const struct policy_ctx ctx = {
         .workspace = "/work/project", .home = "/home/agent", .cwd = "/work/project"};
 
-static const struct {
-        const char *cmd, *rule;
-} refused[] = {
+static const struct refused_case refused[] = {
         /* the disk filled: no end, or a size over 1 GiB known before the run */
         {"dd if=/dev/zero of=f bs=1G count=500", "disk-fill"},
         {"dd if=/dev/zero of=swap bs=1M count=2048", "disk-fill"},
@@ -211,14 +210,6 @@ static const char *const allowed[] = {
         "m4 -DVERSION=1.2 template.m4 > out.txt",
 };
 
-static void one_line(char *out, size_t n, const char *s)
-{
-        snprintf(out, n, "%s", s);
-        for (char *c = out; *c; c++)
-                if (*c == '\n' || *c == '\t' || *c == '#')
-                        *c = *c == '#' ? '%' : ' ';
-}
-
 int main(void)
 {
         struct policy *p = NULL;
@@ -227,22 +218,8 @@ int main(void)
                 printf("Bail out! %s\n", err.msg);
                 return 1;
         }
-        char line[72];
-        for (size_t k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
-                struct policy_result r;
-                int ret = policy_check_shell(p, refused[k].cmd, &ctx, &r);
-                one_line(line, sizeof(line), refused[k].cmd);
-                ok(ret == 0 && r.decision != POLICY_ALLOW && !strcmp(r.rule, refused[k].rule),
-                   "refused %-48.48s -> %s (got %s %s)", line, refused[k].rule,
-                   policy_decision_name(r.decision), r.rule);
-        }
-        for (size_t k = 0; k < sizeof(allowed) / sizeof(allowed[0]); k++) {
-                struct policy_result r;
-                int ret = policy_check_shell(p, allowed[k], &ctx, &r);
-                one_line(line, sizeof(line), allowed[k]);
-                ok(ret == 0 && r.decision == POLICY_ALLOW, "allowed %-48.48s (got %s %s)", line,
-                   policy_decision_name(r.decision), r.rule);
-        }
+        policy_cases_check(p, &ctx, refused, sizeof(refused) / sizeof(refused[0]), allowed,
+                           sizeof(allowed) / sizeof(allowed[0]));
         /* the usual layout: the workspace inside the home (and a home in /var/tmp, as the
          * integration tests have it): the home is still the home */
         static const struct policy_ctx inner[] = {
