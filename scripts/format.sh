@@ -24,7 +24,12 @@ find_cf() {
 }
 CF=$(find_cf) || { echo "format: no clang-format 14 (Debian 12: apt-get install clang-format)" >&2; exit 77; }
 
-files() { git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build*' | sed 's#^\./##' | sort; }
+# The tree's C files: git's list in a checkout (this directory its top), else every one found
+# (a copy or a tarball: never the list of a checkout that merely encloses it).
+files() {
+        if [ -e .git ]; then git ls-files '*.c' '*.h'
+        else find . -name '*.[ch]' -not -path './build*' | sed 's#^\./##' | sort; fi
+}
 # The files of stdin that are not formatted, one clang-format for all (--dry-run names each
 # line it would change: "FILE:LINE:COL: warning: code should be clang-formatted").
 unformatted() {
